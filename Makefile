@@ -1,0 +1,145 @@
+# jitrace: build, test, install. `make help` lists the targets.
+
+OUT := build
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(PREFIX)/bin
+LIBDIR := $(PREFIX)/lib
+INCDIR := $(PREFIX)/include
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP -Iinclude -Iuser -I$(OUT)
+LDLIBS := -lbpf -lelf -lz
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 $(WARN) -Wno-unused-function -Wno-unused-parameter \
+	-Iinclude -Ivmlinux -MMD -MP
+
+# Collector modules: every user/*.c but the program's entry point.
+LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(OUT)/%.o)
+SKEL := $(OUT)/jitrace.skel.h
+AGENT := $(OUT)/libjitrace-agent.so
+AGENT_OBJS := $(patsubst %,$(OUT)/%.o,$(basename $(wildcard agent/*.c agent/*.S)))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(wildcard tests/unit/test_*.c))
+ITESTS := $(patsubst tests/integration/%.c,$(OUT)/tests/%,$(wildcard tests/integration/itest_*.c))
+TOYJIT := $(OUT)/toyjit
+BENCHES := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/bench_*.c))
+
+.PHONY: all deps clean test unit integration bench demo install vmlinux help fmt
+.DELETE_ON_ERROR:
+
+all: $(OUT)/jitrace $(AGENT) $(TOYJIT)
+
+help:
+	@echo "make            build jitrace, libjitrace-agent.so and the toy JIT into $(OUT)/"
+	@echo "make test       install test packages (as root), build, run unit and integration tests"
+	@echo "make unit       unit tests only (no root needed)"
+	@echo "make demo       install packages, build, record the bundled workload, report"
+	@echo "make bench      benchmarks (root)"
+	@echo "make install    install into \$$DESTDIR\$$PREFIX (PREFIX=$(PREFIX))"
+	@echo "make vmlinux    regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux"
+
+# ---- BPF ----
+$(OUT)/jitrace.bpf.o: bpf/jitrace.bpf.c vmlinux/vmlinux.h | $(OUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(SKEL): $(OUT)/jitrace.bpf.o
+	$(BPFTOOL) gen skeleton $< name jitrace_bpf > $@
+
+$(OUT)/bench/%.bpf.o: bench/%.bpf.c vmlinux/vmlinux.h | $(OUT)/bench
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bench/%.skel.h: $(OUT)/bench/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+# ---- collector ----
+$(OUT)/user/%.o: user/%.c | $(OUT)/user $(SKEL)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUT)/libjt.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(OUT)/jitrace: $(OUT)/user/main.o $(OUT)/libjt.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# ---- agent ----
+AGENT_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -pthread
+
+$(OUT)/agent/%.o: agent/%.c | $(OUT)/agent
+	$(CC) $(AGENT_CFLAGS) -c $< -o $@
+
+$(OUT)/agent/%.o: agent/%.S | $(OUT)/agent
+	$(CC) $(AGENT_CFLAGS) -c $< -o $@
+
+$(AGENT): $(AGENT_OBJS)
+	$(CC) -shared -pthread -Wl,-soname,libjitrace-agent.so $^ -o $@
+
+# ---- toy JIT ----
+TOYJIT_OBJS := $(patsubst tests/toyjit/%.c,$(OUT)/toyjit-obj/%.o,$(wildcard tests/toyjit/*.c))
+
+$(OUT)/toyjit-obj/%.o: tests/toyjit/%.c | $(OUT)/toyjit-obj
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(TOYJIT): $(TOYJIT_OBJS) $(AGENT)
+	$(CC) $(CFLAGS) $(TOYJIT_OBJS) -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN' -o $@
+
+# ---- tests ----
+$(OUT)/tests/test_%: tests/unit/test_%.c $(OUT)/libjt.a | $(OUT)/tests
+	$(CC) $(CFLAGS) -Itests $^ $(LDLIBS) -lcmocka -o $@
+
+$(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)/libjt.a \
+		| $(OUT)/tests
+	$(CC) $(CFLAGS) -Itests/integration $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
+
+unit: $(UNIT_TESTS)
+	@scripts/run-tests.sh unit $(UNIT_TESTS)
+
+integration: all $(ITESTS)
+	@scripts/run-tests.sh integration $(ITESTS)
+
+test: deps
+	$(MAKE) all $(UNIT_TESTS) $(ITESTS)
+	@scripts/run-tests.sh all $(UNIT_TESTS) $(ITESTS)
+
+deps:
+	@scripts/deps.sh test
+
+# ---- bench ----
+$(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/libjt.a $(AGENT) | $(OUT)/bench
+	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c %.a,$^) -L$(OUT) -ljitrace-agent \
+		-Wl,-rpath,'$$ORIGIN/..' $(LDLIBS) -lpthread -o $@
+
+bench: all $(BENCHES)
+	@scripts/deps.sh bench
+	@bench/run.sh $(OUT)
+
+# ---- demo ----
+demo:
+	@scripts/deps.sh demo
+	$(MAKE) all
+	@scripts/demo.sh $(OUT)
+
+# ---- install ----
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/jitrace
+	install -m 0755 $(OUT)/jitrace $(DESTDIR)$(BINDIR)/jitrace
+	install -m 0755 $(AGENT) $(DESTDIR)$(LIBDIR)/libjitrace-agent.so
+	install -m 0644 include/jitrace/agent.h $(DESTDIR)$(INCDIR)/jitrace/agent.h
+
+fmt:
+	clang-format -i $(wildcard user/*.[ch] agent/*.[ch] bpf/*.[ch] tests/*/*.[ch] bench/*.[ch])
+
+$(OUT) $(OUT)/user $(OUT)/agent $(OUT)/tests $(OUT)/bench $(OUT)/toyjit-obj:
+	mkdir -p $@
+
+clean:
+	rm -rf $(OUT)
+
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)

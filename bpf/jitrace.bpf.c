@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel side of jitrace: agent-stub uprobes, the CPU sampler and process lifecycle. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "jt_events.h"
+
+#define PF_KTHREAD 0x00200000
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader between open and load. */
+const volatile bool filter_pids = false;	/* only pids in jt_pids (and their children) */
+const volatile bool want_kstack = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);	/* resized by the loader from --ringbuf */
+} jt_rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} jt_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JT_DROP_BPF_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} jt_drops SEC(".maps");
+
+/* Sampler scratch: perf_event programs never nest on a CPU, so one slot per CPU is safe. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jt_ev_sample);
+} jt_sample_buf SEC(".maps");
+
+static __always_inline void count_drop(__u32 what)
+{
+	__u64 *c = bpf_map_lookup_elem(&jt_drops, &what);
+
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+static __always_inline bool traced(__u32 pid)
+{
+	return !filter_pids || bpf_map_lookup_elem(&jt_pids, &pid);
+}
+
+static __always_inline void fill_hdr(struct jt_ev_hdr *h, __u16 type, __u32 size,
+				     __u64 pid_tgid)
+{
+	h->type = type;
+	h->flags = 0;
+	h->size = size;
+	h->ts = bpf_ktime_get_ns();
+	h->pid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+}
+
+/* Enter, leave, unload: the hot path. Reserve, fill, submit; no wakeup (the reader polls). */
+static __always_inline int emit_call(__u16 type, __u64 id, __u32 drop)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct jt_ev_call *e;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+	if (!e) {
+		count_drop(drop);
+		return 0;
+	}
+	fill_hdr(&e->h, type, sizeof(*e), pid_tgid);
+	e->id = id;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(jt_enter, __u64 id)
+{
+	return emit_call(JT_EV_ENTER, id, JT_DROP_RB_CALL);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(jt_leave, __u64 id)
+{
+	return emit_call(JT_EV_LEAVE, id, JT_DROP_RB_CALL);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(jt_code_unload, __u64 id)
+{
+	return emit_call(JT_EV_CODE_UNLOAD, id, JT_DROP_RB_CODE);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct jt_ev_code *e;
+	long n;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+	if (!e) {
+		count_drop(JT_DROP_RB_CODE);
+		return 0;
+	}
+	fill_hdr(&e->h, JT_EV_CODE_LOAD, sizeof(*e), pid_tgid);
+	e->id = id;
+	e->start = start;
+	e->size = size;
+	e->src = JT_SRC_AGENT;
+	e->pad = 0;
+	n = bpf_probe_read_user_str(e->name, sizeof(e->name), name);
+	e->name_len = n > 0 ? n - 1 : 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("perf_event")
+int jt_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 zero = 0, pid = pid_tgid >> 32;
+	struct jt_ev_sample *s;
+	long klen = 0, ulen = 0;
+	__u32 size;
+
+	if (!pid || !traced(pid))	/* idle */
+		return 0;
+	s = bpf_map_lookup_elem(&jt_sample_buf, &zero);
+	if (!s)
+		return 0;
+	if (want_kstack) {
+		klen = bpf_get_stack(ctx, s->ips, JT_MAX_FRAMES * 8, 0);
+		if (klen < 0)
+			klen = 0;
+	}
+	if (klen > JT_MAX_FRAMES * 8)
+		klen = JT_MAX_FRAMES * 8;
+	if (!(task->flags & PF_KTHREAD)) {
+		ulen = bpf_get_stack(ctx, (void *)s->ips + klen, JT_MAX_FRAMES * 8,
+				     BPF_F_USER_STACK);
+		if (ulen < 0) {
+			count_drop(JT_DROP_STACK);
+			ulen = 0;
+		}
+	} else if (!want_kstack) {
+		return 0;	/* a kernel thread has nothing for us without kernel stacks */
+	}
+	if (ulen > JT_MAX_FRAMES * 8)
+		ulen = JT_MAX_FRAMES * 8;
+	fill_hdr(&s->h, JT_EV_SAMPLE, 0, pid_tgid);
+	s->cpu = bpf_get_smp_processor_id();
+	s->nr_kernel = klen / 8;
+	s->nr_user = ulen / 8;
+	size = JT_EV_SAMPLE_FIXED + klen + ulen;
+	if (size > sizeof(*s))
+		size = sizeof(*s);
+	s->h.size = size;
+	if (bpf_ringbuf_output(&jt_rb, s, size, BPF_RB_NO_WAKEUP))
+		count_drop(JT_DROP_RB_SAMPLE);
+	return 0;
+}
+
+/* BTF tracepoints attach without tracefs, which this kind of host may not mount. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(jt_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct jt_ev_exec *e;
+	long n;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+	if (!e) {
+		count_drop(JT_DROP_RB_PROC);
+		return 0;
+	}
+	fill_hdr(&e->h, JT_EV_EXEC, sizeof(*e), pid_tgid);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, filename));
+	e->path_len = n > 0 ? n - 1 : 0;
+	e->pad[0] = e->pad[1] = e->pad[2] = 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+static __always_inline int emit_proc(__u16 type, __u64 pid_tgid, __u32 child, __u32 code)
+{
+	struct jt_ev_proc *e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(JT_DROP_RB_PROC);
+		return 0;
+	}
+	fill_hdr(&e->h, type, sizeof(*e), pid_tgid);
+	e->child_pid = child;
+	e->exit_code = code;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(jt_exit, struct task_struct *p, bool group_dead)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = pid_tgid >> 32;
+
+	if (pid != (__u32)pid_tgid || !traced(pid))	/* threads other than the leader */
+		return 0;
+	emit_proc(JT_EV_EXIT, pid_tgid, 0, task->exit_code >> 8);
+	if (filter_pids)
+		bpf_map_delete_elem(&jt_pids, &pid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(jt_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = parent->tgid, cpid = child->tgid;
+	__u8 one = 1;
+
+	if ((__u32)child->pid != cpid || !traced(ppid))	/* a new thread, or not ours */
+		return 0;
+	if (filter_pids)
+		bpf_map_update_elem(&jt_pids, &cpid, &one, BPF_ANY);
+	return emit_proc(JT_EV_FORK, bpf_get_current_pid_tgid(), cpid, 0);
+}
+
+/* Event generator for benchmarks and the overflow test: see struct jt_storm_args. */
+struct storm_ctx {
+	struct jt_storm_args *args;
+	__u64 dropped;
+};
+
+static long storm_one(__u64 i, struct storm_ctx *sc)
+{
+	struct jt_ev_call *e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(JT_DROP_RB_CALL);
+		sc->dropped++;
+		return 0;
+	}
+	e->h.type = (i & 1) ? JT_EV_LEAVE : JT_EV_ENTER;
+	e->h.flags = 0;
+	e->h.size = sizeof(*e);
+	e->h.ts = bpf_ktime_get_ns();
+	e->h.pid = sc->args->pid;
+	e->h.tid = sc->args->pid;
+	e->id = ((i >> 1) & 63) + 1;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("syscall")
+int jt_storm(struct jt_storm_args *args)
+{
+	struct storm_ctx sc = { .args = args };
+
+	bpf_loop(args->count, storm_one, &sc, 0);
+	args->dropped = sc.dropped;
+	return 0;
+}

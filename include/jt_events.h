@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Records the BPF programs write into the ring buffer; shared by bpf/ and user/. */
+#ifndef JT_EVENTS_H
+#define JT_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define JT_NAME_MAX 512		/* longest method name carried by a code-load event */
+#define JT_PATH_MAX 256		/* longest exec path */
+#define JT_COMM_LEN 16
+#define JT_MAX_FRAMES 127	/* kernel.perf_event_max_stack on this kernel */
+
+enum jt_ev_type {
+	JT_EV_CODE_LOAD = 1,	/* agent stub or USDT: code [start, start+size) named */
+	JT_EV_CODE_UNLOAD,
+	JT_EV_ENTER,
+	JT_EV_LEAVE,
+	JT_EV_SAMPLE,
+	JT_EV_EXEC,
+	JT_EV_EXIT,
+	JT_EV_FORK,
+	JT_EV_MAX,
+};
+
+/* Where a method definition came from; also stored in the log. */
+enum jt_src {
+	JT_SRC_AGENT = 1,	/* libjitrace-agent stub */
+	JT_SRC_USDT,		/* runtime USDT probe */
+	JT_SRC_PERFMAP,		/* /tmp/perf-PID.map */
+	JT_SRC_MAX,
+};
+
+/*
+ * Every count of something lost. Indices 0..JT_DROP_BPF_MAX-1 are counted per CPU by the
+ * BPF programs; the rest by the collector. All of them reach the log as drop records.
+ */
+enum jt_drop {
+	JT_DROP_RB_CALL,	/* enter/leave: ring buffer full */
+	JT_DROP_RB_SAMPLE,	/* sample: ring buffer full */
+	JT_DROP_RB_CODE,	/* code load/unload: ring buffer full */
+	JT_DROP_RB_PROC,	/* exec/exit/fork: ring buffer full */
+	JT_DROP_STACK,		/* user stack unreadable (the sample is kept without it) */
+	JT_DROP_BPF_MAX,
+	JT_DROP_REORDER = JT_DROP_BPF_MAX, /* arrived after its reorder window closed */
+	JT_DROP_DECODE,		/* malformed ring-buffer record */
+	JT_DROP_PERFMAP_LINE,	/* perf map line that could not be parsed */
+	JT_DROP_MAX,
+};
+
+/* Common prefix of every event. size covers the whole record, header included. */
+struct jt_ev_hdr {
+	__u16 type;
+	__u16 flags;
+	__u32 size;
+	__u64 ts;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+};
+
+/* JT_EV_ENTER, JT_EV_LEAVE, JT_EV_CODE_UNLOAD */
+struct jt_ev_call {
+	struct jt_ev_hdr h;
+	__u64 id;		/* method id, unique within the process */
+};
+
+/* JT_EV_CODE_LOAD; the name is cut to name_len bytes, record size rounded up to 8 */
+struct jt_ev_code {
+	struct jt_ev_hdr h;
+	__u64 id;
+	__u64 start;
+	__u64 size;
+	__u16 src;		/* enum jt_src */
+	__u16 name_len;		/* bytes of name, no NUL */
+	__u32 pad;
+	char name[JT_NAME_MAX];
+};
+
+/* JT_EV_SAMPLE: ips holds nr_kernel kernel frames then nr_user user frames, leaf first */
+struct jt_ev_sample {
+	struct jt_ev_hdr h;
+	__u32 cpu;
+	__u16 nr_user;
+	__u16 nr_kernel;
+	__u64 ips[2 * JT_MAX_FRAMES];
+};
+
+/* JT_EV_EXEC */
+struct jt_ev_exec {
+	struct jt_ev_hdr h;
+	char comm[JT_COMM_LEN];
+	__u16 path_len;
+	__u16 pad[3];
+	char path[JT_PATH_MAX];
+};
+
+/* JT_EV_EXIT (h.pid is the process that exited) and JT_EV_FORK (h.pid is the parent) */
+struct jt_ev_proc {
+	struct jt_ev_hdr h;
+	__u32 child_pid;	/* fork only */
+	__u32 exit_code;	/* exit only */
+	char comm[JT_COMM_LEN];
+};
+
+/*
+ * Arguments of the jt_storm program, run with BPF_PROG_TEST_RUN by benchmarks and tests:
+ * it writes count enter/leave events for pid into the ring buffer as fast as it can and
+ * reports how many it could not reserve.
+ */
+struct jt_storm_args {
+	__u64 count;		/* in: events to produce */
+	__u64 dropped;		/* out: reserves that failed (also counted in jt_drops) */
+	__u32 pid;		/* in: pid to put in the events */
+	__u32 pad;
+};
+
+#define JT_EV_CODE_FIXED (sizeof(struct jt_ev_code) - JT_NAME_MAX)
+#define JT_EV_SAMPLE_FIXED (sizeof(struct jt_ev_sample) - 2 * JT_MAX_FRAMES * 8)
+#define JT_EV_EXEC_FIXED (sizeof(struct jt_ev_exec) - JT_PATH_MAX)
+
+_Static_assert(sizeof(struct jt_ev_hdr) == 24, "jt_ev_hdr layout");
+_Static_assert(sizeof(struct jt_ev_call) == 32, "jt_ev_call layout");
+_Static_assert(sizeof(struct jt_ev_code) == 56 + JT_NAME_MAX, "jt_ev_code layout");
+_Static_assert(sizeof(struct jt_ev_sample) == 32 + 16 * JT_MAX_FRAMES, "jt_ev_sample layout");
+_Static_assert(sizeof(struct jt_ev_exec) == 48 + JT_PATH_MAX, "jt_ev_exec layout");
+_Static_assert(sizeof(struct jt_ev_proc) == 48, "jt_ev_proc layout");
+_Static_assert(sizeof(struct jt_storm_args) == 24, "jt_storm_args layout");
+
+#endif

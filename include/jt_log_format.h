@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The .jtl log file: header, compressed blocks and typed records (see README, "The log"). */
+#ifndef JT_LOG_FORMAT_H
+#define JT_LOG_FORMAT_H
+
+#include <linux/types.h>
+
+/*
+ * File layout, all little-endian:
+ *   struct jt_log_header                    (uncompressed, JT_LOG_HEADER_SIZE bytes)
+ *   { struct jt_log_block, zsize bytes of zlib stream }*
+ * Each block inflates to rawsize bytes holding whole records; no record spans two blocks,
+ * so a file cut anywhere reads up to its last whole block.
+ */
+#define JT_LOG_MAGIC 0x314c544aU	  /* "JTL1" */
+#define JT_LOG_MAGIC_SWAPPED 0x4a544c31U  /* written on a big-endian host */
+#define JT_LOG_BLOCK_MAGIC 0x4b42544aU	  /* "JTBK" */
+#define JT_LOG_VERSION 1
+#define JT_LOG_HEADER_SIZE 256
+#define JT_LOG_BLOCK_MAX (1U << 20)	  /* largest rawsize a reader accepts */
+
+enum jt_log_flags {
+	JT_LOG_F_CALLS = 1 << 0,	/* enter/leave were recorded */
+	JT_LOG_F_KSTACK = 1 << 1,	/* samples carry kernel frames */
+	JT_LOG_F_SYSTEM_WIDE = 1 << 2,
+};
+
+struct jt_log_header {
+	__u32 magic;
+	__u16 version;
+	__u16 header_size;
+	__u64 start_ns;		/* CLOCK_MONOTONIC when recording began: dump's time zero */
+	__s64 realtime_offset_ns; /* CLOCK_REALTIME minus CLOCK_MONOTONIC at start */
+	__u32 ncpus;
+	__u32 sample_hz;	/* 0: no sampling */
+	__u32 flags;		/* enum jt_log_flags */
+	__u32 reserved0;
+	char hostname[64];
+	char kernel[64];	/* uname -r */
+	__u8 reserved[88];
+};
+
+struct jt_log_block {
+	__u32 magic;		/* JT_LOG_BLOCK_MAGIC */
+	__u32 zsize;		/* compressed bytes that follow */
+	__u32 rawsize;		/* bytes after inflating */
+	__u32 crc32;		/* zlib crc32 of the inflated bytes */
+};
+
+enum jt_rec_type {
+	JT_REC_METHOD = 1,	/* definition of a method; precedes every reference to it */
+	JT_REC_UNLOAD,
+	JT_REC_ENTER,
+	JT_REC_LEAVE,
+	JT_REC_SAMPLE,
+	JT_REC_EXEC,
+	JT_REC_EXIT,
+	JT_REC_DROP,
+	JT_REC_PROC,		/* a process's identity; precedes its first sample or method */
+	JT_REC_MODULE,		/* a mapped file; precedes every frame that names it */
+	JT_REC_END,		/* written last by a clean stop */
+	JT_REC_MAX,
+};
+
+/* Every record starts with this; size includes it and is a multiple of 8. */
+struct jt_rec_hdr {
+	__u16 type;
+	__u16 reserved;
+	__u32 size;
+	__u64 ts;		/* CLOCK_MONOTONIC ns; nondecreasing through the file */
+};
+
+struct jt_rec_method {
+	struct jt_rec_hdr h;
+	__u64 id;		/* unique in the log, from 1 */
+	__u64 start;
+	__u64 size;
+	__u64 load_ts;		/* when the code became live (may precede h.ts) */
+	__u64 agent_id;		/* the runtime's own id (agent, USDT), 0 if none */
+	__u32 pid;
+	__u16 src;		/* enum jt_src */
+	__u16 name_len;
+	char name[];		/* name_len bytes, no NUL, then zero padding */
+};
+
+/* JT_REC_UNLOAD, JT_REC_ENTER, JT_REC_LEAVE */
+struct jt_rec_call {
+	struct jt_rec_hdr h;
+	__u64 id;		/* method id */
+	__u32 pid;
+	__u32 tid;
+};
+
+/*
+ * A frame: the top byte of ref says what the rest means.
+ *   JT_FRAME_METHOD  ref id = method id,  off = offset into the method
+ *   JT_FRAME_MODULE  ref id = module id,  off = offset into the file
+ *   JT_FRAME_USER    off = a user address nothing names
+ *   JT_FRAME_KERNEL  off = a kernel address
+ */
+enum jt_frame_kind {
+	JT_FRAME_METHOD = 1,
+	JT_FRAME_MODULE,
+	JT_FRAME_USER,
+	JT_FRAME_KERNEL,
+};
+#define JT_FRAME_KIND(ref) ((unsigned)((ref) >> 56))
+#define JT_FRAME_ID(ref) ((ref) & ((1ULL << 56) - 1))
+#define JT_FRAME_REF(kind, id) (((__u64)(kind) << 56) | (id))
+
+struct jt_frame {
+	__u64 ref;
+	__u64 off;
+};
+
+struct jt_rec_sample {
+	struct jt_rec_hdr h;
+	__u32 pid;
+	__u32 tid;
+	__u32 cpu;
+	__u16 nr_frames;	/* leaf first: kernel frames, then user frames */
+	__u16 reserved;
+	struct jt_frame frames[];
+};
+
+struct jt_rec_exec {
+	struct jt_rec_hdr h;
+	__u32 pid;
+	__u16 path_len;
+	__u16 reserved;
+	char comm[16];
+	char path[];		/* path_len bytes, then zero padding */
+};
+
+struct jt_rec_exit {
+	struct jt_rec_hdr h;
+	__u32 pid;
+	__u32 reserved;
+};
+
+struct jt_rec_drop {
+	struct jt_rec_hdr h;
+	__u32 what;		/* enum jt_drop (include/jt_events.h) */
+	__u32 reserved;
+	__u64 count;		/* lost since the previous drop record of the same kind */
+};
+
+struct jt_rec_proc {
+	struct jt_rec_hdr h;
+	__u32 pid;
+	__u16 cmdline_len;
+	__u16 reserved;
+	char comm[16];
+	char cmdline[];		/* arguments joined by spaces, then zero padding */
+};
+
+struct jt_rec_module {
+	struct jt_rec_hdr h;
+	__u64 id;		/* unique in the log, from 1 */
+	__u64 start;		/* mapping as seen in /proc/PID/maps */
+	__u64 end;
+	__u64 pgoff;
+	__u32 pid;
+	__u16 path_len;
+	__u16 reserved;
+	char path[];
+};
+
+struct jt_rec_end {
+	struct jt_rec_hdr h;
+	__u64 records;		/* records written before this one */
+};
+
+_Static_assert(sizeof(struct jt_log_header) == JT_LOG_HEADER_SIZE, "jt_log_header layout");
+_Static_assert(sizeof(struct jt_log_block) == 16, "jt_log_block layout");
+_Static_assert(sizeof(struct jt_rec_hdr) == 16, "jt_rec_hdr layout");
+_Static_assert(sizeof(struct jt_rec_method) == 64, "jt_rec_method layout");
+_Static_assert(sizeof(struct jt_rec_call) == 32, "jt_rec_call layout");
+_Static_assert(sizeof(struct jt_frame) == 16, "jt_frame layout");
+_Static_assert(sizeof(struct jt_rec_sample) == 32, "jt_rec_sample layout");
+_Static_assert(sizeof(struct jt_rec_exec) == 40, "jt_rec_exec layout");
+_Static_assert(sizeof(struct jt_rec_exit) == 24, "jt_rec_exit layout");
+_Static_assert(sizeof(struct jt_rec_drop) == 32, "jt_rec_drop layout");
+_Static_assert(sizeof(struct jt_rec_proc) == 40, "jt_rec_proc layout");
+_Static_assert(sizeof(struct jt_rec_module) == 56, "jt_rec_module layout");
+_Static_assert(sizeof(struct jt_rec_end) == 24, "jt_rec_end layout");
+
+#endif

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `jitrace record` on the toy JIT: exact calls, CPU split, re-compilation, late and many
+ * processes, perf-map-only names, and the log's promises in every log. Needs root. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jt_events.h"
+#include "lib.h"
+
+static bool name_is(const struct jt_rec_method *m, const char *name)
+{
+	return m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
+}
+
+/* Leaf samples of pid in hot_a and hot_b. */
+static void count_split(const struct it_log *log, uint32_t pid, uint64_t *a, uint64_t *b)
+{
+	size_t i;
+
+	*a = *b = 0;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_sample *s = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (s->h.type != JT_REC_SAMPLE || s->pid != pid)
+			continue;
+		m = it_leaf_method(log, s);
+		if (m)
+			assert_int_equal(m->pid, pid);	/* names never cross processes */
+		if (name_is(m, "hot_a"))
+			(*a)++;
+		else if (name_is(m, "hot_b"))
+			(*b)++;
+	}
+}
+
+static void assert_split(const struct it_log *log, uint32_t pid, double want)
+{
+	uint64_t a, b;
+	double got;
+
+	count_split(log, pid, &a, &b);
+	assert_true(a + b >= 200);
+	got = (double)a / (a + b);
+	print_message("pid %u: hot_a %llu, hot_b %llu: %.1f%% (scripted %.1f%%)\n", pid,
+		      (unsigned long long)a, (unsigned long long)b, 100 * got, 100 * want);
+	assert_true(got > want - 0.05 && got < want + 0.05);
+}
+
+static void assert_calls_exact(const struct it_log *log, const struct it_toy *toy)
+{
+	int i;
+
+	assert_true(toy->done);
+	assert_true(toy->nr_calls >= 5);
+	for (i = 0; i < toy->nr_calls; i++) {
+		uint64_t in = it_count_calls(log, toy->pid, JT_REC_ENTER, toy->names[i]);
+		uint64_t out = it_count_calls(log, toy->pid, JT_REC_LEAVE, toy->names[i]);
+
+		print_message("pid %d %s: scripted %llu, entered %llu, left %llu\n", toy->pid,
+			      toy->names[i], (unsigned long long)toy->calls[i],
+			      (unsigned long long)in, (unsigned long long)out);
+		assert_int_equal(in, toy->calls[i]);
+		assert_int_equal(out, toy->calls[i]);
+	}
+}
+
+/* Per thread, every leave closes the innermost open enter. */
+static void assert_calls_nest(const struct it_log *log, uint32_t pid)
+{
+	uint64_t stack[256];
+	int depth = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_call *c = (const void *)log->recs[i];
+
+		if (c->pid != pid || (c->h.type != JT_REC_ENTER && c->h.type != JT_REC_LEAVE))
+			continue;
+		assert_int_equal(c->tid, pid);	/* the toy JIT calls from its main thread */
+		if (c->h.type == JT_REC_ENTER) {
+			assert_true(depth < 256);
+			stack[depth++] = c->id;
+		} else {
+			assert_true(depth > 0);
+			assert_int_equal(stack[--depth], c->id);
+		}
+	}
+	assert_int_equal(depth, 0);
+}
+
+static void test_calls_are_counted_exactly(void **state)
+{
+	char *log_path = it_path_dup("calls.jtl"), *out = it_path_dup("calls.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-o", log_path, "--",
+			 IT_TOYJIT, "calls", NULL };
+	struct it_log log;
+	struct it_toy toy;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	it_toy_parse(out, &toy);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_calls_exact(&log, &toy);
+	assert_calls_nest(&log, toy.pid);
+	assert_int_equal(it_drops_total(&log), 0);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+static void test_samples_split_as_scripted(void **state)
+{
+	char *log_path = it_path_dup("split.jtl"), *out = it_path_dup("split.out");
+	char *argv[] = { IT_JITRACE, "record", "-F", "999", "-o", log_path, "--",
+			 IT_TOYJIT, "split", "--ms", "2000", NULL };
+	struct it_log log;
+	struct it_toy toy;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	it_toy_parse(out, &toy);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_split(&log, toy.pid, 0.75);
+	assert_int_equal(it_drops_total(&log), 0);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+static void test_recompiled_address_names_the_live_code(void **state)
+{
+	char *log_path = it_path_dup("recompile.jtl"), *out = it_path_dup("recompile.out");
+	char *argv[] = { IT_JITRACE, "record", "-F", "999", "-o", log_path, "--",
+			 IT_TOYJIT, "recompile", "--ms", "1000", NULL };
+	uint64_t old_before = 0, new_after = 0, wrong = 0;
+	struct it_log log;
+	struct it_toy toy;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	it_toy_parse(out, &toy);
+	assert_true(toy.switch_begin && toy.switch_end > toy.switch_begin);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_sample *s = (const void *)log.recs[i];
+		const struct jt_rec_method *m;
+
+		if (s->h.type != JT_REC_SAMPLE || s->pid != (uint32_t)toy.pid)
+			continue;
+		m = it_leaf_method(&log, s);
+		if (!name_is(m, "old_fn") && !name_is(m, "new_fn"))
+			continue;
+		/* the toy JIT's clock is the BPF clock: CLOCK_MONOTONIC */
+		if (s->h.ts < toy.switch_begin) {
+			if (name_is(m, "old_fn"))
+				old_before++;
+			else
+				wrong++;
+		} else if (s->h.ts > toy.switch_end) {
+			if (name_is(m, "new_fn"))
+				new_after++;
+			else
+				wrong++;
+		}
+	}
+	print_message("old_fn before the switch %llu, new_fn after %llu, misattributed %llu\n",
+		      (unsigned long long)old_before, (unsigned long long)new_after,
+		      (unsigned long long)wrong);
+	assert_true(old_before >= 300);
+	assert_true(new_after >= 300);
+	assert_int_equal(wrong, 0);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+/*
+ * System-wide: processes started after recording began are traced (names and calls), run
+ * side by side without names crossing, and keep their names after they exit. Ctrl-C
+ * (SIGINT) ends the recording cleanly.
+ */
+static void test_late_and_concurrent_processes(void **state)
+{
+	char *log_path = it_path_dup("late.jtl"), *err = it_path_dup("late.err");
+	char *outs[3] = { it_path_dup("late0.out"), it_path_dup("late1.out"),
+			  it_path_dup("late2.out") };
+	char *rec[] = { IT_JITRACE, "record", "-a", "--calls", "-F", "999", "-o", log_path, NULL };
+	char *calls[] = { IT_TOYJIT, "calls", NULL };
+	char *split[] = { IT_TOYJIT, "split", "--ms", "1500", NULL };
+	struct it_toy toys[3];
+	pid_t rec_pid, pids[3];
+	struct it_log log;
+	bool exited[3] = { 0 };
+	size_t i;
+	int k;
+
+	(void)state;
+	rec_pid = it_spawn(rec, NULL, err);
+	assert_true(it_wait_for_text(err, "jitrace: recording", 20000));
+	pids[0] = it_spawn(calls, outs[0], NULL);
+	pids[1] = it_spawn(split, outs[1], NULL);
+	pids[2] = it_spawn(split, outs[2], NULL);
+	for (k = 0; k < 3; k++)
+		assert_int_equal(it_wait(pids[k]), 0);
+	usleep(300000);		/* past the reorder window: the exits are in */
+	kill(rec_pid, SIGINT);
+	assert_int_equal(it_wait(rec_pid), 0);
+	for (k = 0; k < 3; k++)
+		it_toy_parse(outs[k], &toys[k]);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_calls_exact(&log, &toys[0]);
+	assert_split(&log, toys[1].pid, 0.75);
+	assert_split(&log, toys[2].pid, 0.75);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_exit *e = (const void *)log.recs[i];
+
+		if (e->h.type != JT_REC_EXIT)
+			continue;
+		for (k = 0; k < 3; k++)
+			exited[k] |= e->pid == (uint32_t)toys[k].pid;
+	}
+	for (k = 0; k < 3; k++) {
+		assert_true(exited[k]);
+		free(outs[k]);
+	}
+	assert_int_equal(it_drops_total(&log), 0);
+	it_log_free(&log);
+	free(log_path);
+	free(err);
+}
+
+/* Without the agent's probes, names come from the perf map, followed as it grows. */
+static void test_perf_map_names_without_agent(void **state)
+{
+	char *log_path = it_path_dup("perfmap.jtl"), *out = it_path_dup("perfmap.out");
+	char *argv[] = { IT_JITRACE, "record", "--no-agent", "-F", "999", "-o", log_path, "--",
+			 IT_TOYJIT, "split", "--ms", "1500", NULL };
+	struct it_log log;
+	struct it_toy toy;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	it_toy_parse(out, &toy);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	for (i = 1; i < log.nr_methods; i++)
+		if (log.methods[i])
+			assert_int_equal(log.methods[i]->src, JT_SRC_PERFMAP);
+	assert_split(&log, toy.pid, 0.75);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calls_are_counted_exactly),
+		cmocka_unit_test(test_samples_split_as_scripted),
+		cmocka_unit_test(test_recompiled_address_names_the_live_code),
+		cmocka_unit_test(test_late_and_concurrent_processes),
+		cmocka_unit_test(test_perf_map_names_without_agent),
+	};
+
+	if (geteuid()) {
+		fprintf(stderr, "itest_record: needs root (BPF)\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

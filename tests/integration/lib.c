@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Integration-test helpers: processes, log loading and the checks of the log's promises. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jt_events.h"
+#include "lib.h"
+#include "log.h"
+
+
+void it_log_load(const char *path, struct it_log *log)
+{
+	struct jt_log_reader *r = jt_logr__open(path);
+	const struct jt_rec_hdr *h;
+	size_t cap = 0;
+
+	memset(log, 0, sizeof(*log));
+	assert_non_null(r);
+	log->hdr = *jt_logr__header(r);
+	while ((h = jt_logr__next(r))) {
+		struct jt_rec_hdr *copy = malloc(h->size);
+
+		assert_non_null(copy);
+		memcpy(copy, h, h->size);
+		if (log->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			log->recs = realloc(log->recs, cap * sizeof(*log->recs));
+			assert_non_null(log->recs);
+		}
+		log->recs[log->n++] = copy;
+		if (h->type == JT_REC_METHOD) {
+			const struct jt_rec_method *m = (const void *)copy;
+
+			if (m->id >= log->nr_methods) {
+				size_t n = m->id + 1024;
+
+				log->methods = realloc(log->methods, n * sizeof(*log->methods));
+				assert_non_null(log->methods);
+				memset(log->methods + log->nr_methods, 0,
+				       (n - log->nr_methods) * sizeof(*log->methods));
+				log->nr_methods = n;
+			}
+			log->methods[m->id] = m;
+		}
+	}
+	log->state = jt_logr__state(r);
+	if (log->state != JT_LOGR_END)
+		fprintf(stderr, "log %s: %s\n", path, jt_logr__why(r));
+	jt_logr__close(r);
+}
+
+void it_log_free(struct it_log *log)
+{
+	size_t i;
+
+	for (i = 0; i < log->n; i++)
+		free(log->recs[i]);
+	free(log->recs);
+	free(log->methods);
+	memset(log, 0, sizeof(*log));
+}
+
+const struct jt_rec_method *it_method(const struct it_log *log, uint64_t id)
+{
+	return id < log->nr_methods ? log->methods[id] : NULL;
+}
+
+const struct jt_rec_method *it_leaf_method(const struct it_log *log,
+					   const struct jt_rec_sample *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nr_frames; i++) {
+		uint64_t ref = s->frames[i].ref;
+
+		if (JT_FRAME_KIND(ref) == JT_FRAME_KERNEL)
+			continue;
+		if (JT_FRAME_KIND(ref) != JT_FRAME_METHOD)
+			return NULL;
+		return it_method(log, JT_FRAME_ID(ref));
+	}
+	return NULL;
+}
+
+/* A bitmap of ids seen so far. */
+struct seen {
+	uint8_t *bits;
+	size_t n;
+};
+
+static bool seen_test(const struct seen *s, uint64_t id)
+{
+	return id < s->n * 8 && (s->bits[id / 8] >> (id % 8)) & 1;
+}
+
+static void seen_set(struct seen *s, uint64_t id)
+{
+	if (id >= s->n * 8) {
+		size_t n = id / 8 + 4096;
+
+		s->bits = realloc(s->bits, n);
+		assert_non_null(s->bits);
+		memset(s->bits + s->n, 0, n - s->n);
+		s->n = n;
+	}
+	s->bits[id / 8] |= 1 << (id % 8);
+}
+
+void it_check_promises(const struct it_log *log)
+{
+	struct seen methods = { 0 }, modules = { 0 };
+	bool drop_seen[JT_DROP_MAX] = { 0 };
+	uint64_t last_ts = 0;
+	size_t i;
+	unsigned int k;
+
+	assert_int_equal(log->state, JT_LOGR_END);
+	assert_true(log->n > 0);
+	assert_int_equal(log->recs[log->n - 1]->type, JT_REC_END);
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_hdr *h = log->recs[i];
+
+		/* promise 1: nondecreasing time */
+		if (h->ts < last_ts)
+			fail_msg("record %zu (type %u) at %llu precedes the one before it at %llu",
+				 i, h->type, (unsigned long long)h->ts,
+				 (unsigned long long)last_ts);
+		last_ts = h->ts;
+		switch (h->type) {
+		case JT_REC_METHOD: {
+			const struct jt_rec_method *m = (const void *)h;
+
+			/* promise 3: defined once */
+			if (seen_test(&methods, m->id))
+				fail_msg("method %llu defined twice", (unsigned long long)m->id);
+			seen_set(&methods, m->id);
+			break;
+		}
+		case JT_REC_MODULE: {
+			const struct jt_rec_module *m = (const void *)h;
+
+			if (seen_test(&modules, m->id))
+				fail_msg("module %llu defined twice", (unsigned long long)m->id);
+			seen_set(&modules, m->id);
+			break;
+		}
+		case JT_REC_ENTER:
+		case JT_REC_LEAVE:
+		case JT_REC_UNLOAD: {
+			const struct jt_rec_call *c = (const void *)h;
+
+			/* promise 2: defined before referenced */
+			if (!seen_test(&methods, c->id))
+				fail_msg("record %zu references method %llu before its definition",
+					 i, (unsigned long long)c->id);
+			break;
+		}
+		case JT_REC_SAMPLE: {
+			const struct jt_rec_sample *s = (const void *)h;
+
+			for (k = 0; k < s->nr_frames; k++) {
+				uint64_t ref = s->frames[k].ref, id = JT_FRAME_ID(ref);
+
+				if (JT_FRAME_KIND(ref) == JT_FRAME_METHOD &&
+				    !seen_test(&methods, id))
+					fail_msg("sample %zu references method %llu before its "
+						 "definition", i, (unsigned long long)id);
+				if (JT_FRAME_KIND(ref) == JT_FRAME_MODULE &&
+				    !seen_test(&modules, id))
+					fail_msg("sample %zu references module %llu before its "
+						 "definition", i, (unsigned long long)id);
+			}
+			break;
+		}
+		case JT_REC_DROP: {
+			const struct jt_rec_drop *d = (const void *)h;
+
+			assert_true(d->what < JT_DROP_MAX);
+			drop_seen[d->what] = true;
+			break;
+		}
+		}
+	}
+	/* promise 4: every kind of loss is accounted for, zero or not */
+	for (k = 0; k < JT_DROP_MAX; k++)
+		if (!drop_seen[k])
+			fail_msg("no drop record of kind %u", k);
+	free(methods.bits);
+	free(modules.bits);
+}
+
+uint64_t it_drops_total(const struct it_log *log)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++)
+		if (log->recs[i]->type == JT_REC_DROP)
+			n += ((const struct jt_rec_drop *)log->recs[i])->count;
+	return n;
+}
+
+uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, const char *name)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_call *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (c->h.type != type || c->pid != pid)
+			continue;
+		m = it_method(log, c->id);
+		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len))
+			n++;
+	}
+	return n;
+}
+
+void it_toy_parse(const char *path, struct it_toy *t)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	memset(t, 0, sizeof(*t));
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64];
+		unsigned long long v;
+		int pid;
+
+		if (sscanf(line, "pid %d", &pid) == 1)
+			t->pid = pid;
+		else if (sscanf(line, "calls %63[^=]=%llu", name, &v) == 2 && t->nr_calls < 64) {
+			snprintf(t->names[t->nr_calls], sizeof(t->names[0]), "%s", name);
+			t->calls[t->nr_calls++] = v;
+		} else if (sscanf(line, "switch begin_ns=%llu", &v) == 1)
+			t->switch_begin = v;
+		else if (sscanf(line, "switch end_ns=%llu", &v) == 1)
+			t->switch_end = v;
+		else if (!strcmp(line, "done\n"))
+			t->done = true;
+	}
+	fclose(f);
+}
+
+const char *it_dir(void)
+{
+	static char dir[64];
+
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/jitrace-itest.XXXXXX");
+		if (!mkdtemp(dir))
+			fail_msg("mkdtemp: %s", strerror(errno));
+	}
+	return dir;
+}
+
+char *it_path_dup(const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", it_dir(), name) < 0)
+		fail_msg("out of memory");
+	return p;
+}
+
+pid_t it_spawn(char *const argv[], const char *out, const char *err)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd;
+
+		if (out) {
+			fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || dup2(fd, 1) < 0)
+				_exit(126);
+			close(fd);
+		}
+		if (err) {
+			fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || dup2(fd, 2) < 0)
+				_exit(126);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+int it_wait(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+int it_run(char *const argv[], const char *out, const char *err)
+{
+	return it_wait(it_spawn(argv, out, err));
+}
+
+bool it_wait_for_text(const char *file, const char *text, int timeout_ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= timeout_ms; waited += 20) {
+		char buf[8192];
+		FILE *f = fopen(file, "r");
+		size_t n = 0;
+
+		if (f) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = 0;
+		if (strstr(buf, text))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Integration-test helpers: run jitrace and the toy JIT, load a log, check its promises. */
+#ifndef JT_ITEST_LIB_H
+#define JT_ITEST_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jt_log_format.h"
+
+struct it_log {
+	struct jt_log_header hdr;
+	struct jt_rec_hdr **recs;	/* copies, in file order */
+	size_t n;
+	int state;			/* enum jt_logr_state at the end */
+	const struct jt_rec_method **methods;	/* by id; [0] unused */
+	size_t nr_methods;
+};
+
+/* Load every record of path; fails the test if the log cannot be opened. */
+void it_log_load(const char *path, struct it_log *log);
+void it_log_free(struct it_log *log);
+const struct jt_rec_method *it_method(const struct it_log *log, uint64_t id);
+/* The method a sample's leaf user frame is in, or NULL. */
+const struct jt_rec_method *it_leaf_method(const struct it_log *log,
+					   const struct jt_rec_sample *s);
+/*
+ * The log's promises: timestamps never decrease; every method and module is defined once,
+ * before any record that references it; a clean end record; a drop record for every kind.
+ */
+void it_check_promises(const struct it_log *log);
+/* Sum of every drop record's count. */
+uint64_t it_drops_total(const struct it_log *log);
+/* Count enter or leave records of pid whose method is called name. */
+uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, const char *name);
+
+/* What the toy JIT printed. */
+struct it_toy {
+	pid_t pid;
+	char names[64][64];
+	uint64_t calls[64];
+	int nr_calls;
+	uint64_t switch_begin, switch_end;
+	bool done;
+};
+void it_toy_parse(const char *path, struct it_toy *t);
+
+/* A scratch directory for this test program, and paths inside it. */
+const char *it_dir(void);
+char *it_path_dup(const char *name);
+
+/* Run argv with stdout and stderr sent to files (NULL: inherit). Returns the pid. */
+pid_t it_spawn(char *const argv[], const char *out, const char *err);
+/* Wait for pid; returns its exit status, or 128+signal. */
+int it_wait(pid_t pid);
+/* Run and wait. */
+int it_run(char *const argv[], const char *out, const char *err);
+/* Wait until file contains text (up to timeout_ms); true if it did. */
+bool it_wait_for_text(const char *file, const char *text, int timeout_ms);
+
+#define IT_JITRACE "build/jitrace"
+#define IT_TOYJIT "build/toyjit"
+
+#endif

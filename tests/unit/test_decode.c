@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for checking and decoding ring-buffer records (user/decode.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "decode.h"
+#include "util.h"
+
+/* Room for the largest record of any type, plus slack to make records lie about sizes. */
+#define BUF_MAX 8192
+
+struct rec {
+	size_t len;
+	_Alignas(8) unsigned char b[BUF_MAX];
+};
+
+static void put_hdr(struct rec *r, uint16_t type, uint32_t size)
+{
+	struct jt_ev_hdr *h = (struct jt_ev_hdr *)r->b;
+
+	h->type = type;
+	h->flags = 0;
+	h->size = size;
+	h->ts = 0x1122334455667788ULL;
+	h->pid = 4242;
+	h->tid = 4243;
+	r->len = size;
+}
+
+static void build_call(struct rec *r, uint16_t type, uint64_t id)
+{
+	struct jt_ev_call *c = (struct jt_ev_call *)r->b;
+
+	memset(r->b, 0xee, sizeof(r->b));
+	put_hdr(r, type, sizeof(*c));
+	c->id = id;
+}
+
+/* A code load as BPF writes it: the name cut to name_len, the size rounded up to 8. */
+static void build_code(struct rec *r, uint64_t id, uint64_t start, uint64_t size, uint16_t src,
+		       const char *name, size_t name_len)
+{
+	struct jt_ev_code *c = (struct jt_ev_code *)r->b;
+
+	memset(r->b, 0, sizeof(r->b));
+	put_hdr(r, JT_EV_CODE_LOAD, jt_round8(JT_EV_CODE_FIXED + name_len));
+	c->id = id;
+	c->start = start;
+	c->size = size;
+	c->src = src;
+	c->name_len = name_len;
+	memcpy(c->name, name, name_len);
+}
+
+static void build_sample(struct rec *r, uint32_t cpu, uint16_t nr_kernel, uint16_t nr_user)
+{
+	struct jt_ev_sample *s = (struct jt_ev_sample *)r->b;
+	unsigned int i;
+
+	memset(r->b, 0, sizeof(r->b));
+	put_hdr(r, JT_EV_SAMPLE, JT_EV_SAMPLE_FIXED + 8 * (nr_kernel + nr_user));
+	s->cpu = cpu;
+	s->nr_kernel = nr_kernel;
+	s->nr_user = nr_user;
+	for (i = 0; i < (unsigned int)nr_kernel + nr_user; i++)
+		s->ips[i] = i < nr_kernel ? 0xffffffff81000000ULL + i : 0x7f0000001000ULL + i;
+}
+
+static void build_exec(struct rec *r, const char *comm, const char *path, size_t path_len)
+{
+	struct jt_ev_exec *e = (struct jt_ev_exec *)r->b;
+
+	memset(r->b, 0, sizeof(r->b));
+	put_hdr(r, JT_EV_EXEC, sizeof(*e));	/* BPF reserves the whole struct */
+	strncpy(e->comm, comm, sizeof(e->comm));
+	e->path_len = path_len;
+	memcpy(e->path, path, path_len);
+}
+
+static void build_proc(struct rec *r, uint16_t type, uint32_t child, uint32_t code,
+		       const char *comm)
+{
+	struct jt_ev_proc *p = (struct jt_ev_proc *)r->b;
+
+	memset(r->b, 0, sizeof(r->b));
+	put_hdr(r, type, sizeof(*p));
+	p->child_pid = child;
+	p->exit_code = code;
+	strncpy(p->comm, comm, sizeof(p->comm));
+}
+
+static struct jt_ev_hdr *hdr(struct rec *r)
+{
+	return (struct jt_ev_hdr *)r->b;
+}
+
+static void assert_common(const struct jt_event *ev, uint32_t type)
+{
+	assert_int_equal(ev->type, type);
+	assert_int_equal(ev->ts, 0x1122334455667788ULL);
+	assert_int_equal(ev->pid, 4242);
+	assert_int_equal(ev->tid, 4243);
+}
+
+/* One valid record of every event type, as the BPF programs write them. */
+static size_t build_each_type(struct rec *rs, size_t max)
+{
+	size_t n = 0;
+
+	assert_true(max >= 10);
+	build_call(&rs[n++], JT_EV_ENTER, 7);
+	build_call(&rs[n++], JT_EV_LEAVE, 7);
+	build_call(&rs[n++], JT_EV_CODE_UNLOAD, 7);
+	build_code(&rs[n++], 7, 0x7f0000001000, 0x80, JT_SRC_AGENT, "Foo.bar", 7);
+	build_code(&rs[n++], 8, 0x7f0000002000, 0x80, JT_SRC_PERFMAP, "", 0);
+	build_sample(&rs[n++], 1, 3, 5);
+	build_sample(&rs[n++], 0, 0, 0);
+	build_exec(&rs[n++], "java", "/usr/bin/java", 13);
+	build_proc(&rs[n++], JT_EV_EXIT, 0, 3, "java");
+	build_proc(&rs[n++], JT_EV_FORK, 4300, 0, "java");
+	return n;
+}
+
+static void call_records_decode_their_id(void **state)
+{
+	static const uint16_t types[] = { JT_EV_ENTER, JT_EV_LEAVE, JT_EV_CODE_UNLOAD };
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < JT_ARRAY_SIZE(types); i++) {
+		build_call(r, types[i], 0xdeadbeefcafeULL);
+		assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+		assert_common(&ev, types[i]);
+		assert_int_equal(ev.id, 0xdeadbeefcafeULL);
+		assert_int_equal(jt_decode__ts(r->b), 0x1122334455667788ULL);
+	}
+	free(r);
+}
+
+static void code_load_decodes_range_source_and_name_of_every_source(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	uint16_t src;
+
+	(void)state;
+	for (src = JT_SRC_AGENT; src < JT_SRC_MAX; src++) {
+		build_code(r, 99, 0x7f3a40001000, 0x123, src, "LFoo;::bar(I)V", 14);
+		assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+		assert_common(&ev, JT_EV_CODE_LOAD);
+		assert_int_equal(ev.id, 99);
+		assert_int_equal(ev.start, 0x7f3a40001000);
+		assert_int_equal(ev.size, 0x123);
+		assert_int_equal(ev.src, src);
+		assert_int_equal(ev.str_len, 14);
+		assert_memory_equal(ev.str, "LFoo;::bar(I)V", 14);
+		/* points into the record, not at a copy */
+		assert_ptr_equal(ev.str, ((struct jt_ev_code *)r->b)->name);
+	}
+	free(r);
+}
+
+static void code_load_of_longest_name_is_accepted(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	char name[JT_NAME_MAX];
+	struct jt_event ev;
+
+	(void)state;
+	memset(name, 'n', sizeof(name));
+	build_code(r, 1, 0x1000, 0x10, JT_SRC_AGENT, name, JT_NAME_MAX - 1);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(ev.str_len, JT_NAME_MAX - 1);
+	/* the whole reserved struct, as bpf_ringbuf_reserve(sizeof(*e)) delivers it */
+	hdr(r)->size = sizeof(struct jt_ev_code);
+	assert_int_equal(jt_decode(r->b, sizeof(struct jt_ev_code), &ev), 0);
+	assert_int_equal(ev.str_len, JT_NAME_MAX - 1);
+	free(r);
+}
+
+static void code_load_ending_at_top_of_address_space_is_accepted(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+
+	(void)state;
+	build_code(r, 1, UINT64_MAX - 0x100, 0x100, JT_SRC_AGENT, "top", 3);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(ev.start + ev.size, UINT64_MAX);
+	free(r);
+}
+
+static void sample_decodes_cpu_and_frames(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	unsigned int i;
+
+	(void)state;
+	build_sample(r, 3, 2, 4);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_common(&ev, JT_EV_SAMPLE);
+	assert_int_equal(ev.cpu, 3);
+	assert_int_equal(ev.nr_kernel, 2);
+	assert_int_equal(ev.nr_user, 4);
+	assert_ptr_equal(ev.ips, ((struct jt_ev_sample *)r->b)->ips);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(ev.ips[i], 0xffffffff81000000ULL + i);
+	for (i = 2; i < 6; i++)
+		assert_int_equal(ev.ips[i], 0x7f0000001000ULL + i);
+	free(r);
+}
+
+static void sample_with_full_stacks_is_accepted(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+
+	(void)state;
+	build_sample(r, 0, JT_MAX_FRAMES, JT_MAX_FRAMES);
+	assert_int_equal(r->len, sizeof(struct jt_ev_sample));
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(ev.nr_kernel, JT_MAX_FRAMES);
+	assert_int_equal(ev.nr_user, JT_MAX_FRAMES);
+	build_sample(r, 0, 0, 0);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(ev.nr_kernel + ev.nr_user, 0);
+	free(r);
+}
+
+static void exec_decodes_comm_and_path(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	char path[JT_PATH_MAX];
+
+	(void)state;
+	build_exec(r, "java", "/usr/lib/jvm/bin/java", 21);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_common(&ev, JT_EV_EXEC);
+	assert_int_equal(ev.str_len, 21);
+	assert_memory_equal(ev.str, "/usr/lib/jvm/bin/java", 21);
+	assert_memory_equal(ev.comm, "java\0", 5);
+
+	memset(path, 'p', sizeof(path));
+	build_exec(r, "0123456789abcdef", path, JT_PATH_MAX - 1);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(ev.str_len, JT_PATH_MAX - 1);
+	assert_memory_equal(ev.comm, "0123456789abcdef", JT_COMM_LEN);	/* no NUL */
+	free(r);
+}
+
+static void exit_and_fork_decode_their_fields(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+
+	(void)state;
+	build_proc(r, JT_EV_EXIT, 0, 137, "node");
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_common(&ev, JT_EV_EXIT);
+	assert_int_equal(ev.exit_code, 137);
+	assert_string_equal(ev.comm, "node");
+
+	build_proc(r, JT_EV_FORK, 5151, 0, "beam.smp");
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_common(&ev, JT_EV_FORK);
+	assert_int_equal(ev.child_pid, 5151);
+	assert_string_equal(ev.comm, "beam.smp");
+	free(r);
+}
+
+static void buffer_shorter_than_header_is_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	size_t len;
+
+	(void)state;
+	build_call(r, JT_EV_ENTER, 1);
+	hdr(r)->size = 8;	/* even claiming to be short */
+	for (len = 0; len < sizeof(struct jt_ev_hdr); len++)
+		assert_int_equal(jt_decode(r->b, len, &ev), -EINVAL);
+	free(r);
+}
+
+/* Every valid record cut short of its size is rejected, however it was cut. */
+static void truncated_records_are_rejected(void **state)
+{
+	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct jt_event ev;
+	size_t i, n, len;
+
+	(void)state;
+	n = build_each_type(rs, 10);
+	for (i = 0; i < n; i++) {
+		for (len = 0; len < rs[i].len; len++)
+			assert_int_equal(jt_decode(rs[i].b, len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &ev), 0);
+	}
+	free(rs);
+}
+
+static void size_beyond_buffer_is_rejected(void **state)
+{
+	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct jt_event ev;
+	size_t i, n;
+
+	(void)state;
+	n = build_each_type(rs, 10);
+	for (i = 0; i < n; i++) {
+		hdr(&rs[i])->size = rs[i].len + 8;
+		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &ev), -EINVAL);
+		hdr(&rs[i])->size = UINT32_MAX;
+		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &ev), -EINVAL);
+	}
+	free(rs);
+}
+
+/* A record whose own size is too small for its type, however big the buffer around it. */
+static void size_too_small_for_type_is_rejected(void **state)
+{
+	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct jt_event ev;
+	size_t i, n;
+	uint32_t size;
+
+	(void)state;
+	n = build_each_type(rs, 10);
+	for (i = 0; i < n; i++) {
+		uint32_t need = rs[i].len;
+
+		/* names and paths may end the record before the rounding */
+		if (hdr(&rs[i])->type == JT_EV_CODE_LOAD)
+			need = JT_EV_CODE_FIXED + ((struct jt_ev_code *)rs[i].b)->name_len;
+		else if (hdr(&rs[i])->type == JT_EV_EXEC)
+			need = JT_EV_EXEC_FIXED + ((struct jt_ev_exec *)rs[i].b)->path_len;
+		for (size = 0; size < need; size++) {
+			hdr(&rs[i])->size = size;
+			assert_int_equal(jt_decode(rs[i].b, BUF_MAX, &ev), -EINVAL);
+		}
+	}
+	free(rs);
+}
+
+static void name_len_past_record_size_is_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_ev_code *c = (struct jt_ev_code *)r->b;
+	struct jt_event ev;
+
+	(void)state;
+	build_code(r, 1, 0x1000, 0x10, JT_SRC_AGENT, "abcdefgh", 8);	/* size FIXED + 8 */
+	c->name_len = 9;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	c->name_len = 8;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	free(r);
+}
+
+/* Longer than any name BPF can write, even when the record's size would hold it. */
+static void name_len_over_name_max_is_rejected(void **state)
+{
+	static const uint16_t lens[] = { JT_NAME_MAX + 1, 1000, UINT16_MAX };
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	char *name = calloc(1, UINT16_MAX);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < JT_ARRAY_SIZE(lens); i++) {
+		size_t fit = lens[i] < BUF_MAX - JT_EV_CODE_FIXED ? lens[i] : 0;
+
+		build_code(r, 1, 0x1000, 0x10, JT_SRC_AGENT, name, fit);
+		((struct jt_ev_code *)r->b)->name_len = lens[i];
+		if (fit)
+			assert_int_equal(r->len, jt_round8(JT_EV_CODE_FIXED + lens[i]));
+		assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	}
+	free(name);
+	free(r);
+}
+
+static void path_len_too_long_is_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_ev_exec *e = (struct jt_ev_exec *)r->b;
+	struct jt_event ev;
+
+	(void)state;
+	build_exec(r, "sh", "/bin/sh", 7);
+	e->path_len = JT_PATH_MAX + 1;	/* past the reserved record */
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	/* past JT_PATH_MAX though the record claims to hold it */
+	hdr(r)->size = jt_round8(JT_EV_EXEC_FIXED + 1000);
+	e->path_len = 1000;
+	assert_int_equal(jt_decode(r->b, hdr(r)->size, &ev), -EINVAL);
+	e->path_len = UINT16_MAX;
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	/* the same record with a path that fits its size is fine */
+	hdr(r)->size = sizeof(*e);
+	e->path_len = 7;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	/* a short record whose path_len reaches past its size */
+	hdr(r)->size = JT_EV_EXEC_FIXED + 8;
+	e->path_len = 9;
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	free(r);
+}
+
+static void frame_counts_over_max_frames_are_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_ev_sample *s = (struct jt_ev_sample *)r->b;
+	struct jt_event ev;
+
+	(void)state;
+	/* the size covers the frames claimed: only the count limit can reject them */
+	build_sample(r, 0, JT_MAX_FRAMES + 1, 0);
+	assert_true(r->len <= BUF_MAX);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_sample(r, 0, 0, JT_MAX_FRAMES + 1);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_sample(r, 0, 3, 2);
+	s->nr_user = UINT16_MAX;
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	s->nr_user = 2;
+	s->nr_kernel = UINT16_MAX;
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	free(r);
+}
+
+static void frame_counts_past_record_size_are_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_ev_sample *s = (struct jt_ev_sample *)r->b;
+	struct jt_event ev;
+
+	(void)state;
+	build_sample(r, 0, 2, 10);
+	s->nr_user = 11;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);	/* size, not len, bounds */
+	s->nr_user = 10;
+	s->nr_kernel = 3;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	s->nr_kernel = 2;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	free(r);
+}
+
+static void unknown_type_is_rejected(void **state)
+{
+	static const uint16_t types[] = { 0, JT_EV_MAX, JT_EV_MAX + 1, 0x100, UINT16_MAX };
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < JT_ARRAY_SIZE(types); i++) {
+		build_proc(r, JT_EV_EXIT, 0, 0, "x");
+		hdr(r)->type = types[i];
+		assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	}
+	free(r);
+}
+
+static void code_load_of_unknown_source_is_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+
+	(void)state;
+	build_code(r, 1, 0x1000, 0x10, 0, "x", 1);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_code(r, 1, 0x1000, 0x10, JT_SRC_MAX, "x", 1);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	free(r);
+}
+
+static void code_range_that_wraps_is_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+
+	(void)state;
+	build_code(r, 1, UINT64_MAX - 0x10, 0x11, JT_SRC_AGENT, "wrap", 4);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_code(r, 1, UINT64_MAX, UINT64_MAX, JT_SRC_PERFMAP, "wrap", 4);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_code(r, 1, 0x7f0000000000, UINT64_MAX - 0x1000, JT_SRC_USDT, "wrap", 4);
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	free(r);
+}
+
+/*
+ * Guarded memory: a record copied so that it ends exactly where a PROT_NONE page begins.
+ * Any read past len faults.
+ */
+struct guard {
+	unsigned char *map;
+	size_t page;
+};
+
+static int guard_setup(void **state)
+{
+	struct guard *g = calloc(1, sizeof(*g));
+	size_t span;
+
+	if (!g)
+		return -1;
+	g->page = sysconf(_SC_PAGESIZE);
+	span = 3 * g->page;	/* two readable pages (records up to 2 pages), one guard */
+	g->map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g->map == MAP_FAILED ||
+	    mprotect(g->map + 2 * g->page, g->page, PROT_NONE)) {
+		free(g);
+		return -1;
+	}
+	*state = g;
+	return 0;
+}
+
+static int guard_teardown(void **state)
+{
+	struct guard *g = *state;
+
+	munmap(g->map, 3 * g->page);
+	free(g);
+	return 0;
+}
+
+static const void *at_guard(struct guard *g, const void *bytes, size_t len)
+{
+	unsigned char *dst = g->map + 2 * g->page - len;
+
+	assert_true(len <= 2 * g->page);
+	memcpy(dst, bytes, len);
+	return dst;
+}
+
+/* The guard itself works: a child that reads one byte past the span dies of SIGSEGV. */
+static void guard_page_faults_on_access(void **state)
+{
+	struct guard *g = *state;
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile unsigned char *p = g->map + 2 * g->page;
+
+		signal(SIGSEGV, SIG_DFL);
+		(void)*p;
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGSEGV);
+}
+
+static void decode_never_reads_past_len(void **state)
+{
+	struct guard *g = *state;
+	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct jt_event ev;
+	size_t i, n, len;
+
+	n = build_each_type(rs, 10);
+	for (i = 0; i < n; i++) {
+		/* whole records, then every truncation of them */
+		assert_int_equal(jt_decode(at_guard(g, rs[i].b, rs[i].len), rs[i].len, &ev), 0);
+		for (len = 0; len < rs[i].len; len++)
+			assert_int_equal(jt_decode(at_guard(g, rs[i].b, len), len, &ev), -EINVAL);
+	}
+	free(rs);
+}
+
+/* Records whose inner counts lie: the decoder must check before it follows them. */
+static void decode_of_lying_records_never_reads_past_len(void **state)
+{
+	struct guard *g = *state;
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	size_t len;
+
+	build_code(r, 1, 0x1000, 0x10, JT_SRC_AGENT, "abc", 3);
+	((struct jt_ev_code *)r->b)->name_len = JT_NAME_MAX - 1;
+	for (len = sizeof(struct jt_ev_hdr); len <= r->len; len++) {
+		hdr(r)->size = len;
+		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &ev), -EINVAL);
+	}
+
+	build_sample(r, 0, 1, 1);
+	((struct jt_ev_sample *)r->b)->nr_user = JT_MAX_FRAMES;
+	for (len = sizeof(struct jt_ev_hdr); len <= r->len; len++) {
+		hdr(r)->size = len;
+		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &ev), -EINVAL);
+	}
+
+	build_exec(r, "sh", "/bin/sh", 7);
+	((struct jt_ev_exec *)r->b)->path_len = JT_PATH_MAX - 1;
+	for (len = sizeof(struct jt_ev_hdr); len < JT_EV_EXEC_FIXED + JT_PATH_MAX - 1; len++) {
+		hdr(r)->size = len;
+		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &ev), -EINVAL);
+	}
+	free(r);
+}
+
+/* Decoded name and path pointers stay inside the record. */
+static void decoded_strings_lie_inside_the_record(void **state)
+{
+	struct guard *g = *state;
+	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct jt_event ev;
+	size_t i, n;
+
+	n = build_each_type(rs, 10);
+	for (i = 0; i < n; i++) {
+		const unsigned char *p = at_guard(g, rs[i].b, rs[i].len);
+		const unsigned char *end = p + rs[i].len;
+
+		assert_int_equal(jt_decode(p, rs[i].len, &ev), 0);
+		if (ev.str_len) {
+			assert_true((const unsigned char *)ev.str >= p);
+			assert_true((const unsigned char *)ev.str + ev.str_len <= end);
+		}
+		if (ev.comm) {
+			assert_true((const unsigned char *)ev.comm >= p);
+			assert_true((const unsigned char *)ev.comm + JT_COMM_LEN <= end);
+		}
+		if (ev.nr_kernel + ev.nr_user) {
+			assert_true((const unsigned char *)ev.ips >= p);
+			assert_true((const unsigned char *)(ev.ips + ev.nr_kernel + ev.nr_user) <=
+				    end);
+		}
+	}
+	free(rs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(call_records_decode_their_id),
+		cmocka_unit_test(code_load_decodes_range_source_and_name_of_every_source),
+		cmocka_unit_test(code_load_of_longest_name_is_accepted),
+		cmocka_unit_test(code_load_ending_at_top_of_address_space_is_accepted),
+		cmocka_unit_test(sample_decodes_cpu_and_frames),
+		cmocka_unit_test(sample_with_full_stacks_is_accepted),
+		cmocka_unit_test(exec_decodes_comm_and_path),
+		cmocka_unit_test(exit_and_fork_decode_their_fields),
+		cmocka_unit_test(buffer_shorter_than_header_is_rejected),
+		cmocka_unit_test(truncated_records_are_rejected),
+		cmocka_unit_test(size_beyond_buffer_is_rejected),
+		cmocka_unit_test(size_too_small_for_type_is_rejected),
+		cmocka_unit_test(name_len_past_record_size_is_rejected),
+		cmocka_unit_test(name_len_over_name_max_is_rejected),
+		cmocka_unit_test(path_len_too_long_is_rejected),
+		cmocka_unit_test(frame_counts_over_max_frames_are_rejected),
+		cmocka_unit_test(frame_counts_past_record_size_are_rejected),
+		cmocka_unit_test(unknown_type_is_rejected),
+		cmocka_unit_test(code_load_of_unknown_source_is_rejected),
+		cmocka_unit_test(code_range_that_wraps_is_rejected),
+		cmocka_unit_test_setup_teardown(guard_page_faults_on_access, guard_setup,
+						guard_teardown),
+		cmocka_unit_test_setup_teardown(decode_never_reads_past_len, guard_setup,
+						guard_teardown),
+		cmocka_unit_test_setup_teardown(decode_of_lying_records_never_reads_past_len,
+						guard_setup, guard_teardown),
+		cmocka_unit_test_setup_teardown(decoded_strings_lie_inside_the_record,
+						guard_setup, guard_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `jitrace dump`: every record type's line against a golden file; truncated, corrupt logs. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dump.h"
+#include "jt_events.h"
+#include "log.h"
+#include "util.h"
+
+#define GOLDEN "tests/fixtures/dump/golden.txt"
+#define T0 1000000000ULL	/* the header's start_ns: dump's time zero */
+
+struct tmp {
+	char dir[256];
+	char log[512];		/* the log each test writes */
+	char err[512];		/* stderr, captured */
+};
+
+static int tmp_setup(void **state)
+{
+	const char *base = getenv("TMPDIR");
+	struct tmp *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	snprintf(t->dir, sizeof(t->dir), "%s/jt_test_dump.XXXXXX", base ? base : "/tmp");
+	if (!mkdtemp(t->dir)) {
+		free(t);
+		return -1;
+	}
+	snprintf(t->log, sizeof(t->log), "%s/t.jtl", t->dir);
+	snprintf(t->err, sizeof(t->err), "%s/stderr.txt", t->dir);
+	*state = t;
+	return 0;
+}
+
+static int tmp_teardown(void **state)
+{
+	struct tmp *t = *state;
+	struct dirent *de;
+	DIR *d = opendir(t->dir);
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(t->dir);
+	free(t);
+	return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc(st.st_size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
+	buf[st.st_size] = '\0';
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+/* ---- building records ---- */
+
+union recbuf {
+	struct jt_rec_hdr h;
+	__u64 align;
+	unsigned char b[1024];
+};
+
+static void *rec(union recbuf *rb, unsigned type, size_t fixed, size_t var, uint64_t ts)
+{
+	size_t size = jt_round8(fixed + var);
+
+	memset(rb->b, 0, size);
+	rb->h.type = type;
+	rb->h.size = size;
+	rb->h.ts = T0 + ts;
+	return rb;
+}
+
+static void add(struct jt_log_writer *w, const union recbuf *rb)
+{
+	assert_int_equal(jt_logw__append(w, &rb->h), 0);
+}
+
+static void add_method(struct jt_log_writer *w, uint64_t ts, uint64_t id, uint64_t start,
+		       uint64_t size, int64_t load, unsigned src, uint64_t agent_id,
+		       const char *name, size_t name_len)
+{
+	union recbuf rb;
+	struct jt_rec_method *m = rec(&rb, JT_REC_METHOD, sizeof(*m), name_len, ts);
+
+	m->id = id;
+	m->pid = 4242;
+	m->start = start;
+	m->size = size;
+	m->load_ts = T0 + load;
+	m->src = src;
+	m->agent_id = agent_id;
+	m->name_len = name_len;
+	memcpy(m->name, name, name_len);
+	add(w, &rb);
+}
+
+static void add_call(struct jt_log_writer *w, unsigned type, uint64_t ts, uint64_t id)
+{
+	union recbuf rb;
+	struct jt_rec_call *c = rec(&rb, type, sizeof(*c), 0, ts);
+
+	c->pid = 4242;
+	c->tid = 4243;
+	c->id = id;
+	add(w, &rb);
+}
+
+static void add_sample(struct jt_log_writer *w, uint64_t ts, uint32_t tid, uint32_t cpu,
+		       const struct jt_frame *frames, unsigned nr)
+{
+	union recbuf rb;
+	struct jt_rec_sample *s = rec(&rb, JT_REC_SAMPLE, sizeof(*s), nr * sizeof(*frames), ts);
+
+	s->pid = 4242;
+	s->tid = tid;
+	s->cpu = cpu;
+	s->nr_frames = nr;
+	if (nr)
+		memcpy(s->frames, frames, nr * sizeof(*frames));
+	add(w, &rb);
+}
+
+/*
+ * The log behind the golden file: every record type once, some twice. Not clean: the
+ * records are flushed but the writer stops there, as if killed, without the end record.
+ */
+static void write_every_type(const char *path, bool clean)
+{
+	static const char odd_name[] = "LazyCompile:*run /tmp/a b.js:3\n\t\x01\xff\\end";
+	static const char cmdline[] = "java -Xint -jar app.jar";
+	static const char exec_path[] = "/usr/lib/jvm/bin/java";
+	static const char mod_path[] = "/usr/lib/jvm/lib/server/libjvm.so";
+	const struct jt_frame frames[] = {
+		{ JT_FRAME_REF(JT_FRAME_KERNEL, 0), 0xffffffff81a00b2cULL },
+		{ JT_FRAME_REF(JT_FRAME_METHOD, 1), 0x24 },
+		{ JT_FRAME_REF(JT_FRAME_MODULE, 1), 0x5e1234 },
+		{ JT_FRAME_REF(JT_FRAME_USER, 0), 0x401a2b },
+	};
+	/* frames a log that broke its promises may hold: an undefined module, no kind */
+	const struct jt_frame broken[] = {
+		{ JT_FRAME_REF(JT_FRAME_MODULE, 9), 0x10 },
+		{ JT_FRAME_REF(0, 5), 0x20 },
+	};
+	struct jt_log_header h = { .start_ns = T0, .ncpus = 2, .sample_hz = 99 };
+	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+	struct jt_rec_module *mod;
+	struct jt_rec_drop *drop;
+	struct jt_rec_exec *ex;
+	struct jt_rec_proc *p;
+	union recbuf rb;
+
+	assert_non_null(w);
+	p = rec(&rb, JT_REC_PROC, sizeof(*p), strlen(cmdline), 0);
+	p->pid = 4242;
+	strcpy(p->comm, "java");
+	p->cmdline_len = strlen(cmdline);
+	memcpy(p->cmdline, cmdline, p->cmdline_len);
+	add(w, &rb);
+
+	ex = rec(&rb, JT_REC_EXEC, sizeof(*ex), strlen(exec_path), 1000);
+	ex->pid = 4242;
+	memcpy(ex->comm, "Web Content,x\\y", 15);	/* more fields follow comm: escaped */
+	ex->path_len = strlen(exec_path);
+	memcpy(ex->path, exec_path, ex->path_len);
+	add(w, &rb);
+
+	mod = rec(&rb, JT_REC_MODULE, sizeof(*mod), strlen(mod_path), 2000);
+	mod->id = 1;
+	mod->pid = 4242;
+	mod->start = 0x7f3a10000000ULL;
+	mod->end = 0x7f3a10e00000ULL;
+	mod->pgoff = 0;
+	mod->path_len = strlen(mod_path);
+	memcpy(mod->path, mod_path, mod->path_len);
+	add(w, &rb);
+
+	add_method(w, 3000, 1, 0x7f3a2c001000ULL, 0x180, -500, JT_SRC_AGENT, 17,
+		   "Lcom/example/Hot;::spin(I)V", 27);
+	add_method(w, 3500, 2, 0x7f3a2c002000ULL, 0x40, 3400, JT_SRC_PERFMAP, 0, odd_name,
+		   sizeof(odd_name) - 1);
+	add_method(w, 3600, 3, 0x7f3a2c003000ULL, 0x10, 3600, JT_SRC_USDT, 5, "", 0);
+	add_call(w, JT_REC_ENTER, 4000, 1);
+	add_sample(w, 5000, 4243, 1, frames, JT_ARRAY_SIZE(frames));
+	add_sample(w, 5100, 4244, 0, NULL, 0);
+	add_sample(w, 5200, 4244, 0, broken, JT_ARRAY_SIZE(broken));
+	add_call(w, JT_REC_LEAVE, 6000, 1);
+	add_call(w, JT_REC_UNLOAD, 7000, 1);
+
+	drop = rec(&rb, JT_REC_DROP, sizeof(*drop), 0, 8000);
+	drop->what = JT_DROP_REORDER;
+	drop->count = 3;
+	add(w, &rb);
+	drop->what = 99;	/* from a newer jitrace */
+	drop->count = 1;
+	add(w, &rb);
+
+	rec(&rb, 42, 32, 0, 9000);	/* a record type from a newer jitrace */
+	add(w, &rb);
+
+	rec(&rb, JT_REC_EXIT, sizeof(struct jt_rec_exit), 0, 10000);
+	((struct jt_rec_exit *)&rb)->pid = 4242;
+	add(w, &rb);
+	if (clean) {
+		assert_int_equal(jt_logw__close(w), 0);
+	} else {
+		assert_int_equal(jt_logw__flush(w), 0);
+		jt_logw__abort(w);
+	}
+}
+
+/* dump into memory; stderr into t->err. Returns dump's result; *out is malloc'd. */
+static int dump_to_mem(struct tmp *t, char **out)
+{
+	size_t len;
+	FILE *f = open_memstream(out, &len);
+	int saved, fd, ret;
+
+	assert_non_null(f);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(t->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	ret = jt_dump(f, t->log);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	fclose(f);
+	return ret;
+}
+
+static void dump_prints_every_record_type_as_the_golden_file(void **state)
+{
+	struct tmp *t = *state;
+	char *out, *golden, *err;
+	size_t len;
+
+	write_every_type(t->log, true);
+	assert_int_equal(dump_to_mem(t, &out), 0);
+	golden = slurp(GOLDEN, &len);
+	assert_string_equal(out, golden);
+	err = slurp(t->err, &len);
+	assert_string_equal(err, "");
+	free(err);
+	free(golden);
+	free(out);
+}
+
+static void dump_of_truncated_log_shows_whole_blocks_and_says_so(void **state)
+{
+	struct tmp *t = *state;
+	char *out, *golden, *err, *last;
+	struct stat st;
+	size_t len;
+
+	write_every_type(t->log, true);
+	assert_int_equal(stat(t->log, &st), 0);
+	assert_int_equal(truncate(t->log, st.st_size - 3), 0);	/* the one block, cut */
+	assert_int_equal(dump_to_mem(t, &out), 0);
+	assert_string_equal(out, "");
+	err = slurp(t->err, &len);
+	assert_non_null(strstr(err, "t.jtl: truncated: partial block at offset 256"));
+	assert_non_null(strstr(err, "; shown up to the last whole block\n"));
+	free(err);
+	free(out);
+
+	/* killed after a flush: all but the end record is shown */
+	assert_int_equal(unlink(t->log), 0);
+	write_every_type(t->log, false);
+	assert_int_equal(dump_to_mem(t, &out), 0);
+	golden = slurp(GOLDEN, &len);
+	last = strstr(golden, " end records=");
+	assert_non_null(last);
+	while (last > golden && last[-1] != '\n')
+		last--;
+	*last = '\0';
+	assert_string_equal(out, golden);
+	err = slurp(t->err, &len);
+	assert_non_null(strstr(err, "truncated: no end record"));
+	free(err);
+	free(golden);
+	free(out);
+}
+
+static void dump_of_corrupt_log_fails_with_the_reason(void **state)
+{
+	struct tmp *t = *state;
+	char *out, *err;
+	size_t len;
+	int fd;
+
+	write_every_type(t->log, true);
+	fd = open(t->log, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "XXXX", 4, JT_LOG_HEADER_SIZE), 4);	/* block magic */
+	close(fd);
+	assert_int_equal(dump_to_mem(t, &out), 1);
+	assert_string_equal(out, "");
+	err = slurp(t->err, &len);
+	assert_non_null(strstr(err, "t.jtl: corrupt: block at offset 256: bad magic"));
+	free(err);
+	free(out);
+
+	unlink(t->log);
+	assert_int_equal(dump_to_mem(t, &out), 1);
+	err = slurp(t->err, &len);
+	assert_non_null(strstr(err, "t.jtl: No such file or directory"));
+	free(err);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, tmp_setup, tmp_teardown)
+		T(dump_prints_every_record_type_as_the_golden_file),
+		T(dump_of_truncated_log_shows_whole_blocks_and_says_so),
+		T(dump_of_corrupt_log_fails_with_the_reason),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

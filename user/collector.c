@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The join. Events arrive in timestamp order, so applying code loads and unloads as they
+ * come keeps each process's code map exactly as it was at the time of the next event: a
+ * sample is named by the code live at its own time, even when an address is reused.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codemap.h"
+#include "collector.h"
+#include "hash.h"
+#include "methods.h"
+#include "procfs.h"
+#include "util.h"
+
+#define VMAS_REREAD_NS 1000000000ULL	/* reread /proc/PID/maps on a miss at most this often */
+#define CMDLINE_MAX 4096
+
+struct proc {
+	uint32_t pid;
+	bool defined;		/* its proc record is written */
+	bool has_agent;		/* it has sent agent events */
+	bool vmas_read;
+	uint64_t vmas_ts;	/* when /proc/PID/maps was last read */
+	char comm[16];
+	struct jt_codemap code;
+	struct jt_hash ids;	/* agent id -> struct jt_method */
+	struct jt_vmas vmas;
+};
+
+struct jt_collector {
+	const char *proc_root;
+	struct jt_sink sink;
+	struct jt_hash procs;	/* pid -> struct proc */
+	struct jt_methods methods;
+	uint64_t next_module_id;
+	struct jt_collector_stats st;
+	struct jt_frame frames[2 * JT_MAX_FRAMES];
+};
+
+struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
+				       const struct jt_sink *sink)
+{
+	struct jt_collector *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		jt_err("out of memory");
+		return NULL;
+	}
+	c->proc_root = o->proc_root ? o->proc_root : "/proc";
+	c->sink = *sink;
+	c->next_module_id = 1;
+	return c;
+}
+
+static void free_if_unused(struct jt_method *m)
+{
+	if (!m->in_codemap && !m->in_idmap)
+		free(m);
+}
+
+static void on_evict(void *ctx, struct jt_method *m)
+{
+	(void)ctx;
+	free_if_unused(m);
+}
+
+/* Forget a process's code: at exec (a new image) and at exit. */
+static void proc_reset(struct proc *p)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	jt_codemap__clear(&p->code, on_evict, NULL);
+	while (jt_hash__next(&p->ids, &pos, &key, &val)) {
+		struct jt_method *m = val;
+
+		m->in_idmap = false;
+		free_if_unused(m);
+	}
+	jt_hash__fini(&p->ids);
+	jt_vmas__free(&p->vmas);
+	p->vmas_read = false;
+	p->has_agent = false;
+}
+
+static void proc_free(struct proc *p)
+{
+	proc_reset(p);
+	free(p);
+}
+
+void jt_collector__free(struct jt_collector *c)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	if (!c)
+		return;
+	while (jt_hash__next(&c->procs, &pos, &key, &val))
+		proc_free(val);
+	jt_hash__fini(&c->procs);
+	free(c);
+}
+
+static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
+{
+	struct proc *p = jt_hash__get(&c->procs, pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p || jt_hash__put(&c->procs, pid, p)) {
+		free(p);
+		jt_err("out of memory");
+		return NULL;
+	}
+	p->pid = pid;
+	return p;
+}
+
+static void set_comm(struct proc *p, const char *comm)
+{
+	if (comm) {
+		memcpy(p->comm, comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = 0;
+	}
+}
+
+/* The process's identity, written once before anything of it that needs a name. */
+static int proc_define(struct jt_collector *c, struct proc *p, uint64_t ts)
+{
+	union {
+		struct jt_rec_proc rec;
+		char bytes[sizeof(struct jt_rec_proc) + CMDLINE_MAX + 8];
+	} u;
+	int n;
+	size_t size;
+
+	if (p->defined)
+		return 0;
+	n = jt_procfs__read_cmdline(c->proc_root, p->pid, u.rec.cmdline, CMDLINE_MAX);
+	if (n < 0)
+		n = 0;
+	if (!p->comm[0])
+		jt_procfs__read_comm(c->proc_root, p->pid, p->comm);
+	size = jt_round8(sizeof(u.rec) + n);
+	memset(u.rec.cmdline + n, 0, size - sizeof(u.rec) - n);
+	u.rec.h = (struct jt_rec_hdr){ .type = JT_REC_PROC, .size = size, .ts = ts };
+	u.rec.pid = p->pid;
+	u.rec.cmdline_len = n;
+	u.rec.reserved = 0;
+	memcpy(u.rec.comm, p->comm, sizeof(u.rec.comm));
+	p->defined = true;
+	return jt_sink__emit(&c->sink, &u.rec.h);
+}
+
+static int method_define(struct jt_collector *c, struct proc *p, struct jt_method *m,
+			 uint64_t ts)
+{
+	int err;
+
+	if (m->log_id)
+		return 0;
+	err = proc_define(c, p, ts);
+	err = err ?: jt_methods__define(&c->methods, m, ts, &c->sink);
+	if (!err)
+		c->st.methods = c->methods.defined;
+	return err;
+}
+
+static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_method *m, *live;
+
+	if (ev->src == JT_SRC_AGENT)
+		p->has_agent = true;
+	else if (p->has_agent) {	/* the agent already told us, with exact times */
+		c->st.perfmap_skipped++;
+		return 0;
+	}
+	m = jt_method__new(p->pid, ev->start, ev->size, ev->ts, ev->id, ev->src, ev->str,
+			   ev->str_len);
+	if (!m)
+		goto oom;
+	live = jt_codemap__insert(&p->code, m, on_evict, NULL);
+	if (!live) {
+		free(m);
+		goto oom;
+	}
+	if (live != m) {	/* the same code again (e.g. agent and perf map): keep one */
+		free(m);
+		if (!ev->id || live->in_idmap)
+			return 0;
+		live->agent_id = ev->id;
+		m = live;
+	}
+	if (ev->src == JT_SRC_AGENT) {
+		struct jt_method *old = jt_hash__get(&p->ids, ev->id);
+
+		if (old && old != m) {	/* an id reused without unload: the old one is gone */
+			old->in_idmap = false;
+			free_if_unused(old);
+		}
+		if (jt_hash__put(&p->ids, ev->id, m)) {
+			jt_codemap__remove(&p->code, m);
+			free_if_unused(m);
+			goto oom;
+		}
+		m->in_idmap = true;
+	}
+	return 0;
+oom:
+	jt_err("out of memory for the methods of pid %u", p->pid);
+	return -ENOMEM;
+}
+
+/* The method an agent id names; one that was loaded before recording began gets a stand-in. */
+static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, uint64_t id,
+				      uint64_t ts)
+{
+	struct jt_method *m = jt_hash__get(&p->ids, id);
+	char name[48];
+	int n;
+
+	if (m)
+		return m;
+	c->st.unknown_ids++;
+	n = snprintf(name, sizeof(name), "[unknown method %llu]", (unsigned long long)id);
+	m = jt_method__new(p->pid, 0, 0, ts, id, JT_SRC_AGENT, name, n);
+	if (!m || jt_hash__put(&p->ids, id, m)) {
+		free(m);
+		jt_err("out of memory for the methods of pid %u", p->pid);
+		return NULL;
+	}
+	m->in_idmap = true;
+	return m;
+}
+
+static int on_call(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_rec_call rec;
+	struct jt_method *m = method_by_id(c, p, ev->id, ev->ts);
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	err = method_define(c, p, m, ev->ts);
+	if (err)
+		return err;
+	rec = (struct jt_rec_call){
+		.h = { .type = ev->type == JT_EV_ENTER ? JT_REC_ENTER : JT_REC_LEAVE,
+		       .size = sizeof(rec), .ts = ev->ts },
+		.id = m->log_id, .pid = p->pid, .tid = ev->tid,
+	};
+	c->st.calls++;
+	return jt_sink__emit(&c->sink, &rec.h);
+}
+
+/* The code is gone: no longer live, nor reachable by its id. Only a method the log already
+ * defines needs an unload record. */
+static int on_unload(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_method *m = jt_hash__del(&p->ids, ev->id);
+	struct jt_rec_call rec;
+	int err = 0;
+
+	if (!m) {		/* loaded before we started */
+		c->st.unknown_ids++;
+		return 0;
+	}
+	m->in_idmap = false;
+	jt_codemap__remove(&p->code, m);
+	if (m->log_id) {
+		rec = (struct jt_rec_call){
+			.h = { .type = JT_REC_UNLOAD, .size = sizeof(rec), .ts = ev->ts },
+			.id = m->log_id, .pid = p->pid, .tid = ev->tid,
+		};
+		err = jt_sink__emit(&c->sink, &rec.h);
+	}
+	free_if_unused(m);
+	return err;
+}
+
+static int module_define(struct jt_collector *c, struct proc *p, struct jt_vma *vma,
+			 uint64_t ts)
+{
+	union {
+		struct jt_rec_module rec;
+		char bytes[sizeof(struct jt_rec_module) + 4096 + 8];
+	} u;
+	size_t len = strlen(vma->path), size;
+	int err;
+
+	if (vma->module_id)
+		return 0;
+	if (len > 4096)
+		len = 4096;
+	err = proc_define(c, p, ts);
+	if (err)
+		return err;
+	size = jt_round8(sizeof(u.rec) + len);
+	memset(u.bytes + size - 8, 0, 8);
+	u.rec = (struct jt_rec_module){
+		.h = { .type = JT_REC_MODULE, .size = size, .ts = ts },
+		.id = c->next_module_id, .start = vma->start, .end = vma->end,
+		.pgoff = vma->pgoff, .pid = p->pid, .path_len = len,
+	};
+	memcpy(u.rec.path, vma->path, len);
+	err = jt_sink__emit(&c->sink, &u.rec.h);
+	if (!err)
+		vma->module_id = c->next_module_id++;
+	return err;
+}
+
+static struct jt_vma *find_vma(struct jt_collector *c, struct proc *p, uint64_t addr,
+			       uint64_t ts)
+{
+	struct jt_vma *vma;
+
+	if (!p->vmas_read) {
+		p->vmas_read = true;
+		p->vmas_ts = ts;
+		jt_procfs__read_maps(c->proc_root, p->pid, &p->vmas);
+	}
+	vma = jt_vmas__find(&p->vmas, addr);
+	if (!vma && ts - p->vmas_ts > VMAS_REREAD_NS) {	/* a library loaded since? */
+		p->vmas_ts = ts;
+		if (!jt_procfs__read_maps(c->proc_root, p->pid, &p->vmas))
+			vma = jt_vmas__find(&p->vmas, addr);
+	}
+	return vma;
+}
+
+static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool leaf,
+		      uint64_t ts, struct jt_frame *f)
+{
+	/* a return address may be just past its function: look up the call instead */
+	uint64_t at = leaf ? ip : ip - 1;
+	struct jt_method *m = jt_codemap__find(&p->code, at);
+	struct jt_vma *vma;
+	int err;
+
+	if (m) {
+		err = method_define(c, p, m, ts);
+		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_METHOD, m->log_id), ip - m->start };
+		return err;
+	}
+	vma = find_vma(c, p, at, ts);
+	if (vma) {
+		err = module_define(c, p, vma, ts);
+		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_MODULE, vma->module_id),
+					ip - vma->start + vma->pgoff };
+		return err;
+	}
+	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 0), ip };
+	return 0;
+}
+
+static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_rec_sample rec;
+	unsigned int i, n = 0;
+	int err;
+
+	for (i = 0; i < ev->nr_kernel; i++)
+		c->frames[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_KERNEL, 0), ev->ips[i] };
+	for (i = 0; i < ev->nr_user; i++) {
+		uint64_t ip = ev->ips[ev->nr_kernel + i];
+
+		if (!ip)	/* the frame-pointer chain's end */
+			break;
+		err = user_frame(c, p, ip, i == 0, ev->ts, &c->frames[n++]);
+		if (err)
+			return err;
+	}
+	err = proc_define(c, p, ev->ts);
+	if (err)
+		return err;
+	rec = (struct jt_rec_sample){
+		.h = { .type = JT_REC_SAMPLE, .size = sizeof(rec) + n * sizeof(struct jt_frame),
+		       .ts = ev->ts },
+		.pid = p->pid, .tid = ev->tid, .cpu = ev->cpu, .nr_frames = n,
+	};
+	c->st.samples++;
+	/* the frames follow the header in the sink's copy: build both in one buffer */
+	{
+		char buf[sizeof(rec) + sizeof(c->frames)];
+
+		memcpy(buf, &rec, sizeof(rec));
+		memcpy(buf + sizeof(rec), c->frames, n * sizeof(struct jt_frame));
+		return jt_sink__emit(&c->sink, (const struct jt_rec_hdr *)buf);
+	}
+}
+
+static int on_exec(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	union {
+		struct jt_rec_exec rec;
+		char bytes[sizeof(struct jt_rec_exec) + JT_PATH_MAX + 8];
+	} u;
+	size_t size = jt_round8(sizeof(u.rec) + ev->str_len);
+
+	proc_reset(p);		/* a new image: the old code is gone */
+	set_comm(p, ev->comm);
+	p->defined = false;	/* its command line changed: say it again when it matters */
+	memset(u.bytes + size - 8, 0, 8);
+	u.rec = (struct jt_rec_exec){
+		.h = { .type = JT_REC_EXEC, .size = size, .ts = ev->ts },
+		.pid = p->pid, .path_len = ev->str_len,
+	};
+	memcpy(u.rec.comm, p->comm, sizeof(u.rec.comm));
+	memcpy(u.rec.path, ev->str, ev->str_len);
+	return jt_sink__emit(&c->sink, &u.rec.h);
+}
+
+static int on_exit_ev(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_rec_exit rec = {
+		.h = { .type = JT_REC_EXIT, .size = sizeof(rec), .ts = ev->ts },
+		.pid = p->pid,
+	};
+
+	jt_hash__del(&c->procs, p->pid);
+	proc_free(p);
+	return jt_sink__emit(&c->sink, &rec.h);
+}
+
+/* A forked child runs its parent's code until it execs: give it copies of the live ranges. */
+static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_event *ev)
+{
+	struct proc *child;
+	size_t i;
+
+	if (parent->code.n == 0)
+		return 0;
+	child = jt_hash__del(&c->procs, ev->child_pid);	/* a stale pid: start afresh */
+	if (child)
+		proc_free(child);
+	child = proc_get(c, ev->child_pid);
+	if (!child)
+		return -ENOMEM;
+	memcpy(child->comm, parent->comm, sizeof(child->comm));
+	for (i = 0; i < parent->code.n; i++) {
+		struct jt_method *pm = parent->code.v[i];
+		struct jt_event load = {
+			.ts = ev->ts, .pid = child->pid, .start = pm->start, .size = pm->size,
+			.id = pm->in_idmap ? pm->agent_id : 0, .src = pm->src, .str = pm->name,
+			.str_len = pm->name_len,
+		};
+		int err = on_code_load(c, child, &load);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
+{
+	struct proc *p = proc_get(c, ev->pid);
+
+	if (!p)
+		return -ENOMEM;
+	c->st.events++;
+	switch (ev->type) {
+	case JT_EV_CODE_LOAD:
+		return on_code_load(c, p, ev);
+	case JT_EV_CODE_UNLOAD:
+		return on_unload(c, p, ev);
+	case JT_EV_ENTER:
+	case JT_EV_LEAVE:
+		return on_call(c, p, ev);
+	case JT_EV_SAMPLE:
+		return on_sample(c, p, ev);
+	case JT_EV_EXEC:
+		return on_exec(c, p, ev);
+	case JT_EV_EXIT:
+		set_comm(p, ev->comm);
+		return on_exit_ev(c, p, ev);
+	case JT_EV_FORK:
+		return on_fork(c, p, ev);
+	default:
+		return 0;
+	}
+}
+
+int jt_collector__drop(struct jt_collector *c, unsigned int what, uint64_t count, uint64_t ts)
+{
+	struct jt_rec_drop rec = {
+		.h = { .type = JT_REC_DROP, .size = sizeof(rec), .ts = ts },
+		.what = what, .count = count,
+	};
+
+	return jt_sink__emit(&c->sink, &rec.h);
+}
+
+bool jt_collector__has_agent(const struct jt_collector *c, uint32_t pid)
+{
+	const struct proc *p = jt_hash__get(&c->procs, pid);
+
+	return p && p->has_agent;
+}
+
+void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats *st)
+{
+	*st = c->st;
+	st->procs = c->procs.count;
+}

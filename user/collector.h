@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The join: events in time order in, log records out (methods defined before use). */
+#ifndef JT_COLLECTOR_H
+#define JT_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "sink.h"
+
+struct jt_collector_opts {
+	const char *proc_root;	/* "/proc"; tests point it at a fixture tree */
+};
+
+struct jt_collector_stats {
+	uint64_t events;	/* events joined */
+	uint64_t samples;
+	uint64_t calls;		/* enter + leave */
+	uint64_t methods;	/* method definitions written */
+	uint64_t procs;		/* processes known now */
+	uint64_t unknown_ids;	/* enter/leave/unload of an id never loaded while recording */
+	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
+};
+
+struct jt_collector;
+
+struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
+				       const struct jt_sink *sink);
+void jt_collector__free(struct jt_collector *c);
+/*
+ * One event. Events must come in nondecreasing ts order: the code live at a sample's
+ * address is then exactly the code live at the sample's time. Returns 0 or -errno from the
+ * sink (already reported).
+ */
+int jt_collector__event(struct jt_collector *c, const struct jt_event *ev);
+/* Record count lost things of kind what (enum jt_drop) at time ts. */
+int jt_collector__drop(struct jt_collector *c, unsigned int what, uint64_t count, uint64_t ts);
+/* Whether pid reports its code through the agent (its perf map is then only a backup). */
+bool jt_collector__has_agent(const struct jt_collector *c, uint32_t pid);
+void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats *st);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* An open-addressing hash from 64-bit keys to non-NULL pointers. */
+#ifndef JT_HASH_H
+#define JT_HASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct jt_hash_ent {
+	uint64_t key;
+	void *val;		/* NULL: empty */
+};
+
+struct jt_hash {
+	struct jt_hash_ent *ents;
+	size_t cap;		/* a power of two, or 0 */
+	size_t count;
+};
+
+/* A zeroed struct jt_hash is an empty hash. */
+void jt_hash__fini(struct jt_hash *h);
+void *jt_hash__get(const struct jt_hash *h, uint64_t key);
+/* Insert or replace; val must not be NULL. Returns 0 or -ENOMEM. */
+int jt_hash__put(struct jt_hash *h, uint64_t key, void *val);
+/* Remove key; returns what it held, or NULL. */
+void *jt_hash__del(struct jt_hash *h, uint64_t key);
+/* Iterate: start with *pos = 0; returns false at the end. Do not modify while iterating. */
+bool jt_hash__next(const struct jt_hash *h, size_t *pos, uint64_t *key, void **val);
+
+#endif

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Loading and attaching jitrace's BPF programs: uprobes, samplers, tracepoints. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "jitrace.skel.h"
+#include "loader.h"
+#include "util.h"
+
+struct jt_bpf {
+	struct jitrace_bpf *skel;
+	struct bpf_link **links;
+	int nr_links;
+	int max_links;
+	int nr_samplers;
+	int ncpus;
+};
+
+static int libbpf_print_all(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int keep_link(struct jt_bpf *b, struct bpf_link *link)
+{
+	if (b->nr_links == b->max_links) {
+		int n = b->max_links ? 2 * b->max_links : 16;
+		struct bpf_link **l = realloc(b->links, n * sizeof(*l));
+
+		if (!l) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		b->links = l;
+		b->max_links = n;
+	}
+	b->links[b->nr_links++] = link;
+	return 0;
+}
+
+static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *path,
+		       const char *func)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
+	struct bpf_link *link;
+
+	/* pid -1: every process that maps the library, now or later */
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
+	if (!link) {
+		int err = -errno;
+
+		jt_err("attaching a uprobe to %s in %s: %s", func, path, strerror(-err));
+		return err;
+	}
+	return keep_link(b, link);
+}
+
+static int attach_samplers(struct jt_bpf *b, unsigned int hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int cpu, fd, err;
+
+	for (cpu = 0; cpu < b->ncpus; cpu++) {
+		struct bpf_link *link;
+
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)	/* offline CPU */
+				continue;
+			err = -errno;
+			jt_err("perf_event_open(cpu-clock, %u Hz) on CPU %d: %s", hz, cpu,
+			       strerror(-err));
+			return err;
+		}
+		link = bpf_program__attach_perf_event(b->skel->progs.jt_sample, fd);
+		if (!link) {
+			err = -errno;
+			jt_err("attaching the sampler on CPU %d: %s", cpu, strerror(-err));
+			close(fd);
+			return err;
+		}
+		/* the link owns fd from here on */
+		err = keep_link(b, link);
+		if (err)
+			return err;
+		b->nr_samplers++;
+	}
+	return 0;
+}
+
+static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
+{
+	struct jitrace_bpf *s = b->skel;
+	struct bpf_program *tps[] = { s->progs.jt_exec, s->progs.jt_exit, s->progs.jt_fork };
+	size_t i;
+	int err;
+
+	for (i = 0; i < JT_ARRAY_SIZE(tps); i++) {
+		struct bpf_link *link = bpf_program__attach(tps[i]);
+
+		if (!link) {
+			err = -errno;
+			jt_err("attaching %s: %s", bpf_program__name(tps[i]), strerror(-err));
+			return err;
+		}
+		err = keep_link(b, link);
+		if (err)
+			return err;
+	}
+	if (o->agent_path) {
+		err = attach_stub(b, s->progs.jt_code_load, o->agent_path,
+				  "jitrace_stub_code_load");
+		err = err ?: attach_stub(b, s->progs.jt_code_unload, o->agent_path,
+					 "jitrace_stub_code_unload");
+		if (!err && o->calls) {
+			err = attach_stub(b, s->progs.jt_enter, o->agent_path,
+					  "jitrace_method_enter");
+			err = err ?: attach_stub(b, s->progs.jt_leave, o->agent_path,
+						 "jitrace_method_leave");
+		}
+		if (err)
+			return err;
+	}
+	if (o->sample_hz)
+		return attach_samplers(b, o->sample_hz);
+	return 0;
+}
+
+struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
+{
+	struct jt_bpf *b = calloc(1, sizeof(*b));
+	int err;
+
+	if (!b) {
+		jt_err("out of memory");
+		return NULL;
+	}
+	libbpf_set_print(o->verbose ? libbpf_print_all : libbpf_print_none);
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0) {
+		jt_err("counting CPUs: %s", strerror(-b->ncpus));
+		goto fail;
+	}
+	b->skel = jitrace_bpf__open();
+	if (!b->skel) {
+		jt_err("opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	b->skel->rodata->filter_pids = o->filter_pids;
+	b->skel->rodata->want_kstack = o->kstack;
+	err = bpf_map__set_max_entries(b->skel->maps.jt_rb, o->ringbuf_bytes);
+	if (err) {
+		jt_err("ring buffer size %zu: %s", o->ringbuf_bytes, strerror(-err));
+		goto fail;
+	}
+	err = jitrace_bpf__load(b->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			jt_err("loading BPF programs: %s (jitrace needs root, or the capabilities "
+			       "CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)", strerror(-err));
+		else
+			jt_err("loading BPF programs: %s (run with -v for the verifier's log)",
+			       strerror(-err));
+		goto fail;
+	}
+	if (o->attach && attach_all(b, o))
+		goto fail;
+	return b;
+fail:
+	jt_bpf__close(b);
+	return NULL;
+}
+
+void jt_bpf__close(struct jt_bpf *b)
+{
+	int i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->nr_links; i++)
+		bpf_link__destroy(b->links[i]);
+	free(b->links);
+	jitrace_bpf__destroy(b->skel);
+	free(b);
+}
+
+int jt_bpf__add_pid(struct jt_bpf *b, uint32_t pid)
+{
+	uint8_t one = 1;
+	int err = bpf_map__update_elem(b->skel->maps.jt_pids, &pid, sizeof(pid), &one,
+				       sizeof(one), BPF_ANY);
+
+	if (err)
+		jt_err("adding pid %u to the filter: %s", pid, strerror(-err));
+	return err;
+}
+
+int jt_bpf__ringbuf_fd(const struct jt_bpf *b)
+{
+	return bpf_map__fd(b->skel->maps.jt_rb);
+}
+
+int jt_bpf__drops(const struct jt_bpf *b, uint64_t *out)
+{
+	uint64_t *vals = calloc(b->ncpus, sizeof(*vals));
+	uint32_t key;
+	int cpu, err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	for (key = 0; key < JT_DROP_BPF_MAX; key++) {
+		err = bpf_map__lookup_elem(b->skel->maps.jt_drops, &key, sizeof(key), vals,
+					   b->ncpus * sizeof(*vals), 0);
+		if (err) {
+			jt_err("reading drop counters: %s", strerror(-err));
+			break;
+		}
+		out[key] = 0;
+		for (cpu = 0; cpu < b->ncpus; cpu++)
+			out[key] += vals[cpu];
+	}
+	free(vals);
+	return err;
+}
+
+int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *dropped)
+{
+	struct jt_storm_args args = { .count = count, .pid = pid };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args),
+		    .ctx_out = &args, .ctx_size_out = sizeof(args));
+	int err = bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.jt_storm), &opts);
+
+	if (err) {
+		jt_err("running jt_storm: %s", strerror(errno));
+		return -errno;
+	}
+	*dropped = args.dropped;
+	return 0;
+}
+
+int jt_bpf__nr_samplers(const struct jt_bpf *b)
+{
+	return b->nr_samplers;
+}

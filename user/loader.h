@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Loading and attaching jitrace's BPF programs (one of the two modules that use libbpf). */
+#ifndef JT_LOADER_H
+#define JT_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jt_events.h"
+
+struct jt_bpf_opts {
+	const char *agent_path;	/* library whose stubs are probed; NULL: no uprobes */
+	unsigned int sample_hz;	/* 0: no sampling */
+	size_t ringbuf_bytes;	/* power of two */
+	bool calls;		/* attach enter/leave */
+	bool kstack;		/* samples carry kernel frames */
+	bool filter_pids;	/* only pids added with jt_bpf__add_pid, and their children */
+	bool attach;		/* false: load only (benchmarks drive jt_storm) */
+	bool verbose;		/* libbpf's own messages */
+};
+
+struct jt_bpf;
+
+/* Open, load and attach. Errors are reported with their cause; NULL is returned. */
+struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o);
+void jt_bpf__close(struct jt_bpf *b);
+int jt_bpf__add_pid(struct jt_bpf *b, uint32_t pid);
+int jt_bpf__ringbuf_fd(const struct jt_bpf *b);
+/* Sum the per-CPU drop counters into out[JT_DROP_BPF_MAX]. */
+int jt_bpf__drops(const struct jt_bpf *b, uint64_t *out);
+/* Run jt_storm: count enter/leave events for pid; *dropped gets failed reserves. */
+int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *dropped);
+/* How many per-CPU samplers are attached. */
+int jt_bpf__nr_samplers(const struct jt_bpf *b);
+
+#endif

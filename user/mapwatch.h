@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Following the perf maps of the processes jitrace sees, as they grow. */
+#ifndef JT_MAPWATCH_H
+#define JT_MAPWATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfmap.h"
+
+/*
+ * One map line, read now, for pid. ts is the earliest time the line can have been written
+ * (the previous read of that file found nothing past it).
+ */
+typedef void (*jt_mapwatch_cb)(void *ctx, uint32_t pid, uint64_t ts,
+			       const struct jt_perfmap_entry *e);
+
+struct jt_mapwatch;
+
+struct jt_mapwatch *jt_mapwatch__new(jt_mapwatch_cb cb, void *ctx);
+void jt_mapwatch__free(struct jt_mapwatch *mw);
+/* Follow pid's map from the next poll on, if it has one (looked for again, less and less
+ * often, while it has none). */
+void jt_mapwatch__notice(struct jt_mapwatch *mw, uint32_t pid, uint64_t now);
+/* pid exec'd a new program: look for its map again without waiting. */
+void jt_mapwatch__exec(struct jt_mapwatch *mw, uint32_t pid, uint64_t ts);
+/* Follow the maps of every process running now. */
+void jt_mapwatch__scan(struct jt_mapwatch *mw, uint64_t now);
+/* Open the maps of processes noticed since, and read what every followed map gained. */
+void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now);
+/* pid exited (or exec'd into something else): read what is left, then let it go. */
+void jt_mapwatch__forget(struct jt_mapwatch *mw, uint32_t pid, uint64_t now);
+size_t jt_mapwatch__following(const struct jt_mapwatch *mw);
+/* Bad lines in all maps ever followed. */
+uint64_t jt_mapwatch__bad_lines(const struct jt_mapwatch *mw);
+
+#endif

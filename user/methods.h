@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Methods (named code ranges) and the table that gives each its one definition in the log. */
+#ifndef JT_METHODS_H
+#define JT_METHODS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sink.h"
+
+struct jt_method {
+	uint64_t log_id;	/* 0 until its definition is written */
+	uint64_t start;
+	uint64_t size;
+	uint64_t load_ts;	/* when the code became live */
+	uint64_t agent_id;	/* the runtime's id, 0 if none */
+	uint32_t pid;
+	uint16_t src;		/* enum jt_src */
+	bool in_codemap;	/* still live at its address */
+	bool in_idmap;		/* still reachable by agent_id */
+	uint32_t name_len;
+	char name[];
+};
+
+struct jt_method *jt_method__new(uint32_t pid, uint64_t start, uint64_t size, uint64_t load_ts,
+				 uint64_t agent_id, uint16_t src, const char *name,
+				 uint32_t name_len);
+bool jt_method__same_code(const struct jt_method *a, const struct jt_method *b);
+
+/*
+ * The method table hands out log ids and writes each method's definition exactly once,
+ * at the time of its first reference, so that every reference follows its definition.
+ */
+struct jt_methods {
+	uint64_t next_id;	/* 0 in a zeroed table means 1 */
+	uint64_t defined;	/* definitions written */
+};
+
+/* Ensure m is defined in the log; ts is the time of the referencing record. */
+int jt_methods__define(struct jt_methods *t, struct jt_method *m, uint64_t ts,
+		       const struct jt_sink *sink);
+
+#endif

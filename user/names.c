@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Printable names of the log's enums, as dump and the reports show them. */
+#include "jt_events.h"
+#include "jt_log_format.h"
+#include "names.h"
+#include "util.h"
+
+static const char *const drop_names[] = {
+	[JT_DROP_RB_CALL] = "ringbuf_call",
+	[JT_DROP_RB_SAMPLE] = "ringbuf_sample",
+	[JT_DROP_RB_CODE] = "ringbuf_code",
+	[JT_DROP_RB_PROC] = "ringbuf_proc",
+	[JT_DROP_STACK] = "stack",
+	[JT_DROP_REORDER] = "reorder",
+	[JT_DROP_DECODE] = "decode",
+	[JT_DROP_PERFMAP_LINE] = "perfmap_line",
+};
+_Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
+
+static const char *const src_names[] = {
+	[JT_SRC_AGENT] = "agent",
+	[JT_SRC_USDT] = "usdt",
+	[JT_SRC_PERFMAP] = "perfmap",
+};
+_Static_assert(JT_ARRAY_SIZE(src_names) == JT_SRC_MAX, "a method source has no name");
+
+static const char *const rec_names[] = {
+	[JT_REC_METHOD] = "method",
+	[JT_REC_UNLOAD] = "unload",
+	[JT_REC_ENTER] = "enter",
+	[JT_REC_LEAVE] = "leave",
+	[JT_REC_SAMPLE] = "sample",
+	[JT_REC_EXEC] = "exec",
+	[JT_REC_EXIT] = "exit",
+	[JT_REC_DROP] = "drop",
+	[JT_REC_PROC] = "proc",
+	[JT_REC_MODULE] = "module",
+	[JT_REC_END] = "end",
+};
+_Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
+
+static const char *lookup(const char *const *names, unsigned n, unsigned v)
+{
+	return v < n && names[v] ? names[v] : "unknown";
+}
+
+const char *jt_drop__name(unsigned what)
+{
+	return lookup(drop_names, JT_ARRAY_SIZE(drop_names), what);
+}
+
+const char *jt_src__name(unsigned src)
+{
+	return lookup(src_names, JT_ARRAY_SIZE(src_names), src);
+}
+
+const char *jt_rec__name(unsigned type)
+{
+	return lookup(rec_names, JT_ARRAY_SIZE(rec_names), type);
+}

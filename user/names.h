@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Printable names of the log's enums: drop reasons, method sources, record types. */
+#ifndef JT_NAMES_H
+#define JT_NAMES_H
+
+/* Each returns a static string; "unknown" for a value it does not know. */
+const char *jt_drop__name(unsigned what);	/* enum jt_drop */
+const char *jt_src__name(unsigned src);		/* enum jt_src */
+const char *jt_rec__name(unsigned type);	/* enum jt_rec_type */
+
+#endif

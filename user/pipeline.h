@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Ring-buffer records and perf map lines in; ordered, joined log records out. */
+#ifndef JT_PIPELINE_H
+#define JT_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+#include "sink.h"
+
+struct jt_pipeline_opts {
+	uint64_t window_ns;	/* how late a record may arrive and still be put in order */
+	size_t max_pending;	/* records held for reordering at most */
+	const char *proc_root;	/* "/proc" */
+	bool follow_perfmaps;
+};
+
+struct jt_pipeline_stats {
+	struct jt_collector_stats col;
+	uint64_t received;	/* ring-buffer records */
+	uint64_t pending;	/* held for reordering */
+	uint64_t maps;		/* perf maps followed */
+	uint64_t lost[JT_DROP_MAX];	/* totals, BPF's and ours */
+};
+
+struct jt_pipeline;
+
+struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const struct jt_sink *sink);
+void jt_pipeline__free(struct jt_pipeline *pl);
+/* Start following the perf maps of processes that are already running. */
+void jt_pipeline__scan(struct jt_pipeline *pl, uint64_t now);
+/* One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
+ * failed (already reported). */
+int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
+/* Read perf maps, then let out every record older than now minus the window. */
+int jt_pipeline__tick(struct jt_pipeline *pl, uint64_t now);
+/* BPF's drop counters, totals since start (JT_DROP_BPF_MAX of them): record what grew. */
+int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals);
+/* Let out everything and record the final loss counts, zero or not. */
+int jt_pipeline__finish(struct jt_pipeline *pl);
+void jt_pipeline__stats(const struct jt_pipeline *pl, struct jt_pipeline_stats *st);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What the collector reads of a process from /proc: name, command line, mapped files. */
+#ifndef JT_PROCFS_H
+#define JT_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An executable mapping of a file (the vdso counts as one). */
+struct jt_vma {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t module_id;	/* 0 until defined in the log */
+	char *path;
+};
+
+struct jt_vmas {
+	struct jt_vma *v;	/* sorted by start */
+	size_t n;
+};
+
+/*
+ * Read PROC_ROOT/PID/maps (proc_root is "/proc", or a fixture tree in tests). Returns 0 or
+ * -errno (not reported: a process may be gone, and that is normal).
+ */
+int jt_procfs__read_maps(const char *proc_root, uint32_t pid, struct jt_vmas *out);
+void jt_vmas__free(struct jt_vmas *vm);
+struct jt_vma *jt_vmas__find(const struct jt_vmas *vm, uint64_t addr);
+
+/* PROC_ROOT/PID/cmdline with NULs turned into spaces, NUL-terminated. Returns its length
+ * or -errno. */
+int jt_procfs__read_cmdline(const char *proc_root, uint32_t pid, char *buf, size_t len);
+/* PROC_ROOT/PID/comm without its newline, into comm[16]. Returns 0 or -errno. */
+int jt_procfs__read_comm(const char *proc_root, uint32_t pid, char comm[16]);
+
+#endif

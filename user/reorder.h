@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Putting records back in timestamp order within a bounded window. */
+#ifndef JT_REORDER_H
+#define JT_REORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Records reach the ring buffer nearly, but not exactly, in time order (each CPU takes its
+ * timestamp before it reserves). The reorder buffer holds copies sorted by timestamp, equal
+ * timestamps in arrival order, and lets out those older than a watermark.
+ */
+struct jt_reorder;
+
+typedef void (*jt_reorder_cb)(void *ctx, const void *rec, size_t len);
+
+/* max_records bounds memory: past it the oldest records are let out early. */
+struct jt_reorder *jt_reorder__new(size_t max_records);
+void jt_reorder__free(struct jt_reorder *r);
+/*
+ * Copy a record in. Returns 0; -ERANGE if ts is older than a record already let out
+ * (the window was too short: the caller counts it as lost); -ENOMEM.
+ */
+int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len);
+/* Let out, oldest first, every record with ts <= upto, then any beyond max_records. */
+size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, void *ctx);
+size_t jt_reorder__count(const struct jt_reorder *r);
+/* Timestamp of the last record let out: nothing older can be pushed any more. */
+uint64_t jt_reorder__floor(const struct jt_reorder *r);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Draining the BPF ring buffer (one of the two modules that use libbpf). */
+#ifndef JT_RINGBUF_H
+#define JT_RINGBUF_H
+
+#include <stddef.h>
+
+/* Called once per record, in ring order. Return 0 to go on. */
+typedef int (*jt_rb_cb)(void *ctx, const void *data, size_t len);
+
+struct jt_rb;
+
+struct jt_rb *jt_rb__new(int map_fd, jt_rb_cb cb, void *ctx);
+void jt_rb__free(struct jt_rb *r);
+/*
+ * Consume everything available now. The producers never wake us (a wakeup per record
+ * costs 2 to 3 us here), so the caller calls this on a timer. Returns records consumed or
+ * -errno.
+ */
+long jt_rb__consume(struct jt_rb *r);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Small helpers every collector module uses: error reporting and rounding. */
+#ifndef JT_UTIL_H
+#define JT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Report an error once, where it can be explained: "jitrace: " + message + newline. */
+void jt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Monotonic clock in ns, the clock of bpf_ktime_get_ns(). */
+uint64_t jt_now_ns(void);
+
+static inline size_t jt_round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+#define JT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
