@@ -92,7 +92,7 @@ $(TOYJIT): $(TOYJIT_OBJS) $(AGENT)
 
 # ---- tests ----
 $(OUT)/tests/test_%: tests/unit/test_%.c $(OUT)/libjt.a | $(OUT)/tests
-	$(CC) $(CFLAGS) -Itests $^ $(LDLIBS) -lcmocka -o $@
+	$(CC) $(CFLAGS) -Itests $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
 
 $(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)/libjt.a \
 		| $(OUT)/tests
@@ -112,6 +112,8 @@ deps:
 	@scripts/deps.sh test
 
 # ---- bench ----
+$(OUT)/bench/bench_calls: $(OUT)/bench/bare.skel.h
+
 $(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/libjt.a $(AGENT) | $(OUT)/bench
 	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c %.a,$^) -L$(OUT) -ljitrace-agent \
 		-Wl,-rpath,'$$ORIGIN/..' $(LDLIBS) -lpthread -o $@

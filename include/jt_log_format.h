@@ -8,7 +8,7 @@
 /*
  * File layout, all little-endian:
  *   struct jt_log_header                    (uncompressed, JT_LOG_HEADER_SIZE bytes)
- *   { struct jt_log_block, zsize bytes of zlib stream }*
+ *   { struct jt_log_block, zsize bytes of raw deflate data (zlib, windowBits -15) }*
  * Each block inflates to rawsize bytes holding whole records; no record spans two blocks,
  * so a file cut anywhere reads up to its last whole block.
  */

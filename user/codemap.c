@@ -37,6 +37,8 @@ struct jt_method *jt_codemap__insert(struct jt_codemap *cm, struct jt_method *m,
 	uint64_t end = m->start + m->size;
 	size_t lo = first_ending_after(cm, m->start), hi = lo, i;
 
+	if (!m->size)		/* covers no address: nothing to find it by, nothing to evict */
+		return m;
 	while (hi < cm->n && cm->v[hi]->start < end)
 		hi++;
 	if (hi - lo == 1 && jt_method__same_code(cm->v[lo], m))

@@ -20,7 +20,8 @@ typedef void (*jt_codemap_evict_cb)(void *ctx, struct jt_method *m);
  * Make m live. Methods it overlaps are no longer live: they are taken out and passed to
  * evict. If a live method already has the same start, size and name, the map is left
  * as it is and that method is returned (the same code announced twice, e.g. by the agent
- * and by the perf map); otherwise m is returned. NULL on allocation failure.
+ * and by the perf map); otherwise m is returned. A method of size 0 covers no address: it
+ * is returned without entering the map. NULL on allocation failure.
  */
 struct jt_method *jt_codemap__insert(struct jt_codemap *cm, struct jt_method *m,
 				     jt_codemap_evict_cb evict, void *ctx);

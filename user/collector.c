@@ -174,16 +174,11 @@ static int method_define(struct jt_collector *c, struct proc *p, struct jt_metho
 	return err;
 }
 
-static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+/* Make the code an event describes live in p (and reachable by its agent id). */
+static int add_code(struct proc *p, const struct jt_event *ev)
 {
 	struct jt_method *m, *live;
 
-	if (ev->src == JT_SRC_AGENT)
-		p->has_agent = true;
-	else if (p->has_agent) {	/* the agent already told us, with exact times */
-		c->st.perfmap_skipped++;
-		return 0;
-	}
 	m = jt_method__new(p->pid, ev->start, ev->size, ev->ts, ev->id, ev->src, ev->str,
 			   ev->str_len);
 	if (!m)
@@ -200,7 +195,7 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 		live->agent_id = ev->id;
 		m = live;
 	}
-	if (ev->src == JT_SRC_AGENT) {
+	if (ev->id && ev->src != JT_SRC_PERFMAP) {
 		struct jt_method *old = jt_hash__get(&p->ids, ev->id);
 
 		if (old && old != m) {	/* an id reused without unload: the old one is gone */
@@ -214,10 +209,23 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 		}
 		m->in_idmap = true;
 	}
+	free_if_unused(m);	/* size 0 and no id: nothing can name it */
 	return 0;
 oom:
 	jt_err("out of memory for the methods of pid %u", p->pid);
 	return -ENOMEM;
+}
+
+static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	if (ev->src == JT_SRC_AGENT) {
+		p->has_agent = true;
+	} else if (ev->src == JT_SRC_PERFMAP && p->has_agent) {
+		/* the agent already told us, with exact times */
+		c->st.perfmap_skipped++;
+		return 0;
+	}
+	return add_code(p, ev);
 }
 
 /* The method an agent id names; one that was loaded before recording began gets a stand-in. */
@@ -318,6 +326,25 @@ static int module_define(struct jt_collector *c, struct proc *p, struct jt_vma *
 	return err;
 }
 
+/* Reread /proc/PID/maps; mappings that did not change keep their module ids. */
+static void reread_vmas(struct jt_collector *c, struct proc *p)
+{
+	struct jt_vmas fresh = { 0 };
+	size_t i;
+
+	if (jt_procfs__read_maps(c->proc_root, p->pid, &fresh))
+		return;
+	for (i = 0; i < fresh.n; i++) {
+		struct jt_vma *n = &fresh.v[i], *o = jt_vmas__find(&p->vmas, n->start);
+
+		if (o && o->start == n->start && o->end == n->end && o->pgoff == n->pgoff &&
+		    !strcmp(o->path, n->path))
+			n->module_id = o->module_id;
+	}
+	jt_vmas__free(&p->vmas);
+	p->vmas = fresh;
+}
+
 static struct jt_vma *find_vma(struct jt_collector *c, struct proc *p, uint64_t addr,
 			       uint64_t ts)
 {
@@ -326,13 +353,13 @@ static struct jt_vma *find_vma(struct jt_collector *c, struct proc *p, uint64_t 
 	if (!p->vmas_read) {
 		p->vmas_read = true;
 		p->vmas_ts = ts;
-		jt_procfs__read_maps(c->proc_root, p->pid, &p->vmas);
+		reread_vmas(c, p);
 	}
 	vma = jt_vmas__find(&p->vmas, addr);
 	if (!vma && ts - p->vmas_ts > VMAS_REREAD_NS) {	/* a library loaded since? */
 		p->vmas_ts = ts;
-		if (!jt_procfs__read_maps(c->proc_root, p->pid, &p->vmas))
-			vma = jt_vmas__find(&p->vmas, addr);
+		reread_vmas(c, p);
+		vma = jt_vmas__find(&p->vmas, addr);
 	}
 	return vma;
 }
@@ -434,18 +461,18 @@ static int on_exit_ev(struct jt_collector *c, struct proc *p, const struct jt_ev
 /* A forked child runs its parent's code until it execs: give it copies of the live ranges. */
 static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_event *ev)
 {
-	struct proc *child;
+	struct proc *child = jt_hash__del(&c->procs, ev->child_pid);
 	size_t i;
 
+	if (child)		/* a stale pid (its exit was lost): start afresh */
+		proc_free(child);
 	if (parent->code.n == 0)
 		return 0;
-	child = jt_hash__del(&c->procs, ev->child_pid);	/* a stale pid: start afresh */
-	if (child)
-		proc_free(child);
 	child = proc_get(c, ev->child_pid);
 	if (!child)
 		return -ENOMEM;
 	memcpy(child->comm, parent->comm, sizeof(child->comm));
+	child->has_agent = parent->has_agent;
 	for (i = 0; i < parent->code.n; i++) {
 		struct jt_method *pm = parent->code.v[i];
 		struct jt_event load = {
@@ -453,7 +480,7 @@ static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_
 			.id = pm->in_idmap ? pm->agent_id : 0, .src = pm->src, .str = pm->name,
 			.str_len = pm->name_len,
 		};
-		int err = on_code_load(c, child, &load);
+		int err = add_code(child, &load);
 
 		if (err)
 			return err;

@@ -210,13 +210,14 @@ void jt_bpf__close(struct jt_bpf *b)
 
 int jt_bpf__add_pid(struct jt_bpf *b, uint32_t pid)
 {
-	uint8_t one = 1;
-	int err = bpf_map__update_elem(b->skel->maps.jt_pids, &pid, sizeof(pid), &one,
-				       sizeof(one), BPF_ANY);
-
-	if (err)
-		jt_err("adding pid %u to the filter: %s", pid, strerror(-err));
-	return err;
+	if (pid >= JT_PID_LIMIT) {
+		jt_err("pid %u is above the kernel's limit of %u", pid, JT_PID_LIMIT);
+		return -EINVAL;
+	}
+	/* .bss is mapped into our memory: setting the bit is enough */
+	__atomic_fetch_or(&b->skel->bss->jt_pid_bits[pid / 64], 1ULL << (pid % 64),
+			  __ATOMIC_RELAXED);
+	return 0;
 }
 
 int jt_bpf__ringbuf_fd(const struct jt_bpf *b)
@@ -250,8 +251,8 @@ int jt_bpf__drops(const struct jt_bpf *b, uint64_t *out)
 int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *dropped)
 {
 	struct jt_storm_args args = { .count = count, .pid = pid };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args),
-		    .ctx_out = &args, .ctx_size_out = sizeof(args));
+	/* a syscall program's context is copied back into ctx_in */
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
 	int err = bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.jt_storm), &opts);
 
 	if (err) {

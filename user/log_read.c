@@ -101,9 +101,8 @@ static const char *reader_name(const struct jt_log_reader *r)
 }
 
 /* Stop reading for good; the reason is kept for jt_logr__why(). */
-static __attribute__((format(printf, 3, 4))) void stop(struct jt_log_reader *r,
-						       enum jt_logr_state state,
-						       const char *fmt, ...)
+__attribute__((format(printf, 3, 4)))
+static void stop(struct jt_log_reader *r, enum jt_logr_state state, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -147,11 +146,30 @@ static const void *take(struct jt_log_reader *r, void *buf, size_t len, size_t *
 	return buf;
 }
 
+/* Why inflating a block to exactly its rawsize, from exactly its zsize, failed; or NULL. */
+static const char *inflate_problem(const z_stream *zs, int ret)
+{
+	if (zs->msg)
+		return zs->msg;
+	if (ret == Z_STREAM_END && zs->avail_out)
+		return "it inflates to fewer";
+	if (ret == Z_STREAM_END && zs->avail_in)
+		return "bytes follow the end of its stream";
+	if (ret == Z_STREAM_END)
+		return NULL;
+	if (ret == Z_BUF_ERROR && !zs->avail_out)
+		return "it inflates to more";
+	if (ret == Z_BUF_ERROR)
+		return "its stream ends early";
+	return zError(ret);
+}
+
 /* Inflate and check the next block into raw; false (state set) when there is none. */
 static bool next_block(struct jt_log_reader *r)
 {
 	const unsigned long zmax = compressBound(JT_LOG_BLOCK_MAX);
 	struct jt_log_block b;
+	const char *why;
 	const void *p;
 	size_t got;
 	int ret;
@@ -197,10 +215,10 @@ static bool next_block(struct jt_log_reader *r)
 	r->zs.next_out = r->raw;
 	r->zs.avail_out = b.rawsize;
 	ret = inflate(&r->zs, Z_FINISH);
-	if (ret != Z_STREAM_END || r->zs.avail_out || r->zs.avail_in) {
+	why = inflate_problem(&r->zs, ret);
+	if (why) {
 		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": does not inflate to "
-		     "its %u bytes (%s)", r->block_off, b.rawsize,
-		     r->zs.msg ? r->zs.msg : ret == Z_STREAM_END ? "wrong length" : "cut short");
+		     "its %u bytes: %s", r->block_off, b.rawsize, why);
 		return false;
 	}
 	if (crc32(0, r->raw, b.rawsize) != b.crc32) {
@@ -286,7 +304,7 @@ static struct jt_log_reader *reader_new(const char *path)
 		if (!r->path || !r->zbuf)
 			goto nomem;
 	}
-	if (inflateInit(&r->zs) != Z_OK)
+	if (inflateInit2(&r->zs, -15) != Z_OK)	/* raw deflate, see log_write.c */
 		goto nomem;
 	r->zinit = true;
 	return r;

@@ -85,7 +85,8 @@ struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_head
 	w->raw = malloc(JT_LOG_BLOCK_MAX);
 	if (!w->path || !w->raw)
 		goto nomem;
-	if (deflateInit2(&w->zs, JT_LOGW_ZLEVEL, Z_DEFLATED, 15, JT_LOGW_MEMLEVEL,
+	/* raw deflate: the block header's crc32 already checks the data, adler32 would be twice */
+	if (deflateInit2(&w->zs, JT_LOGW_ZLEVEL, Z_DEFLATED, -15, JT_LOGW_MEMLEVEL,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		goto nomem;
 	w->zinit = true;

@@ -15,7 +15,7 @@ void jt_rb__free(struct jt_rb *r);
 /*
  * Consume everything available now. The producers never wake us (a wakeup per record
  * costs 2 to 3 us here), so the caller calls this on a timer. Returns records consumed or
- * -errno.
+ * the callback's nonzero return.
  */
 long jt_rb__consume(struct jt_rb *r);
 

@@ -358,11 +358,8 @@ static void clear_evicts_every_method(void **state)
 	assert_int_equal(f->nevicted, 11);
 }
 
-/*
- * An empty range overlaps nothing: it must not evict the code around it, and once it is
- * removed the map must not still hold it (the collector frees a removed method).
- */
-static void zero_size_method_evicts_nothing_and_is_removable(void **state)
+/* An empty range overlaps nothing: it must not evict the code around it. */
+static void zero_size_method_evicts_nothing(void **state)
 {
 	struct fx *f = *state;
 	struct jt_method *a = method(f, 0x1000, 0x100, "a");
@@ -371,11 +368,26 @@ static void zero_size_method_evicts_nothing_and_is_removable(void **state)
 	insert(f, a);
 	insert(f, z);
 	assert_false(was_evicted(f, a));
+	assert_true(a->in_codemap);
 	assert_ptr_equal(jt_codemap__find(&f->cm, 0x1080), a);
+}
+
+/*
+ * Once removed, a method must be out of the array: the collector frees a method that is
+ * neither live nor reachable by id, so a pointer left behind would dangle.
+ */
+static void zero_size_method_once_removed_is_gone_from_the_map(void **state)
+{
+	struct fx *f = *state;
+	struct jt_method *z = method(f, 0x1080, 0, "empty");
+	size_t i;
+
+	insert(f, z);
 	jt_codemap__remove(&f->cm, z);
 	assert_false(z->in_codemap);
-	for (size_t i = 0; i < f->cm.n; i++)
+	for (i = 0; i < f->cm.n; i++)
 		assert_ptr_not_equal(f->cm.v[i], z);
+	assert_int_equal(f->cm.n, 0);
 }
 
 static uint64_t rnd(uint64_t *s)
@@ -448,7 +460,8 @@ int main(void)
 		T(remove_takes_the_method_out),
 		T(remove_of_an_evicted_method_leaves_its_successor),
 		T(clear_evicts_every_method),
-		T(zero_size_method_evicts_nothing_and_is_removable),
+		T(zero_size_method_evicts_nothing),
+		T(zero_size_method_once_removed_is_gone_from_the_map),
 		T(random_loads_match_a_reference_picture),
 #undef T
 	};

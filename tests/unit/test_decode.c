@@ -41,64 +41,64 @@ static void put_hdr(struct rec *r, uint16_t type, uint32_t size)
 
 static void build_call(struct rec *r, uint16_t type, uint64_t id)
 {
-	struct jt_ev_call *c = (struct jt_ev_call *)r->b;
+	struct jt_ev_call c = { .id = id };
 
 	memset(r->b, 0xee, sizeof(r->b));
-	put_hdr(r, type, sizeof(*c));
-	c->id = id;
+	memcpy(r->b, &c, sizeof(c));
+	put_hdr(r, type, sizeof(c));
 }
 
 /* A code load as BPF writes it: the name cut to name_len, the size rounded up to 8. */
 static void build_code(struct rec *r, uint64_t id, uint64_t start, uint64_t size, uint16_t src,
 		       const char *name, size_t name_len)
 {
-	struct jt_ev_code *c = (struct jt_ev_code *)r->b;
+	struct jt_ev_code c = {
+		.id = id, .start = start, .size = size, .src = src, .name_len = name_len,
+	};
 
+	/* byte by byte: a test may put more name in the buffer than the struct holds */
 	memset(r->b, 0, sizeof(r->b));
+	memcpy(r->b, &c, JT_EV_CODE_FIXED);
+	memcpy(r->b + JT_EV_CODE_FIXED, name, name_len);
 	put_hdr(r, JT_EV_CODE_LOAD, jt_round8(JT_EV_CODE_FIXED + name_len));
-	c->id = id;
-	c->start = start;
-	c->size = size;
-	c->src = src;
-	c->name_len = name_len;
-	memcpy(c->name, name, name_len);
 }
 
 static void build_sample(struct rec *r, uint32_t cpu, uint16_t nr_kernel, uint16_t nr_user)
 {
-	struct jt_ev_sample *s = (struct jt_ev_sample *)r->b;
+	struct jt_ev_sample s = { .cpu = cpu, .nr_user = nr_user, .nr_kernel = nr_kernel };
 	unsigned int i;
 
+	/* byte by byte: a test may claim more frames than the struct holds */
 	memset(r->b, 0, sizeof(r->b));
+	memcpy(r->b, &s, JT_EV_SAMPLE_FIXED);
+	for (i = 0; i < (unsigned int)nr_kernel + nr_user; i++) {
+		__u64 ip = i < nr_kernel ? 0xffffffff81000000ULL + i : 0x7f0000001000ULL + i;
+
+		memcpy(r->b + JT_EV_SAMPLE_FIXED + 8 * i, &ip, 8);
+	}
 	put_hdr(r, JT_EV_SAMPLE, JT_EV_SAMPLE_FIXED + 8 * (nr_kernel + nr_user));
-	s->cpu = cpu;
-	s->nr_kernel = nr_kernel;
-	s->nr_user = nr_user;
-	for (i = 0; i < (unsigned int)nr_kernel + nr_user; i++)
-		s->ips[i] = i < nr_kernel ? 0xffffffff81000000ULL + i : 0x7f0000001000ULL + i;
 }
 
 static void build_exec(struct rec *r, const char *comm, const char *path, size_t path_len)
 {
-	struct jt_ev_exec *e = (struct jt_ev_exec *)r->b;
+	struct jt_ev_exec e = { .path_len = path_len };
 
+	memcpy(e.comm, comm, strnlen(comm, sizeof(e.comm)));
+	memcpy(e.path, path, path_len);
 	memset(r->b, 0, sizeof(r->b));
-	put_hdr(r, JT_EV_EXEC, sizeof(*e));	/* BPF reserves the whole struct */
-	strncpy(e->comm, comm, sizeof(e->comm));
-	e->path_len = path_len;
-	memcpy(e->path, path, path_len);
+	memcpy(r->b, &e, sizeof(e));
+	put_hdr(r, JT_EV_EXEC, sizeof(e));	/* BPF reserves the whole struct */
 }
 
 static void build_proc(struct rec *r, uint16_t type, uint32_t child, uint32_t code,
 		       const char *comm)
 {
-	struct jt_ev_proc *p = (struct jt_ev_proc *)r->b;
+	struct jt_ev_proc p = { .child_pid = child, .exit_code = code };
 
+	memcpy(p.comm, comm, strnlen(comm, sizeof(p.comm)));
 	memset(r->b, 0, sizeof(r->b));
-	put_hdr(r, type, sizeof(*p));
-	p->child_pid = child;
-	p->exit_code = code;
-	strncpy(p->comm, comm, sizeof(p->comm));
+	memcpy(r->b, &p, sizeof(p));
+	put_hdr(r, type, sizeof(p));
 }
 
 static struct jt_ev_hdr *hdr(struct rec *r)

@@ -110,7 +110,8 @@ static void deleting_any_key_of_a_full_table_keeps_the_others_reachable(void **s
 	(void)state;
 	for (round = 0; round < 200; round++) {
 		for (i = 0; i < N; i++)
-			keys[i] = round < 100 ? rnd(&seed) : (rnd(&seed) % 64);	/* also clustered */
+			/* spread keys, then clustered ones */
+			keys[i] = round < 100 ? rnd(&seed) : rnd(&seed) % 64;
 		for (d = 0; d < N; d++) {
 			struct jt_hash h = { 0 };
 			bool dup = false;

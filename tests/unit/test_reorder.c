@@ -308,7 +308,8 @@ static void nearly_sorted_million_come_out_in_order_and_complete(void **state)
 
 		make_rec(buf, ts, i, len);
 		assert_int_equal(jt_reorder__push(r, ts, buf, len), 0);
-		if (i % 1000 == 999)	/* every later record is stamped at or after (i+1)*STEP */
+		/* every later record is stamped at or after (i + 1) * STEP */
+		if (i % 1000 == 999)
 			flushed += jt_reorder__flush(r, (uint64_t)(i + 1) * STEP - 1, on_rec, &o);
 	}
 	assert_true(jt_reorder__count(r) > 0);

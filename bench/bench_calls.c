@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cost of a traced enter+leave pair through the agent stubs, against the floor of this
+ * kernel: the same loop under uprobes that do nothing. jitrace's side runs its real
+ * programs with its real collector draining into a log on the other CPU.
+ * Rounds are interleaved (untraced, bare, jitrace) and medians reported.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bare.skel.h"
+#include "jitrace/agent.h"
+#include "loader.h"
+#include "log.h"
+#include "pipeline.h"
+#include "ringbuf.h"
+#include "util.h"
+
+#define PAIRS 2000000
+#define ROUNDS 7
+
+struct drain {
+	struct jt_rb *rb;
+	struct jt_pipeline *pl;
+	atomic_bool stop;
+};
+
+static double loop_ns_per_pair(void)
+{
+	uint64_t t0 = jt_now_ns();
+	int i;
+
+	for (i = 0; i < PAIRS; i++) {
+		jitrace_method_enter(1);
+		jitrace_method_leave(1);
+	}
+	return (double)(jt_now_ns() - t0) / PAIRS;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *drain_thread(void *arg)
+{
+	struct drain *d = arg;
+
+	pin(1);		/* the collector on its own CPU, as `jitrace record` would be */
+	while (!atomic_load(&d->stop)) {
+		jt_rb__consume(d->rb);
+		jt_pipeline__tick(d->pl, jt_now_ns());
+		usleep(10000);
+	}
+	jt_rb__consume(d->rb);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double bare_round(const char *agent)
+{
+	struct bare_bpf *skel = bare_bpf__open_and_load();
+	LIBBPF_OPTS(bpf_uprobe_opts, oe, .func_name = "jitrace_method_enter");
+	LIBBPF_OPTS(bpf_uprobe_opts, ol, .func_name = "jitrace_method_leave");
+	struct bpf_link *le, *ll;
+	double ns;
+
+	if (!skel) {
+		fprintf(stderr, "bench_calls: loading the bare probes failed\n");
+		exit(1);
+	}
+	le = bpf_program__attach_uprobe_opts(skel->progs.bare_enter, -1, agent, 0, &oe);
+	ll = bpf_program__attach_uprobe_opts(skel->progs.bare_leave, -1, agent, 0, &ol);
+	if (!le || !ll) {
+		fprintf(stderr, "bench_calls: attaching the bare probes: %s\n", strerror(errno));
+		exit(1);
+	}
+	ns = loop_ns_per_pair();
+	bpf_link__destroy(le);
+	bpf_link__destroy(ll);
+	bare_bpf__destroy(skel);
+	return ns;
+}
+
+static int sink_log(void *ctx, const struct jt_rec_hdr *rec)
+{
+	return jt_logw__append(ctx, rec);
+}
+
+static double jitrace_round(const char *agent, uint64_t *events, uint64_t *lost)
+{
+	struct jt_bpf_opts bo = {
+		.agent_path = agent, .ringbuf_bytes = 64 << 20, .calls = true,
+		.filter_pids = true, .attach = true,
+	};
+	struct jt_pipeline_opts po = { .window_ns = 100000000, .max_pending = 1 << 20,
+				       .proc_root = "/proc" };
+	struct jt_log_header hdr = { .start_ns = jt_now_ns() };
+	struct jt_log_writer *w = jt_logw__create("/tmp/jitrace-bench-calls.jtl", &hdr, true);
+	struct jt_sink sink = { sink_log, w };
+	struct jt_bpf *b = jt_bpf__open(&bo);
+	struct drain d = { 0 };
+	struct jt_pipeline_stats st;
+	uint64_t drops[JT_DROP_BPF_MAX];
+	pthread_t th;
+	double ns;
+	int i;
+
+	if (!w || !b || jt_bpf__add_pid(b, getpid()))
+		exit(1);
+	d.pl = jt_pipeline__new(&po, &sink);
+	d.rb = jt_rb__new(jt_bpf__ringbuf_fd(b), (jt_rb_cb)jt_pipeline__raw, d.pl);
+	if (!d.pl || !d.rb)
+		exit(1);
+	pthread_create(&th, NULL, drain_thread, &d);
+	ns = loop_ns_per_pair();
+	atomic_store(&d.stop, true);
+	pthread_join(th, NULL);
+	jt_bpf__drops(b, drops);
+	jt_pipeline__bpf_drops(d.pl, drops);
+	jt_pipeline__finish(d.pl);
+	jt_pipeline__stats(d.pl, &st);
+	*events = st.received;
+	*lost = 0;
+	for (i = 0; i < JT_DROP_MAX; i++)
+		*lost += st.lost[i];
+	jt_logw__close(w);
+	jt_rb__free(d.rb);
+	jt_pipeline__free(d.pl);
+	jt_bpf__close(b);
+	return ns;
+}
+
+int main(int argc, char **argv)
+{
+	double none[ROUNDS], bare[ROUNDS], jt[ROUNDS], ratio[ROUNDS];
+	char agent[PATH_MAX];
+	uint64_t events = 0, lost = 0, ev, lo;
+	int r;
+
+	if (argc != 2 || !realpath(argv[1], agent)) {
+		fprintf(stderr, "usage: bench_calls PATH/libjitrace-agent.so\n");
+		return 2;
+	}
+	libbpf_set_print(NULL);
+	pin(0);
+	for (r = 0; r < ROUNDS; r++) {	/* interleaved, so drift hits all three alike */
+		none[r] = loop_ns_per_pair();
+		bare[r] = bare_round(agent);
+		jt[r] = jitrace_round(agent, &ev, &lo);
+		ratio[r] = jt[r] / bare[r];
+		events += ev;
+		lost += lo;
+	}
+	qsort(none, ROUNDS, sizeof(double), cmp_double);
+	qsort(bare, ROUNDS, sizeof(double), cmp_double);
+	qsort(jt, ROUNDS, sizeof(double), cmp_double);
+	qsort(ratio, ROUNDS, sizeof(double), cmp_double);
+	printf("call tracing: %d rounds of %d enter+leave pairs, median [min, max] ns per pair\n",
+	       ROUNDS, PAIRS);
+	printf("  untraced           %7.1f [%.1f, %.1f]\n", none[ROUNDS / 2], none[0],
+	       none[ROUNDS - 1]);
+	printf("  bare uprobes       %7.1f [%.1f, %.1f]\n", bare[ROUNDS / 2], bare[0],
+	       bare[ROUNDS - 1]);
+	printf("  jitrace --calls    %7.1f [%.1f, %.1f]\n", jt[ROUNDS / 2], jt[0], jt[ROUNDS - 1]);
+	printf("  ratio jitrace/bare %7.2f [%.2f, %.2f]   target <= 1.30  %s\n",
+	       ratio[ROUNDS / 2], ratio[0], ratio[ROUNDS - 1],
+	       ratio[ROUNDS / 2] <= 1.3 ? "met" : "MISSED");
+	printf("  events delivered %llu, lost %llu\n", (unsigned long long)events,
+	       (unsigned long long)lost);
+	return 0;
+}

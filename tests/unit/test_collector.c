@@ -1,0 +1,1160 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for the join of events into log records (user/collector.c, user/procfs.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "collector.h"
+#include "jt_events.h"
+#include "jt_log_format.h"
+#include "sink.h"
+#include "util.h"
+
+/* tests/fixtures/proc/4242 is a copy of a real process's /proc files. */
+#define PROC_ROOT "tests/fixtures/proc"
+#define PID 4242
+#define OTHER_PID 5000		/* no /proc entry in the fixture tree */
+#define JIT 0x7f3a40000000ULL	/* the fixture's anonymous rwxp mapping: JIT code lives here */
+#define LIBC_X 0x7fd98fa0b000ULL	/* libc's r-xp mapping, file offset 0x26000 */
+#define LIBC_X_END 0x7fd98fb61000ULL
+#define LIBC_PGOFF 0x26000ULL
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define BIN_X 0x55d0c4a02000ULL	/* the binary's r-xp mapping, file offset 0x2000 */
+#define BIN_PGOFF 0x2000ULL
+#define BIN "/usr/bin/jitapp"
+#define KADDR 0xffffffff81a01234ULL
+
+/* ---- a sink that keeps a copy of every record ---- */
+
+struct capture {
+	struct jt_rec_hdr **recs;
+	size_t n, cap;
+};
+
+static int capture_record(void *ctx, const struct jt_rec_hdr *rec)
+{
+	struct capture *c = ctx;
+	struct jt_rec_hdr *copy;
+
+	assert_true(rec->size >= sizeof(*rec));
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 256;
+		c->recs = realloc(c->recs, c->cap * sizeof(*c->recs));
+		assert_non_null(c->recs);
+	}
+	copy = malloc(rec->size);
+	assert_non_null(copy);
+	memcpy(copy, rec, rec->size);
+	c->recs[c->n++] = copy;
+	return 0;
+}
+
+struct fx {
+	struct capture cap;
+	struct jt_sink sink;
+	struct jt_collector *c;
+};
+
+static int fx_setup(void **state)
+{
+	struct jt_collector_opts o = { .proc_root = PROC_ROOT };
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->sink = (struct jt_sink){ capture_record, &f->cap };
+	f->c = jt_collector__new(&o, &f->sink);
+	if (!f->c) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	size_t i;
+
+	jt_collector__free(f->c);
+	for (i = 0; i < f->cap.n; i++)
+		free(f->cap.recs[i]);
+	free(f->cap.recs);
+	free(f);
+	return 0;
+}
+
+/* ---- events ---- */
+
+static struct jt_event ev_load(uint64_t ts, uint32_t pid, uint64_t id, uint64_t start,
+			       uint64_t size, uint32_t src, const char *name)
+{
+	return (struct jt_event){
+		.ts = ts, .type = JT_EV_CODE_LOAD, .pid = pid, .tid = pid, .id = id,
+		.start = start, .size = size, .src = src, .str = name, .str_len = strlen(name),
+	};
+}
+
+static struct jt_event ev_call(uint32_t type, uint64_t ts, uint32_t pid, uint32_t tid,
+			       uint64_t id)
+{
+	return (struct jt_event){ .ts = ts, .type = type, .pid = pid, .tid = tid, .id = id };
+}
+
+/* ips must stay valid until the event is sent */
+static struct jt_event ev_sample(uint64_t ts, uint32_t pid, uint16_t nr_kernel,
+				 uint16_t nr_user, const __u64 *ips)
+{
+	return (struct jt_event){
+		.ts = ts, .type = JT_EV_SAMPLE, .pid = pid, .tid = pid + 1, .cpu = 1,
+		.nr_kernel = nr_kernel, .nr_user = nr_user, .ips = ips,
+	};
+}
+
+static struct jt_event ev_exec(uint64_t ts, uint32_t pid, const char *comm, const char *path)
+{
+	return (struct jt_event){
+		.ts = ts, .type = JT_EV_EXEC, .pid = pid, .tid = pid, .comm = comm,
+		.str = path, .str_len = strlen(path),
+	};
+}
+
+static struct jt_event ev_exit(uint64_t ts, uint32_t pid)
+{
+	return (struct jt_event){ .ts = ts, .type = JT_EV_EXIT, .pid = pid, .tid = pid,
+				  .comm = "jitapp\0\0\0\0\0\0\0\0\0" };
+}
+
+static struct jt_event ev_fork(uint64_t ts, uint32_t pid, uint32_t child)
+{
+	return (struct jt_event){ .ts = ts, .type = JT_EV_FORK, .pid = pid, .tid = pid,
+				  .child_pid = child, .comm = "jitapp\0\0\0\0\0\0\0\0\0" };
+}
+
+static void send(struct fx *f, struct jt_event ev)
+{
+	assert_int_equal(jt_collector__event(f->c, &ev), 0);
+}
+
+/* A sample with one user frame, the leaf. */
+static void sample_at(struct fx *f, uint64_t ts, uint32_t pid, uint64_t ip)
+{
+	__u64 ips[1] = { ip };
+
+	send(f, ev_sample(ts, pid, 0, 1, ips));
+}
+
+/* ---- reading what was written ---- */
+
+static size_t count_type(const struct fx *f, unsigned int type)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->cap.n; i++)
+		n += f->cap.recs[i]->type == type;
+	return n;
+}
+
+/* Index of the k-th record of a type (k from 0), or SIZE_MAX. */
+static size_t nth_index(const struct fx *f, unsigned int type, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < f->cap.n; i++)
+		if (f->cap.recs[i]->type == type && k-- == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+static const struct jt_rec_sample *nth_sample(const struct fx *f, size_t k)
+{
+	size_t i = nth_index(f, JT_REC_SAMPLE, k);
+
+	assert_true(i != SIZE_MAX);
+	return (const struct jt_rec_sample *)f->cap.recs[i];
+}
+
+static size_t method_def_index(const struct fx *f, uint64_t id)
+{
+	size_t i, found = SIZE_MAX;
+
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_method *m = (const void *)f->cap.recs[i];
+
+		if (m->h.type == JT_REC_METHOD && m->id == id) {
+			assert_true(found == SIZE_MAX);	/* defined once */
+			found = i;
+		}
+	}
+	assert_true(found != SIZE_MAX);
+	return found;
+}
+
+static const struct jt_rec_method *method_def(const struct fx *f, uint64_t id)
+{
+	return (const void *)f->cap.recs[method_def_index(f, id)];
+}
+
+static const struct jt_rec_module *module_def(const struct fx *f, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_module *m = (const void *)f->cap.recs[i];
+
+		if (m->h.type == JT_REC_MODULE && m->id == id)
+			return m;
+	}
+	fail_msg("module %llu is not defined", (unsigned long long)id);
+	return NULL;
+}
+
+static void assert_method_named_at(const struct fx *f, uint64_t id, const char *name, int line)
+{
+	const struct jt_rec_method *m = method_def(f, id);
+
+	if (m->name_len != strlen(name) || memcmp(m->name, name, m->name_len))
+		fail_msg("line %d: method %llu is \"%.*s\", not \"%s\"", line,
+			 (unsigned long long)id, (int)m->name_len, m->name, name);
+}
+#define assert_method_named(f, id, name) assert_method_named_at(f, id, name, __LINE__)
+
+/* The method a frame names (asserting it names one); line is the caller's. */
+static uint64_t frame_method_at(const struct jt_frame *fr, int line)
+{
+	if (JT_FRAME_KIND(fr->ref) != JT_FRAME_METHOD)
+		fail_msg("line %d: frame of kind %u at 0x%llx where a method was expected", line,
+			 JT_FRAME_KIND(fr->ref), (unsigned long long)fr->off);
+	return JT_FRAME_ID(fr->ref);
+}
+#define frame_method(fr) frame_method_at(fr, __LINE__)
+
+static bool proc_known(const uint32_t *procs, size_t n, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (procs[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * The log's promises, checked on everything a test made the collector write: timestamps
+ * never go back; every method and module is defined once, by a process already described,
+ * before anything refers to it, and only that process refers to it; kernel frames lead.
+ */
+static void assert_log_promises(const struct fx *f)
+{
+	enum { MAXID = 1 << 16 };
+	uint32_t *method_pid = calloc(MAXID, sizeof(*method_pid));
+	uint32_t *module_pid = calloc(MAXID, sizeof(*module_pid));
+	uint32_t procs[64];
+	size_t nprocs = 0, i, j;
+	uint64_t ts = 0;
+
+	assert_non_null(method_pid);
+	assert_non_null(module_pid);
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_hdr *h = f->cap.recs[i];
+
+		if (h->ts < ts)
+			fail_msg("record %zu (type %u) has ts %llu after %llu", i, h->type,
+				 (unsigned long long)h->ts, (unsigned long long)ts);
+		ts = h->ts;
+		assert_int_equal(h->size % 8, 0);
+		switch (h->type) {
+		case JT_REC_PROC: {
+			const struct jt_rec_proc *p = (const void *)h;
+
+			if (!proc_known(procs, nprocs, p->pid)) {
+				assert_true(nprocs < JT_ARRAY_SIZE(procs));
+				procs[nprocs++] = p->pid;
+			}
+			break;
+		}
+		case JT_REC_METHOD: {
+			const struct jt_rec_method *m = (const void *)h;
+
+			assert_true(m->id > 0 && m->id < MAXID);
+			if (method_pid[m->id])
+				fail_msg("method %llu defined twice", (unsigned long long)m->id);
+			if (!proc_known(procs, nprocs, m->pid))
+				fail_msg("method %llu of pid %u before its proc record",
+					 (unsigned long long)m->id, m->pid);
+			method_pid[m->id] = m->pid;
+			break;
+		}
+		case JT_REC_MODULE: {
+			const struct jt_rec_module *m = (const void *)h;
+
+			assert_true(m->id > 0 && m->id < MAXID);
+			assert_int_equal(module_pid[m->id], 0);
+			assert_true(proc_known(procs, nprocs, m->pid));
+			module_pid[m->id] = m->pid;
+			break;
+		}
+		case JT_REC_ENTER:
+		case JT_REC_LEAVE:
+		case JT_REC_UNLOAD: {
+			const struct jt_rec_call *c = (const void *)h;
+
+			assert_true(c->id > 0 && c->id < MAXID);
+			if (method_pid[c->id] != c->pid)
+				fail_msg("record %zu (type %u) refers to method %llu of pid %u "
+					 "before its definition", i, h->type,
+					 (unsigned long long)c->id, c->pid);
+			break;
+		}
+		case JT_REC_SAMPLE: {
+			const struct jt_rec_sample *s = (const void *)h;
+			bool user = false;
+
+			assert_int_equal(h->size, sizeof(*s) + s->nr_frames * sizeof(*s->frames));
+			assert_true(proc_known(procs, nprocs, s->pid));
+			for (j = 0; j < s->nr_frames; j++) {
+				const struct jt_frame *fr = &s->frames[j];
+				uint64_t id = JT_FRAME_ID(fr->ref);
+
+				switch (JT_FRAME_KIND(fr->ref)) {
+				case JT_FRAME_KERNEL:
+					assert_false(user);
+					break;
+				case JT_FRAME_METHOD:
+					user = true;
+					assert_true(id > 0 && id < MAXID);
+					if (method_pid[id] != s->pid)
+						fail_msg("sample %zu frame %zu: method %llu not "
+							 "defined for pid %u", i, j,
+							 (unsigned long long)id, s->pid);
+					break;
+				case JT_FRAME_MODULE:
+					user = true;
+					assert_true(id > 0 && id < MAXID);
+					assert_int_equal(module_pid[id], s->pid);
+					break;
+				case JT_FRAME_USER:
+					user = true;
+					break;
+				default:
+					fail_msg("sample %zu frame %zu: kind %u", i, j,
+						 JT_FRAME_KIND(fr->ref));
+				}
+			}
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	free(method_pid);
+	free(module_pid);
+}
+
+/* ---- tests ---- */
+
+static void sample_in_loaded_method_is_named_after_its_definition(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_method *m;
+	const struct jt_rec_sample *s;
+	struct jt_collector_stats st;
+
+	send(f, ev_load(100, PID, 11, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Foo.hot(I)I"));
+	assert_int_equal(f->cap.n, 0);	/* nothing refers to it yet */
+	sample_at(f, 200, PID, JIT + 0x1010);
+	assert_int_equal(f->cap.n, 3);
+	assert_int_equal(f->cap.recs[0]->type, JT_REC_PROC);
+	assert_int_equal(f->cap.recs[1]->type, JT_REC_METHOD);
+	assert_int_equal(f->cap.recs[2]->type, JT_REC_SAMPLE);
+	m = (const void *)f->cap.recs[1];
+	assert_int_equal(m->h.ts, 200);
+	assert_int_equal(m->start, JIT + 0x1000);
+	assert_int_equal(m->size, 0x100);
+	assert_int_equal(m->load_ts, 100);
+	assert_int_equal(m->agent_id, 11);
+	assert_int_equal(m->pid, PID);
+	assert_int_equal(m->src, JT_SRC_AGENT);
+	assert_method_named(f, m->id, "Foo.hot(I)I");
+	s = nth_sample(f, 0);
+	assert_int_equal(s->h.ts, 200);
+	assert_int_equal(s->pid, PID);
+	assert_int_equal(s->tid, PID + 1);
+	assert_int_equal(s->cpu, 1);
+	assert_int_equal(s->nr_frames, 1);
+	assert_int_equal(frame_method(&s->frames[0]), m->id);
+	assert_int_equal(s->frames[0].off, 0x10);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.samples, 1);
+	assert_int_equal(st.methods, 1);
+	assert_int_equal(st.events, 2);
+	assert_log_promises(f);
+}
+
+static void proc_record_carries_comm_and_command_line(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_proc *p;
+	const char *want = "/usr/bin/jitapp --threads 4";
+
+	sample_at(f, 10, PID, 0x10000);
+	assert_int_equal(f->cap.recs[0]->type, JT_REC_PROC);
+	p = (const void *)f->cap.recs[0];
+	assert_int_equal(p->pid, PID);
+	assert_int_equal(p->h.ts, 10);
+	assert_string_equal(p->comm, "jitapp");
+	assert_int_equal(p->cmdline_len, strlen(want));
+	assert_memory_equal(p->cmdline, want, strlen(want));
+	assert_int_equal(p->h.size, jt_round8(sizeof(*p) + strlen(want)));
+	/* one proc record however many samples */
+	sample_at(f, 11, PID, 0x10000);
+	assert_int_equal(count_type(f, JT_REC_PROC), 1);
+	assert_log_promises(f);
+}
+
+static void frame_in_libc_is_a_module_frame_with_file_offset(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_module *mod;
+	const struct jt_rec_sample *s;
+	size_t mi;
+
+	sample_at(f, 50, PID, LIBC_X + 0x1234);
+	assert_int_equal(f->cap.n, 3);
+	assert_int_equal(f->cap.recs[0]->type, JT_REC_PROC);
+	mi = nth_index(f, JT_REC_MODULE, 0);
+	assert_int_equal(mi, 1);
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_MODULE);
+	assert_int_equal(s->frames[0].off, 0x1234 + LIBC_PGOFF);
+	mod = module_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_int_equal(mod->h.ts, 50);
+	assert_int_equal(mod->start, LIBC_X);
+	assert_int_equal(mod->end, LIBC_X_END);
+	assert_int_equal(mod->pgoff, LIBC_PGOFF);
+	assert_int_equal(mod->pid, PID);
+	assert_int_equal(mod->path_len, strlen(LIBC));
+	assert_memory_equal(mod->path, LIBC, strlen(LIBC));
+	assert_log_promises(f);
+}
+
+static void frames_in_one_module_share_one_module_record(void **state)
+{
+	struct fx *f = *state;
+	__u64 ips[3] = { LIBC_X + 0x10, BIN_X + 0x400, LIBC_X + 0x2000 };
+	const struct jt_rec_sample *s;
+	uint64_t libc_id, bin_id;
+
+	send(f, ev_sample(60, PID, 0, 3, ips));
+	sample_at(f, 61, PID, LIBC_X + 0x99);
+	assert_int_equal(count_type(f, JT_REC_MODULE), 2);
+	s = nth_sample(f, 0);
+	libc_id = JT_FRAME_ID(s->frames[0].ref);
+	bin_id = JT_FRAME_ID(s->frames[1].ref);
+	assert_int_not_equal(libc_id, bin_id);
+	assert_int_equal(JT_FRAME_ID(s->frames[2].ref), libc_id);
+	assert_int_equal(s->frames[1].off, 0x400 + BIN_PGOFF);
+	assert_memory_equal(module_def(f, bin_id)->path, BIN, strlen(BIN));
+	assert_int_equal(JT_FRAME_ID(nth_sample(f, 1)->frames[0].ref), libc_id);
+	assert_log_promises(f);
+}
+
+static void unknown_address_is_a_user_frame(void **state)
+{
+	struct fx *f = *state;
+	/* anonymous, unmapped, a mapping that is not executable */
+	__u64 ips[3] = { JIT + 0x5000, 0x10000, LIBC_X_END + 0x10 };
+	const struct jt_rec_sample *s;
+	size_t i;
+
+	send(f, ev_load(1, PID, 1, JIT + 0x1000, 0x100, JT_SRC_AGENT, "elsewhere"));
+	send(f, ev_sample(70, PID, 0, 3, ips));
+	s = nth_sample(f, 0);
+	assert_int_equal(s->nr_frames, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(JT_FRAME_KIND(s->frames[i].ref), JT_FRAME_USER);
+		assert_int_equal(s->frames[i].off, ips[i]);
+	}
+	assert_int_equal(count_type(f, JT_REC_METHOD), 0);
+	assert_int_equal(count_type(f, JT_REC_MODULE), 0);
+	/* a process with no /proc entry at all */
+	sample_at(f, 71, OTHER_PID, LIBC_X + 0x10);
+	s = nth_sample(f, 1);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_USER);
+	assert_log_promises(f);
+}
+
+static void kernel_frames_come_first(void **state)
+{
+	struct fx *f = *state;
+	__u64 ips[4] = { KADDR, KADDR + 0x100, JIT + 0x1008, LIBC_X + 0x40 };
+	const struct jt_rec_sample *s;
+
+	send(f, ev_load(1, PID, 1, JIT + 0x1000, 0x100, JT_SRC_AGENT, "m"));
+	send(f, ev_sample(80, PID, 2, 2, ips));
+	s = nth_sample(f, 0);
+	assert_int_equal(s->nr_frames, 4);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_KERNEL);
+	assert_int_equal(s->frames[0].off, KADDR);
+	assert_int_equal(JT_FRAME_KIND(s->frames[1].ref), JT_FRAME_KERNEL);
+	assert_int_equal(s->frames[1].off, KADDR + 0x100);
+	frame_method(&s->frames[2]);
+	assert_int_equal(s->frames[2].off, 8);
+	assert_int_equal(JT_FRAME_KIND(s->frames[3].ref), JT_FRAME_MODULE);
+	/* kernel frames alone */
+	send(f, ev_sample(81, PID, 2, 0, ips));
+	s = nth_sample(f, 1);
+	assert_int_equal(s->nr_frames, 2);
+	assert_int_equal(JT_FRAME_KIND(s->frames[1].ref), JT_FRAME_KERNEL);
+	assert_log_promises(f);
+}
+
+/* A caller's frame holds a return address, which may be the first byte after the call. */
+static void return_address_just_past_a_method_names_that_method(void **state)
+{
+	struct fx *f = *state;
+	__u64 ips[3] = { 0x10000, JIT + 0x1100, JIT + 0x1000 };
+	const struct jt_rec_sample *s;
+	uint64_t a;
+
+	send(f, ev_load(1, PID, 1, JIT + 0x1000, 0x100, JT_SRC_AGENT, "A"));
+	send(f, ev_load(2, PID, 2, JIT + 0x1100, 0x100, JT_SRC_AGENT, "B"));	/* adjacent */
+	send(f, ev_sample(90, PID, 0, 3, ips));
+	s = nth_sample(f, 0);
+	a = frame_method(&s->frames[1]);
+	assert_method_named(f, a, "A");		/* not B, though B starts there */
+	assert_int_equal(s->frames[1].off, 0x100);
+	/* a caller frame at a method's first byte was called from something before it */
+	assert_int_equal(JT_FRAME_KIND(s->frames[2].ref), JT_FRAME_USER);
+	/* the leaf is the instruction itself: at B's start it is B */
+	sample_at(f, 91, PID, JIT + 0x1100);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "B");
+	assert_int_equal(nth_sample(f, 1)->frames[0].off, 0);
+	assert_log_promises(f);
+}
+
+static void return_address_just_past_a_mapping_names_that_module(void **state)
+{
+	struct fx *f = *state;
+	__u64 ips[2] = { LIBC_X_END, LIBC_X_END };
+	const struct jt_rec_sample *s;
+
+	send(f, ev_sample(95, PID, 0, 2, ips));
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_USER);	/* r--p */
+	assert_int_equal(JT_FRAME_KIND(s->frames[1].ref), JT_FRAME_MODULE);
+	assert_int_equal(s->frames[1].off, LIBC_X_END - LIBC_X + LIBC_PGOFF);
+	assert_log_promises(f);
+}
+
+/* Promise 3: a sample names the code live at its time, not what was last put there. */
+static void address_reuse_names_the_code_live_at_each_sample(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t x = JIT + 0x2000;
+	const struct jt_rec_call *u;
+	uint64_t a, b;
+
+	send(f, ev_load(100, PID, 1, x, 0x80, JT_SRC_AGENT, "A"));
+	sample_at(f, 110, PID, x + 8);
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 120, PID, PID, 1));
+	send(f, ev_load(130, PID, 2, x, 0x80, JT_SRC_AGENT, "B"));
+	sample_at(f, 140, PID, x + 8);
+	a = frame_method(&nth_sample(f, 0)->frames[0]);
+	b = frame_method(&nth_sample(f, 1)->frames[0]);
+	assert_int_not_equal(a, b);
+	assert_method_named(f, a, "A");
+	assert_method_named(f, b, "B");
+	assert_int_equal(method_def(f, b)->load_ts, 130);
+	assert_int_equal(count_type(f, JT_REC_UNLOAD), 1);
+	u = (const void *)f->cap.recs[nth_index(f, JT_REC_UNLOAD, 0)];
+	assert_int_equal(u->id, a);
+	assert_int_equal(u->h.ts, 120);
+	assert_int_equal(u->pid, PID);
+	assert_true(nth_index(f, JT_REC_UNLOAD, 0) < method_def_index(f, b));
+	assert_log_promises(f);
+}
+
+/* The runtime may reuse memory without telling us it freed it first. */
+static void code_loaded_over_live_code_replaces_it(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t x = JIT + 0x3000;
+	uint64_t a, b;
+
+	send(f, ev_load(100, PID, 1, x, 0x100, JT_SRC_AGENT, "A"));
+	sample_at(f, 110, PID, x + 0x40);
+	send(f, ev_load(120, PID, 2, x + 0x20, 0x40, JT_SRC_AGENT, "B"));
+	sample_at(f, 130, PID, x + 0x40);
+	sample_at(f, 131, PID, x + 0x10);	/* A's old range, outside B: nothing now */
+	a = frame_method(&nth_sample(f, 0)->frames[0]);
+	b = frame_method(&nth_sample(f, 1)->frames[0]);
+	assert_method_named(f, a, "A");
+	assert_method_named(f, b, "B");
+	assert_int_equal(nth_sample(f, 1)->frames[0].off, 0x20);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 2)->frames[0].ref), JT_FRAME_USER);
+	assert_log_promises(f);
+}
+
+static void enter_and_leave_reference_the_method_log_id(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_call *en, *lv;
+	struct jt_collector_stats st;
+	uint64_t id;
+
+	send(f, ev_load(100, PID, 0x5151, JIT, 0x100, JT_SRC_AGENT, "Calls.me"));
+	send(f, ev_call(JT_EV_ENTER, 110, PID, PID + 3, 0x5151));
+	send(f, ev_call(JT_EV_LEAVE, 120, PID, PID + 3, 0x5151));
+	assert_int_equal(count_type(f, JT_REC_METHOD), 1);
+	en = (const void *)f->cap.recs[nth_index(f, JT_REC_ENTER, 0)];
+	lv = (const void *)f->cap.recs[nth_index(f, JT_REC_LEAVE, 0)];
+	id = en->id;
+	assert_method_named(f, id, "Calls.me");
+	assert_true(method_def_index(f, id) < nth_index(f, JT_REC_ENTER, 0));
+	assert_int_equal(method_def(f, id)->agent_id, 0x5151);
+	assert_int_equal(en->h.ts, 110);
+	assert_int_equal(en->pid, PID);
+	assert_int_equal(en->tid, PID + 3);
+	assert_int_equal(en->h.size, sizeof(*en));
+	assert_int_equal(lv->id, id);
+	assert_int_equal(lv->h.ts, 120);
+	assert_int_equal(lv->tid, PID + 3);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.calls, 2);
+	assert_int_equal(st.unknown_ids, 0);
+	assert_log_promises(f);
+}
+
+/* Methods loaded before recording began still get a name, defined once. */
+static void enter_of_unknown_id_defines_a_stand_in_once(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+	uint64_t id;
+
+	send(f, ev_call(JT_EV_ENTER, 10, PID, PID, 77));
+	send(f, ev_call(JT_EV_ENTER, 11, PID, PID, 77));
+	send(f, ev_call(JT_EV_LEAVE, 12, PID, PID, 77));
+	send(f, ev_call(JT_EV_LEAVE, 13, PID, PID, 77));
+	assert_int_equal(count_type(f, JT_REC_METHOD), 1);
+	id = ((const struct jt_rec_call *)f->cap.recs[nth_index(f, JT_REC_ENTER, 0)])->id;
+	assert_method_named(f, id, "[unknown method 77]");
+	assert_int_equal(method_def(f, id)->agent_id, 77);
+	assert_int_equal(method_def(f, id)->pid, PID);
+	assert_int_equal(((const struct jt_rec_call *)
+			  f->cap.recs[nth_index(f, JT_REC_LEAVE, 1)])->id, id);
+	jt_collector__stats(f->c, &st);
+	assert_true(st.unknown_ids >= 1);
+	assert_int_equal(st.calls, 4);
+	/* another id is another stand-in */
+	send(f, ev_call(JT_EV_ENTER, 14, PID, PID, 78));
+	assert_int_equal(count_type(f, JT_REC_METHOD), 2);
+	assert_method_named(f, ((const struct jt_rec_call *)
+				f->cap.recs[nth_index(f, JT_REC_ENTER, 2)])->id,
+			    "[unknown method 78]");
+	assert_log_promises(f);
+}
+
+/* The stand-in only fills in until the runtime says what the id is. */
+static void load_after_a_stand_in_names_the_loaded_method(void **state)
+{
+	struct fx *f = *state;
+
+	send(f, ev_call(JT_EV_ENTER, 10, PID, PID, 5));
+	send(f, ev_load(20, PID, 5, JIT, 0x100, JT_SRC_AGENT, "Real.name"));
+	send(f, ev_call(JT_EV_ENTER, 30, PID, PID, 5));
+	sample_at(f, 40, PID, JIT + 0x10);
+	assert_method_named(f, ((const struct jt_rec_call *)
+				f->cap.recs[nth_index(f, JT_REC_ENTER, 0)])->id,
+			    "[unknown method 5]");
+	assert_method_named(f, ((const struct jt_rec_call *)
+				f->cap.recs[nth_index(f, JT_REC_ENTER, 1)])->id, "Real.name");
+	assert_method_named(f, frame_method(&nth_sample(f, 0)->frames[0]), "Real.name");
+	assert_log_promises(f);
+}
+
+static void unload_of_defined_method_writes_unload(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_call *u;
+	uint64_t id;
+
+	send(f, ev_load(10, PID, 3, JIT, 0x40, JT_SRC_AGENT, "gone"));
+	sample_at(f, 20, PID, JIT + 4);
+	id = frame_method(&nth_sample(f, 0)->frames[0]);
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 30, PID, PID + 1, 3));
+	assert_int_equal(count_type(f, JT_REC_UNLOAD), 1);
+	u = (const void *)f->cap.recs[f->cap.n - 1];
+	assert_int_equal(u->h.type, JT_REC_UNLOAD);
+	assert_int_equal(u->id, id);
+	assert_int_equal(u->pid, PID);
+	assert_int_equal(u->tid, PID + 1);
+	assert_int_equal(u->h.ts, 30);
+	/* and the code is no longer there */
+	sample_at(f, 40, PID, JIT + 4);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 1)->frames[0].ref), JT_FRAME_USER);
+	/* a second unload of the same id has nothing to unload */
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 50, PID, PID, 3));
+	assert_int_equal(count_type(f, JT_REC_UNLOAD), 1);
+	assert_log_promises(f);
+}
+
+static void unload_of_undefined_method_writes_nothing(void **state)
+{
+	struct fx *f = *state;
+
+	send(f, ev_load(10, PID, 3, JIT, 0x40, JT_SRC_AGENT, "never.sampled"));
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 20, PID, PID, 3));
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 30, PID, PID, 999));	/* never loaded */
+	assert_int_equal(f->cap.n, 0);
+	sample_at(f, 40, PID, JIT + 4);
+	assert_int_equal(count_type(f, JT_REC_METHOD), 0);
+	assert_log_promises(f);
+}
+
+static void each_method_is_defined_once_across_many_samples(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+	uint64_t ts = 100, i;
+
+	send(f, ev_load(ts++, PID, 1, JIT + 0x000, 0x100, JT_SRC_AGENT, "one"));
+	send(f, ev_load(ts++, PID, 2, JIT + 0x100, 0x100, JT_SRC_AGENT, "two"));
+	send(f, ev_load(ts++, PID, 3, JIT + 0x200, 0x100, JT_SRC_AGENT, "three"));
+	for (i = 0; i < 3000; i++) {
+		__u64 ips[4] = { JIT + (i % 3) * 0x100 + i % 0x100, JIT + 0x1ff,
+				 LIBC_X + 0x100, JIT + 0x2ff };
+
+		send(f, ev_sample(ts++, PID, 0, 1 + i % 4, ips));
+		if (i % 7 == 0)
+			send(f, ev_call(JT_EV_ENTER, ts++, PID, PID, 1 + i % 2));
+	}
+	assert_int_equal(count_type(f, JT_REC_METHOD), 3);
+	assert_int_equal(count_type(f, JT_REC_MODULE), 1);
+	assert_int_equal(count_type(f, JT_REC_PROC), 1);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 3000);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.methods, 3);
+	assert_int_equal(st.samples, 3000);
+	assert_log_promises(f);
+}
+
+static void exec_resets_the_process_code(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_exec *e;
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "before.exec"));
+	sample_at(f, 20, PID, JIT + 0x10);
+	send(f, ev_exec(30, PID, "newimage", "/usr/bin/newimage"));
+	e = (const void *)f->cap.recs[f->cap.n - 1];
+	assert_int_equal(e->h.type, JT_REC_EXEC);
+	assert_int_equal(e->h.ts, 30);
+	assert_int_equal(e->pid, PID);
+	assert_string_equal(e->comm, "newimage");
+	assert_int_equal(e->path_len, strlen("/usr/bin/newimage"));
+	assert_memory_equal(e->path, "/usr/bin/newimage", e->path_len);
+	assert_int_equal(e->h.size, jt_round8(sizeof(*e) + e->path_len));
+	sample_at(f, 40, PID, JIT + 0x10);
+	frame_method(&nth_sample(f, 0)->frames[0]);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 1)->frames[0].ref), JT_FRAME_USER);
+	/* the old id names nothing of the new image */
+	send(f, ev_call(JT_EV_ENTER, 50, PID, PID, 1));
+	assert_method_named(f, ((const struct jt_rec_call *)
+				f->cap.recs[f->cap.n - 1])->id, "[unknown method 1]");
+	/* the process is described again, under its new name, before its next sample */
+	assert_true(nth_index(f, JT_REC_PROC, 1) > nth_index(f, JT_REC_EXEC, 0));
+	assert_true(nth_index(f, JT_REC_PROC, 1) < nth_index(f, JT_REC_SAMPLE, 1));
+	assert_string_equal(((const struct jt_rec_proc *)
+			     f->cap.recs[nth_index(f, JT_REC_PROC, 1)])->comm, "newimage");
+	assert_log_promises(f);
+}
+
+static void perfmap_load_of_agent_process_is_skipped(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+
+	assert_false(jt_collector__has_agent(f->c, PID));
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "agent.said"));
+	assert_true(jt_collector__has_agent(f->c, PID));
+	send(f, ev_load(20, PID, 0, JIT + 0x1000, 0x100, JT_SRC_PERFMAP, "map.said"));
+	/* even one over the agent's code: the agent's word stands */
+	send(f, ev_load(21, PID, 0, JIT, 0x100, JT_SRC_PERFMAP, "map.overwrite"));
+	sample_at(f, 30, PID, JIT + 0x1010);
+	sample_at(f, 31, PID, JIT + 0x10);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 0)->frames[0].ref), JT_FRAME_USER);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "agent.said");
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.perfmap_skipped, 2);
+	/* a process without the agent keeps its perf map code */
+	assert_false(jt_collector__has_agent(f->c, OTHER_PID));
+	send(f, ev_load(40, OTHER_PID, 0, JIT, 0x100, JT_SRC_PERFMAP, "node.fn"));
+	sample_at(f, 50, OTHER_PID, JIT + 0x10);
+	assert_method_named(f, frame_method(&nth_sample(f, 2)->frames[0]), "node.fn");
+	assert_log_promises(f);
+}
+
+/* Only perf map lines are a backup of the agent's word; a runtime's USDT probe is not. */
+static void usdt_load_of_agent_process_is_not_skipped(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "agent.said"));
+	send(f, ev_load(20, PID, 2, JIT + 0x1000, 0x100, JT_SRC_USDT, "usdt.said"));
+	sample_at(f, 30, PID, JIT + 0x1010);
+	assert_method_named(f, frame_method(&nth_sample(f, 0)->frames[0]), "usdt.said");
+	assert_int_equal(method_def(f, frame_method(&nth_sample(f, 0)->frames[0]))->src,
+			 JT_SRC_USDT);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.perfmap_skipped, 0);
+	assert_log_promises(f);
+}
+
+/* The agent writes the perf map as well: the map's line may be read first. */
+static void same_code_from_perfmap_then_agent_is_one_method(void **state)
+{
+	struct fx *f = *state;
+	uint64_t id;
+
+	send(f, ev_load(10, PID, 0, JIT + 0x400, 0x80, JT_SRC_PERFMAP, "Dup.code"));
+	send(f, ev_load(11, PID, 42, JIT + 0x400, 0x80, JT_SRC_AGENT, "Dup.code"));
+	sample_at(f, 20, PID, JIT + 0x410);
+	send(f, ev_call(JT_EV_ENTER, 21, PID, PID, 42));
+	sample_at(f, 22, PID, JIT + 0x420);
+	assert_int_equal(count_type(f, JT_REC_METHOD), 1);
+	id = frame_method(&nth_sample(f, 0)->frames[0]);
+	assert_method_named(f, id, "Dup.code");
+	assert_int_equal(((const struct jt_rec_call *)
+			  f->cap.recs[nth_index(f, JT_REC_ENTER, 0)])->id, id);
+	assert_int_equal(frame_method(&nth_sample(f, 1)->frames[0]), id);
+	/* the agent's unload reaches the one method */
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 30, PID, PID, 42));
+	assert_int_equal(((const struct jt_rec_call *)
+			  f->cap.recs[nth_index(f, JT_REC_UNLOAD, 0)])->id, id);
+	sample_at(f, 31, PID, JIT + 0x410);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 2)->frames[0].ref), JT_FRAME_USER);
+	assert_log_promises(f);
+}
+
+static void fork_copies_live_code_to_child(void **state)
+{
+	const uint32_t child = PID + 1;
+	struct fx *f = *state;
+	uint64_t pa, ca, cb;
+
+	send(f, ev_load(10, PID, 1, JIT + 0x000, 0x100, JT_SRC_AGENT, "A"));
+	send(f, ev_load(11, PID, 2, JIT + 0x100, 0x100, JT_SRC_AGENT, "B"));
+	send(f, ev_load(12, PID, 3, JIT + 0x200, 0x100, JT_SRC_AGENT, "C"));
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 13, PID, PID, 3));	/* not live at fork */
+	sample_at(f, 14, PID, JIT + 0x10);
+	send(f, ev_fork(20, PID, child));
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 21, PID, PID, 1));	/* parent's, not child's */
+	send(f, ev_load(22, PID, 4, JIT + 0x300, 0x100, JT_SRC_AGENT, "D"));	/* after */
+	sample_at(f, 30, child, JIT + 0x10);
+	sample_at(f, 31, child, JIT + 0x110);
+	sample_at(f, 32, child, JIT + 0x210);
+	sample_at(f, 33, child, JIT + 0x310);
+	pa = frame_method(&nth_sample(f, 0)->frames[0]);
+	ca = frame_method(&nth_sample(f, 1)->frames[0]);
+	cb = frame_method(&nth_sample(f, 2)->frames[0]);
+	assert_int_not_equal(pa, ca);
+	assert_method_named(f, ca, "A");
+	assert_method_named(f, cb, "B");
+	assert_int_equal(method_def(f, ca)->pid, child);
+	assert_int_equal(method_def(f, cb)->pid, child);
+	assert_int_equal(method_def(f, ca)->start, JIT);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 3)->frames[0].ref), JT_FRAME_USER);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 4)->frames[0].ref), JT_FRAME_USER);
+	/* the child's agent ids name its own copies */
+	send(f, ev_call(JT_EV_ENTER, 40, child, child, 2));
+	assert_int_equal(((const struct jt_rec_call *)f->cap.recs[f->cap.n - 1])->id, cb);
+	assert_log_promises(f);
+}
+
+/*
+ * A process may hold code from its perf map (read before the agent's first event) and from
+ * the agent at once; its child runs all of it.
+ */
+static void fork_copies_perfmap_code_alongside_agent_code(void **state)
+{
+	const uint32_t child = PID + 1;
+	struct fx *f = *state;
+
+	send(f, ev_load(10, PID, 0, JIT + 0x800, 0x100, JT_SRC_PERFMAP, "from.map"));
+	send(f, ev_load(11, PID, 1, JIT + 0x100, 0x100, JT_SRC_AGENT, "from.agent"));
+	sample_at(f, 12, PID, JIT + 0x810);
+	assert_method_named(f, frame_method(&nth_sample(f, 0)->frames[0]), "from.map");
+	send(f, ev_fork(20, PID, child));
+	sample_at(f, 30, child, JIT + 0x110);
+	sample_at(f, 31, child, JIT + 0x810);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "from.agent");
+	assert_method_named(f, frame_method(&nth_sample(f, 2)->frames[0]), "from.map");
+	assert_log_promises(f);
+}
+
+static void exit_writes_exit_and_reused_pid_forgets_old_code(void **state)
+{
+	__u64 ips[2] = { JIT + 0x10, LIBC_X + 0x10 };
+	struct fx *f = *state;
+	const struct jt_rec_exit *x;
+	struct jt_collector_stats st;
+	uint64_t libc_old, libc_new;
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "old.process"));
+	send(f, ev_sample(20, PID, 0, 2, ips));
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.procs, 1);
+	send(f, ev_exit(30, PID));
+	x = (const void *)f->cap.recs[f->cap.n - 1];
+	assert_int_equal(x->h.type, JT_REC_EXIT);
+	assert_int_equal(x->h.ts, 30);
+	assert_int_equal(x->pid, PID);
+	assert_int_equal(x->h.size, sizeof(*x));
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.procs, 0);
+	/* the pid comes back as another process */
+	send(f, ev_sample(40, PID, 0, 2, ips));
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 1)->frames[0].ref), JT_FRAME_USER);
+	libc_old = JT_FRAME_ID(nth_sample(f, 0)->frames[1].ref);
+	libc_new = JT_FRAME_ID(nth_sample(f, 1)->frames[1].ref);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 1)->frames[1].ref), JT_FRAME_MODULE);
+	assert_int_not_equal(libc_old, libc_new);	/* its own mapping, defined anew */
+	assert_true(nth_index(f, JT_REC_PROC, 1) < nth_index(f, JT_REC_SAMPLE, 1));
+	send(f, ev_call(JT_EV_ENTER, 50, PID, PID, 1));
+	assert_method_named(f, ((const struct jt_rec_call *)
+				f->cap.recs[f->cap.n - 1])->id, "[unknown method 1]");
+	assert_log_promises(f);
+}
+
+/*
+ * Exit records can be lost (the ring buffer was full): a fork must still start its child
+ * with its parent's code and nothing else, whatever an earlier process of that pid had.
+ */
+static void fork_gives_the_child_only_its_parents_code(void **state)
+{
+	const uint32_t child = 6000;
+	struct fx *f = *state;
+
+	send(f, ev_load(10, child, 1, JIT, 0x100, JT_SRC_AGENT, "stale.process"));
+	sample_at(f, 11, child, JIT + 0x10);
+	/* its exit was lost; the pid is reused by a child of a process with no JIT code */
+	send(f, ev_fork(20, PID, child));
+	sample_at(f, 30, child, JIT + 0x10);
+	assert_method_named(f, frame_method(&nth_sample(f, 0)->frames[0]), "stale.process");
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 1)->frames[0].ref), JT_FRAME_USER);
+	assert_log_promises(f);
+}
+
+/* /proc/PID/maps is read again after a miss; mappings that did not change keep their id. */
+static void unchanged_mapping_keeps_its_module_after_maps_are_reread(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t s = 1000000000ULL;
+
+	sample_at(f, 1 * s, PID, LIBC_X + 0x10);
+	sample_at(f, 3 * s, PID, 0x10000);	/* a miss, long after the first read */
+	sample_at(f, 3 * s + 1, PID, LIBC_X + 0x20);
+	sample_at(f, 5 * s, PID, 0x10000);
+	sample_at(f, 5 * s + 1, PID, LIBC_X + 0x30);
+	assert_int_equal(JT_FRAME_ID(nth_sample(f, 2)->frames[0].ref),
+			 JT_FRAME_ID(nth_sample(f, 0)->frames[0].ref));
+	assert_int_equal(count_type(f, JT_REC_MODULE), 1);
+	assert_log_promises(f);
+}
+
+static void drop_writes_a_drop_record(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_drop *d;
+
+	assert_int_equal(jt_collector__drop(f->c, JT_DROP_RB_SAMPLE, 17, 99), 0);
+	assert_int_equal(f->cap.n, 1);
+	d = (const void *)f->cap.recs[0];
+	assert_int_equal(d->h.type, JT_REC_DROP);
+	assert_int_equal(d->h.size, sizeof(*d));
+	assert_int_equal(d->h.ts, 99);
+	assert_int_equal(d->what, JT_DROP_RB_SAMPLE);
+	assert_int_equal(d->count, 17);
+}
+
+/*
+ * A size-0 load (the agent passes sizes through) covers no address: it must neither hide
+ * the code around it nor leave anything behind once unloaded (run under valgrind too).
+ */
+static void zero_size_code_load_does_not_hide_the_code_around_it(void **state)
+{
+	struct fx *f = *state;
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "around"));
+	send(f, ev_load(20, PID, 2, JIT + 0x80, 0, JT_SRC_AGENT, "empty"));
+	sample_at(f, 30, PID, JIT + 0x80);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 0)->frames[0].ref), JT_FRAME_METHOD);
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 40, PID, PID, 2));
+	send(f, ev_load(50, PID, 3, JIT + 0x1000, 0x100, JT_SRC_AGENT, "later"));
+	sample_at(f, 60, PID, JIT + 0x10);
+	sample_at(f, 61, PID, JIT + 0x1010);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "around");
+	assert_method_named(f, frame_method(&nth_sample(f, 2)->frames[0]), "later");
+	assert_log_promises(f);
+}
+
+/*
+ * A size-0 load covers no address; once unloaded it must leave nothing behind in the code
+ * map (the collector frees it then). Run under valgrind too: a stale pointer shows there.
+ */
+static void unloaded_zero_size_code_leaves_nothing_behind(void **state)
+{
+	struct fx *f = *state;
+
+	send(f, ev_load(10, PID, 1, JIT + 0x80, 0, JT_SRC_AGENT, "empty"));
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 20, PID, PID, 1));
+	send(f, ev_load(30, PID, 2, JIT + 0x1000, 0x100, JT_SRC_AGENT, "later"));
+	send(f, ev_load(31, PID, 3, JIT, 0x100, JT_SRC_AGENT, "over"));
+	sample_at(f, 40, PID, JIT + 0x1010);
+	sample_at(f, 41, PID, JIT + 0x80);
+	assert_method_named(f, frame_method(&nth_sample(f, 0)->frames[0]), "later");
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "over");
+	assert_log_promises(f);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/*
+ * A random workload over 16 slots of JIT memory: loads (with and without unloading what
+ * was there), unloads, enters and samples. A model says what each sample and enter must
+ * name; the log's promises must hold throughout.
+ */
+static void random_workload_names_what_a_model_expects(void **state)
+{
+	enum { SLOTS = 16, OPS = 20000 };
+	struct fx *f = *state;
+	struct slot {
+		uint64_t id, size;	/* id 0: nothing live */
+	} slot[SLOTS] = { 0 };
+	uint64_t *want = calloc(OPS, sizeof(*want));	/* per sample/enter: agent id or 0 */
+	size_t nwant = 0, op, i, w;
+	uint64_t seed = 4242, ts = 1000, next_id = 1;
+	char name[32];
+
+	assert_non_null(want);
+	for (op = 0; op < OPS; op++) {
+		uint64_t r = rnd(&seed);
+		size_t k = r % SLOTS;
+		uint64_t base = JIT + 0x10000 + k * 0x100;
+
+		ts += (r >> 8) % 3;	/* equal timestamps happen */
+		switch ((r >> 16) % 8) {
+		case 0:
+		case 1:		/* (re)compile into slot k, maybe without unloading first */
+			if (slot[k].id && (r >> 24) % 2)
+				send(f, ev_call(JT_EV_CODE_UNLOAD, ts, PID, PID, slot[k].id));
+			slot[k].id = next_id++;
+			slot[k].size = 0x10 + (r >> 32) % 0xf0;
+			snprintf(name, sizeof(name), "m%llu", (unsigned long long)slot[k].id);
+			send(f, ev_load(ts, PID, slot[k].id, base, slot[k].size, JT_SRC_AGENT,
+					name));
+			break;
+		case 2:
+			if (slot[k].id)
+				send(f, ev_call(JT_EV_CODE_UNLOAD, ts, PID, PID, slot[k].id));
+			slot[k].id = 0;
+			break;
+		case 3:
+			if (slot[k].id) {
+				send(f, ev_call(JT_EV_ENTER, ts, PID, PID, slot[k].id));
+				want[nwant++] = slot[k].id;
+			}
+			break;
+		default: {
+			uint64_t off = (r >> 32) % 0x100;
+
+			sample_at(f, ts, PID, base + off);
+			want[nwant++] = slot[k].id && off < slot[k].size ? slot[k].id : 0;
+			break;
+		}
+		}
+	}
+	assert_log_promises(f);
+	for (i = 0, w = 0; i < f->cap.n; i++) {
+		const struct jt_rec_hdr *h = f->cap.recs[i];
+		uint64_t got = 0;
+
+		if (h->type == JT_REC_SAMPLE) {
+			const struct jt_frame *fr = &((const struct jt_rec_sample *)h)->frames[0];
+
+			if (JT_FRAME_KIND(fr->ref) == JT_FRAME_METHOD)
+				got = method_def(f, JT_FRAME_ID(fr->ref))->agent_id;
+			else
+				assert_int_equal(JT_FRAME_KIND(fr->ref), JT_FRAME_USER);
+		} else if (h->type == JT_REC_ENTER) {
+			got = method_def(f, ((const struct jt_rec_call *)h)->id)->agent_id;
+		} else {
+			continue;
+		}
+		assert_true(w < nwant);
+		if (got != want[w])
+			fail_msg("reference %zu (record %zu, ts %llu) names agent id %llu, "
+				 "not %llu", w, i, (unsigned long long)h->ts,
+				 (unsigned long long)got, (unsigned long long)want[w]);
+		w++;
+	}
+	assert_int_equal(w, nwant);
+	free(want);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+		T(sample_in_loaded_method_is_named_after_its_definition),
+		T(proc_record_carries_comm_and_command_line),
+		T(frame_in_libc_is_a_module_frame_with_file_offset),
+		T(frames_in_one_module_share_one_module_record),
+		T(unknown_address_is_a_user_frame),
+		T(kernel_frames_come_first),
+		T(return_address_just_past_a_method_names_that_method),
+		T(return_address_just_past_a_mapping_names_that_module),
+		T(address_reuse_names_the_code_live_at_each_sample),
+		T(code_loaded_over_live_code_replaces_it),
+		T(enter_and_leave_reference_the_method_log_id),
+		T(enter_of_unknown_id_defines_a_stand_in_once),
+		T(load_after_a_stand_in_names_the_loaded_method),
+		T(unload_of_defined_method_writes_unload),
+		T(unload_of_undefined_method_writes_nothing),
+		T(each_method_is_defined_once_across_many_samples),
+		T(exec_resets_the_process_code),
+		T(perfmap_load_of_agent_process_is_skipped),
+		T(usdt_load_of_agent_process_is_not_skipped),
+		T(same_code_from_perfmap_then_agent_is_one_method),
+		T(fork_copies_live_code_to_child),
+		T(fork_copies_perfmap_code_alongside_agent_code),
+		T(exit_writes_exit_and_reused_pid_forgets_old_code),
+		T(fork_gives_the_child_only_its_parents_code),
+		T(unchanged_mapping_keeps_its_module_after_maps_are_reread),
+		T(drop_writes_a_drop_record),
+		T(zero_size_code_load_does_not_hide_the_code_around_it),
+		T(unloaded_zero_size_code_leaves_nothing_behind),
+		T(random_workload_names_what_a_model_expects),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for the collector flow, raw records in, joined records out (user/pipeline.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jt_events.h"
+#include "jt_log_format.h"
+#include "pipeline.h"
+#include "sink.h"
+#include "util.h"
+
+#define PROC_ROOT "tests/fixtures/proc"
+#define PID 4242
+#define JIT 0x7f3a40000000ULL	/* the fixture's anonymous rwxp mapping */
+#define WINDOW 1000000ULL	/* 1 ms */
+#define T0 1000000000000ULL	/* a monotonic clock some time after boot */
+
+/* ---- a sink that keeps a copy of every record ---- */
+
+struct capture {
+	struct jt_rec_hdr **recs;
+	size_t n, cap;
+};
+
+static int capture_record(void *ctx, const struct jt_rec_hdr *rec)
+{
+	struct capture *c = ctx;
+	struct jt_rec_hdr *copy;
+
+	assert_true(rec->size >= sizeof(*rec));
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 256;
+		c->recs = realloc(c->recs, c->cap * sizeof(*c->recs));
+		assert_non_null(c->recs);
+	}
+	copy = malloc(rec->size);
+	assert_non_null(copy);
+	memcpy(copy, rec, rec->size);
+	c->recs[c->n++] = copy;
+	return 0;
+}
+
+struct fx {
+	struct capture cap;
+	struct jt_sink sink;
+	struct jt_pipeline *pl;
+};
+
+static struct fx *fx_new(size_t max_pending)
+{
+	struct jt_pipeline_opts o = {
+		.window_ns = WINDOW, .max_pending = max_pending, .proc_root = PROC_ROOT,
+		.follow_perfmaps = false,
+	};
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->sink = (struct jt_sink){ capture_record, &f->cap };
+	f->pl = jt_pipeline__new(&o, &f->sink);
+	assert_non_null(f->pl);
+	return f;
+}
+
+static int fx_setup(void **state)
+{
+	*state = fx_new(1 << 20);
+	return 0;
+}
+
+static void fx_free(struct fx *f)
+{
+	size_t i;
+
+	jt_pipeline__free(f->pl);
+	for (i = 0; i < f->cap.n; i++)
+		free(f->cap.recs[i]);
+	free(f->cap.recs);
+	free(f);
+}
+
+static int fx_teardown(void **state)
+{
+	fx_free(*state);
+	return 0;
+}
+
+/* ---- raw ring-buffer records, as bytes in a buffer of their own ---- */
+
+static void *hdr(void *buf, uint16_t type, uint32_t size, uint64_t ts)
+{
+	struct jt_ev_hdr *h = buf;
+
+	h->type = type;
+	h->size = size;
+	h->ts = ts;
+	h->pid = PID;
+	h->tid = PID + 1;
+	return buf;
+}
+
+/* Hand a record to the pipeline from a buffer freed right after: it must keep a copy. */
+static void feed(struct fx *f, void *buf, size_t len)
+{
+	assert_int_equal(jt_pipeline__raw(f->pl, buf, len), 0);
+	memset(buf, 0x5a, len);
+	free(buf);
+}
+
+/* The first len bytes of a record built in a struct, in a buffer of exactly len bytes. */
+static void feed_copy(struct fx *f, const void *rec, size_t len)
+{
+	void *buf = malloc(len);
+
+	assert_non_null(buf);
+	memcpy(buf, rec, len);
+	feed(f, buf, len);
+}
+
+static void raw_load(struct fx *f, uint64_t ts, uint64_t id, uint64_t start, uint64_t size,
+		     const char *name)
+{
+	size_t len = jt_round8(JT_EV_CODE_FIXED + strlen(name));
+	struct jt_ev_code c = {
+		.id = id, .start = start, .size = size, .src = JT_SRC_AGENT,
+		.name_len = strlen(name),
+	};
+
+	hdr(&c, JT_EV_CODE_LOAD, len, ts);
+	memcpy(c.name, name, strlen(name));
+	feed_copy(f, &c, len);
+}
+
+static void raw_call(struct fx *f, uint16_t type, uint64_t ts, uint64_t id)
+{
+	struct jt_ev_call c = { .id = id };
+
+	hdr(&c, type, sizeof(c), ts);
+	feed_copy(f, &c, sizeof(c));
+}
+
+static void raw_sample(struct fx *f, uint64_t ts, uint64_t ip)
+{
+	struct jt_ev_sample s = { .cpu = 0, .nr_user = 1, .ips = { ip } };
+
+	hdr(&s, JT_EV_SAMPLE, JT_EV_SAMPLE_FIXED + 8, ts);
+	feed_copy(f, &s, JT_EV_SAMPLE_FIXED + 8);
+}
+
+/* ---- reading what came out ---- */
+
+static size_t count_type(const struct fx *f, unsigned int type)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->cap.n; i++)
+		n += f->cap.recs[i]->type == type;
+	return n;
+}
+
+static const struct jt_rec_drop *drop_of(const struct fx *f, unsigned int what, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < f->cap.n; i++) {
+		const struct jt_rec_drop *d = (const void *)f->cap.recs[i];
+
+		if (d->h.type == JT_REC_DROP && d->what == what)
+			return d;
+	}
+	return NULL;
+}
+
+static void assert_ts_nondecreasing(const struct fx *f)
+{
+	size_t i;
+
+	for (i = 1; i < f->cap.n; i++)
+		if (f->cap.recs[i]->ts < f->cap.recs[i - 1]->ts)
+			fail_msg("record %zu (type %u) ts %llu after %llu", i,
+				 f->cap.recs[i]->type, (unsigned long long)f->cap.recs[i]->ts,
+				 (unsigned long long)f->cap.recs[i - 1]->ts);
+}
+
+static const struct jt_rec_method *method_def(const struct fx *f, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_method *m = (const void *)f->cap.recs[i];
+
+		if (m->h.type == JT_REC_METHOD && m->id == id)
+			return m;
+	}
+	return NULL;
+}
+
+static void assert_sample_names(const struct fx *f, size_t i, const char *name)
+{
+	const struct jt_rec_sample *s = (const void *)f->cap.recs[i];
+	const struct jt_rec_method *m;
+
+	assert_int_equal(s->h.type, JT_REC_SAMPLE);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_METHOD);
+	m = method_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_non_null(m);
+	assert_int_equal(m->name_len, strlen(name));
+	assert_memory_equal(m->name, name, m->name_len);
+}
+
+/* ---- tests ---- */
+
+static void out_of_order_records_come_out_in_order_and_joined(void **state)
+{
+	struct fx *f = *state;
+	struct jt_pipeline_stats st;
+
+	/* the sample arrives before the load it needs, the enter before the earlier sample */
+	raw_sample(f, T0 + 3000, JIT + 0x30);
+	raw_call(f, JT_EV_ENTER, T0 + 2500, 1);
+	raw_load(f, T0 + 1000, 1, JIT, 0x100, "Hot.loop");
+	raw_sample(f, T0 + 2000, JIT + 0x20);
+	raw_call(f, JT_EV_CODE_UNLOAD, T0 + 3500, 1);
+	assert_int_equal(f->cap.n, 0);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.received, 5);
+	assert_int_equal(st.pending, 5);
+
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 2600 + WINDOW), 0);
+	/* out: load (writes nothing yet), sample 2000, enter 2500 */
+	assert_int_equal(f->cap.n, 4);
+	assert_int_equal(f->cap.recs[0]->type, JT_REC_PROC);
+	assert_int_equal(f->cap.recs[1]->type, JT_REC_METHOD);
+	assert_int_equal(f->cap.recs[2]->type, JT_REC_SAMPLE);
+	assert_int_equal(f->cap.recs[2]->ts, T0 + 2000);
+	assert_sample_names(f, 2, "Hot.loop");
+	assert_int_equal(f->cap.recs[3]->type, JT_REC_ENTER);
+	assert_int_equal(f->cap.recs[3]->ts, T0 + 2500);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 2);
+	assert_int_equal(st.col.samples, 1);
+
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 10000 + WINDOW), 0);
+	assert_int_equal(f->cap.n, 6);
+	assert_int_equal(f->cap.recs[4]->ts, T0 + 3000);
+	assert_sample_names(f, 4, "Hot.loop");
+	assert_int_equal(f->cap.recs[5]->type, JT_REC_UNLOAD);
+	assert_int_equal(count_type(f, JT_REC_METHOD), 1);
+	assert_ts_nondecreasing(f);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.lost[JT_DROP_REORDER], 0);
+	assert_int_equal(st.lost[JT_DROP_DECODE], 0);
+}
+
+static void tick_lets_out_records_at_or_before_now_minus_window(void **state)
+{
+	struct fx *f = *state;
+
+	raw_sample(f, T0 + 5000, 0x10000);
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 4999 + WINDOW), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 0);
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 5000 + WINDOW), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 1);
+}
+
+/* Code re-compiled at one address: the order of arrival must not decide the name. */
+static void address_reuse_is_joined_by_time_not_arrival(void **state)
+{
+	struct fx *f = *state;
+
+	raw_sample(f, T0 + 400, JIT + 8);	/* B's time */
+	raw_load(f, T0 + 300, 2, JIT, 0x80, "B");
+	raw_call(f, JT_EV_CODE_UNLOAD, T0 + 200, 1);
+	raw_sample(f, T0 + 150, JIT + 8);	/* A's time */
+	raw_load(f, T0 + 100, 1, JIT, 0x80, "A");
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 2);
+	assert_sample_names(f, 2, "A");	/* proc, method A, sample */
+	assert_int_equal(f->cap.recs[3]->type, JT_REC_UNLOAD);
+	assert_int_equal(f->cap.recs[4]->type, JT_REC_METHOD);
+	assert_sample_names(f, 5, "B");
+	assert_ts_nondecreasing(f);
+}
+
+static void malformed_records_are_counted_as_decode_drops(void **state)
+{
+	struct fx *f = *state;
+	struct jt_pipeline_stats st;
+	unsigned char junk[64] = { 1, 2, 3 };
+	struct jt_ev_call *c;
+	struct jt_ev_code *code;
+	const struct jt_rec_drop *d;
+
+	assert_int_equal(jt_pipeline__raw(f->pl, junk, 3), 0);	/* shorter than a header */
+	c = hdr(calloc(1, 64), 0x77, sizeof(*c), T0 + 10);	/* unknown type */
+	feed(f, c, sizeof(*c));
+	c = hdr(calloc(1, 64), JT_EV_ENTER, 64, T0 + 11);	/* size past the buffer */
+	feed(f, c, sizeof(*c));
+	code = hdr(calloc(1, sizeof(*code)), JT_EV_CODE_LOAD, sizeof(*code), T0 + 12);
+	code->src = JT_SRC_AGENT;
+	code->name_len = 4000;	/* past the record */
+	feed(f, code, sizeof(*code));
+	raw_sample(f, T0 + 13, 0x10000);	/* and one good one */
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.received, 5);
+	assert_int_equal(st.lost[JT_DROP_DECODE], 4);
+	assert_int_equal(st.pending, 1);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 1);
+	assert_int_equal(count_type(f, JT_REC_ENTER), 0);
+	d = drop_of(f, JT_DROP_DECODE, 0);
+	assert_non_null(d);
+	assert_int_equal(d->count, 4);
+	assert_ts_nondecreasing(f);
+}
+
+static void record_older_than_what_was_let_out_is_counted_not_emitted(void **state)
+{
+	struct fx *f = *state;
+	struct jt_pipeline_stats st;
+	const struct jt_rec_drop *d;
+	size_t i;
+
+	raw_sample(f, T0 + 5000, 0x10000);
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 5000 + WINDOW), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 1);
+	raw_sample(f, T0 + 4000, 0x10000);	/* too late: 5000 is out already */
+	raw_sample(f, T0 + 5000, 0x10000);	/* not older than it: still fine */
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.lost[JT_DROP_REORDER], 1);
+	assert_int_equal(st.pending, 1);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 2);
+	for (i = 0; i < f->cap.n; i++)
+		assert_int_not_equal(f->cap.recs[i]->ts, T0 + 4000);
+	d = drop_of(f, JT_DROP_REORDER, 0);
+	assert_non_null(d);
+	assert_int_equal(d->count, 1);
+	assert_ts_nondecreasing(f);
+}
+
+/* More than max_pending held: the oldest go early, and what then arrives late is lost. */
+static void max_pending_lets_the_oldest_out_early(void **state)
+{
+	struct fx *f = fx_new(2);
+	struct jt_pipeline_stats st;
+
+	(void)state;
+	raw_sample(f, T0 + 100, 0x10000);
+	raw_sample(f, T0 + 200, 0x10000);
+	raw_sample(f, T0 + 300, 0x10000);
+	raw_sample(f, T0 + 400, 0x10000);
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + WINDOW), 0);	/* none is old enough */
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 2);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 2);
+	raw_sample(f, T0 + 150, 0x10000);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.lost[JT_DROP_REORDER], 1);
+	fx_free(f);
+}
+
+static void bpf_drops_writes_records_only_for_kinds_that_grew(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t1[JT_DROP_BPF_MAX] = { 0 }, t2[JT_DROP_BPF_MAX] = { 0 };
+	struct jt_pipeline_stats st;
+	const struct jt_rec_drop *d;
+	size_t mark, i;
+
+	t1[JT_DROP_RB_SAMPLE] = 5;
+	assert_int_equal(jt_pipeline__bpf_drops(f->pl, t1), 0);
+	assert_int_equal(f->cap.n, 1);
+	d = (const void *)f->cap.recs[0];
+	assert_int_equal(d->h.type, JT_REC_DROP);
+	assert_int_equal(d->h.size, sizeof(*d));
+	assert_int_equal(d->what, JT_DROP_RB_SAMPLE);
+	assert_int_equal(d->count, 5);
+
+	assert_int_equal(jt_pipeline__bpf_drops(f->pl, t1), 0);	/* nothing grew */
+	assert_int_equal(f->cap.n, 1);
+
+	t2[JT_DROP_RB_CALL] = 2;
+	t2[JT_DROP_RB_SAMPLE] = 7;
+	t2[JT_DROP_STACK] = 1;
+	mark = f->cap.n;
+	assert_int_equal(jt_pipeline__bpf_drops(f->pl, t2), 0);
+	assert_int_equal(f->cap.n, mark + 3);
+	for (i = mark; i < f->cap.n; i++)
+		assert_int_equal(f->cap.recs[i]->type, JT_REC_DROP);
+	assert_int_equal(drop_of(f, JT_DROP_RB_CALL, mark)->count, 2);
+	assert_int_equal(drop_of(f, JT_DROP_RB_SAMPLE, mark)->count, 2);	/* the delta */
+	assert_int_equal(drop_of(f, JT_DROP_STACK, mark)->count, 1);
+	assert_null(drop_of(f, JT_DROP_RB_CODE, mark));
+	assert_null(drop_of(f, JT_DROP_RB_PROC, mark));
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.lost[JT_DROP_RB_CALL], 2);	/* totals */
+	assert_int_equal(st.lost[JT_DROP_RB_SAMPLE], 7);
+	assert_int_equal(st.lost[JT_DROP_STACK], 1);
+	assert_ts_nondecreasing(f);
+}
+
+static void finish_writes_a_drop_record_for_every_kind_even_when_zero(void **state)
+{
+	struct fx *f = *state;
+	unsigned int seen[JT_DROP_MAX] = { 0 };
+	size_t i;
+
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(f->cap.n, JT_DROP_MAX);
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_drop *d = (const void *)f->cap.recs[i];
+
+		assert_int_equal(d->h.type, JT_REC_DROP);
+		assert_true(d->what < JT_DROP_MAX);
+		assert_int_equal(d->count, 0);
+		seen[d->what]++;
+	}
+	for (i = 0; i < JT_DROP_MAX; i++)
+		assert_int_equal(seen[i], 1);
+}
+
+/* The final records carry what was lost since the last drop record of each kind. */
+static void finish_counts_only_what_was_not_logged_before(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t[JT_DROP_BPF_MAX] = { 0 };
+	size_t mark;
+
+	t[JT_DROP_RB_CODE] = 9;
+	assert_int_equal(jt_pipeline__bpf_drops(f->pl, t), 0);
+	assert_int_equal(jt_pipeline__raw(f->pl, "x", 1), 0);	/* one decode drop */
+	mark = f->cap.n;
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(f->cap.n - mark, JT_DROP_MAX);
+	assert_int_equal(drop_of(f, JT_DROP_RB_CODE, mark)->count, 0);
+	assert_int_equal(drop_of(f, JT_DROP_DECODE, mark)->count, 1);
+}
+
+static void finish_lets_everything_out_before_the_drop_records(void **state)
+{
+	struct fx *f = *state;
+	struct jt_pipeline_stats st;
+	size_t i, first_drop;
+
+	raw_load(f, T0 + 100, 1, JIT, 0x100, "m");
+	for (i = 0; i < 100; i++)
+		raw_sample(f, T0 + 1000 - i, JIT + i);	/* newest first */
+	assert_int_equal(jt_pipeline__tick(f->pl, T0), 0);	/* nothing old enough */
+	assert_int_equal(f->cap.n, 0);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 100);
+	assert_int_equal(count_type(f, JT_REC_DROP), JT_DROP_MAX);
+	first_drop = f->cap.n - JT_DROP_MAX;
+	for (i = 0; i < first_drop; i++)
+		assert_int_not_equal(f->cap.recs[i]->type, JT_REC_DROP);
+	assert_ts_nondecreasing(f);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.col.samples, 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+		T(out_of_order_records_come_out_in_order_and_joined),
+		T(tick_lets_out_records_at_or_before_now_minus_window),
+		T(address_reuse_is_joined_by_time_not_arrival),
+		T(malformed_records_are_counted_as_decode_drops),
+		T(record_older_than_what_was_let_out_is_counted_not_emitted),
+		cmocka_unit_test(max_pending_lets_the_oldest_out_early),
+		T(bpf_drops_writes_records_only_for_kinds_that_grew),
+		T(finish_writes_a_drop_record_for_every_kind_even_when_zero),
+		T(finish_counts_only_what_was_not_logged_before),
+		T(finish_lets_everything_out_before_the_drop_records),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
