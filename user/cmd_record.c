@@ -536,7 +536,9 @@ int jt_cmd_record(int argc, char **argv)
 		goto fail;
 	/* maps of processes already running: all of them, or just the ones asked for */
 	if (!bo.filter_pids)
-		jt_pipeline__scan(r.pl, r.start_ns);
+		jt_pipeline__scan(r.pl, 0, r.start_ns);
+	for (i = 0; i < r.o.nr_pids; i++)
+		jt_pipeline__scan(r.pl, r.o.pids[i], r.start_ns);
 	announce(&r);
 	release_command(&r);
 	err = run_loop(&r);

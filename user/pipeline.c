@@ -89,10 +89,16 @@ static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_pe
 	push(pl, ts, &rec, rec.h.size);
 }
 
-void jt_pipeline__scan(struct jt_pipeline *pl, uint64_t now)
+void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 {
-	if (pl->maps)
+	if (!pl->maps)
+		return;
+	if (!pid) {
 		jt_mapwatch__scan(pl->maps, now);
+		return;
+	}
+	jt_mapwatch__notice(pl->maps, pid, now);
+	jt_mapwatch__poll(pl->maps, now);
 }
 
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)

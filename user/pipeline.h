@@ -29,8 +29,9 @@ struct jt_pipeline;
 
 struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const struct jt_sink *sink);
 void jt_pipeline__free(struct jt_pipeline *pl);
-/* Start following the perf maps of processes that are already running. */
-void jt_pipeline__scan(struct jt_pipeline *pl, uint64_t now);
+/* Start following the perf maps of processes that are already running: all of them, or
+ * (pid != 0) one. */
+void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
 /* One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
  * failed (already reported). */
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);

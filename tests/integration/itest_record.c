@@ -267,6 +267,49 @@ static void test_perf_map_names_without_agent(void **state)
 	free(out);
 }
 
+/* -p: a process that was running before recording began, and only it, is traced, with names
+ * from the map it wrote before we started. */
+static void test_pid_filter_traces_only_that_process(void **state)
+{
+	char *log_path = it_path_dup("pid.jtl"), *outs[2] = { it_path_dup("pid0.out"),
+							      it_path_dup("pid1.out") };
+	char *split[] = { IT_TOYJIT, "split", "--ms", "2500", NULL };
+	char pid_arg[16];
+	char *rec[] = { IT_JITRACE, "record", "-p", pid_arg, "-F", "999", "-d", "1.5", "-o",
+			log_path, NULL };
+	struct it_toy toys[2];
+	pid_t pids[2];
+	struct it_log log;
+	size_t i, others = 0;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++)
+		pids[k] = it_spawn(split, outs[k], NULL);
+	for (k = 0; k < 2; k++)	/* both have written their maps */
+		assert_true(it_wait_for_text(outs[k], "split ratio", 10000));
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pids[0]);
+	assert_int_equal(it_run(rec, NULL, NULL), 0);
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(it_wait(pids[k]), 0);
+		it_toy_parse(outs[k], &toys[k]);
+	}
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_sample *s = (const void *)log.recs[i];
+
+		if (s->h.type == JT_REC_SAMPLE && s->pid != (uint32_t)pids[0])
+			others++;
+	}
+	assert_int_equal(others, 0);
+	assert_split(&log, pids[0], 0.75);
+	it_log_free(&log);
+	free(log_path);
+	free(outs[0]);
+	free(outs[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_recompiled_address_names_the_live_code),
 		cmocka_unit_test(test_late_and_concurrent_processes),
 		cmocka_unit_test(test_perf_map_names_without_agent),
+		cmocka_unit_test(test_pid_filter_traces_only_that_process),
 	};
 
 	if (geteuid()) {
