@@ -17,6 +17,7 @@
 #include "pipeline.h"
 #include "sink.h"
 #include "util.h"
+#include "unit/capture.h"
 
 #define PROC_ROOT "tests/fixtures/proc"
 #define PID 4242
@@ -24,30 +25,6 @@
 #define WINDOW 1000000ULL	/* 1 ms */
 #define T0 1000000000000ULL	/* a monotonic clock some time after boot */
 
-/* ---- a sink that keeps a copy of every record ---- */
-
-struct capture {
-	struct jt_rec_hdr **recs;
-	size_t n, cap;
-};
-
-static int capture_record(void *ctx, const struct jt_rec_hdr *rec)
-{
-	struct capture *c = ctx;
-	struct jt_rec_hdr *copy;
-
-	assert_true(rec->size >= sizeof(*rec));
-	if (c->n == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 256;
-		c->recs = realloc(c->recs, c->cap * sizeof(*c->recs));
-		assert_non_null(c->recs);
-	}
-	copy = malloc(rec->size);
-	assert_non_null(copy);
-	memcpy(copy, rec, rec->size);
-	c->recs[c->n++] = copy;
-	return 0;
-}
 
 struct fx {
 	struct capture cap;
