@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 
 #include "bare.skel.h"
 #include "jitrace/agent.h"
+#include "bench.h"
 #include "loader.h"
 #include "log.h"
 #include "pipeline.h"
@@ -45,20 +45,11 @@ static double loop_ns_per_pair(void)
 	return (double)(jt_now_ns() - t0) / PAIRS;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *drain_thread(void *arg)
 {
 	struct drain *d = arg;
 
-	pin(1);		/* the collector on its own CPU, as `jitrace record` would be */
+	bench_pin(1);		/* the collector on its own CPU, as `jitrace record` would be */
 	while (!atomic_load(&d->stop)) {
 		jt_rb__consume(d->rb);
 		jt_pipeline__tick(d->pl, jt_now_ns());
@@ -66,13 +57,6 @@ static void *drain_thread(void *arg)
 	}
 	jt_rb__consume(d->rb);
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static double bare_round(const char *agent)
@@ -100,11 +84,6 @@ static double bare_round(const char *agent)
 	return ns;
 }
 
-static int sink_log(void *ctx, const struct jt_rec_hdr *rec)
-{
-	return jt_logw__append(ctx, rec);
-}
-
 static double jitrace_round(const char *agent, uint64_t *events, uint64_t *lost)
 {
 	struct jt_bpf_opts bo = {
@@ -115,7 +94,7 @@ static double jitrace_round(const char *agent, uint64_t *events, uint64_t *lost)
 				       .proc_root = "/proc" };
 	struct jt_log_header hdr = { .start_ns = jt_now_ns() };
 	struct jt_log_writer *w = jt_logw__create("/tmp/jitrace-bench-calls.jtl", &hdr, true);
-	struct jt_sink sink = { sink_log, w };
+	struct jt_sink sink = jt_logw__sink(w);
 	struct jt_bpf *b = jt_bpf__open(&bo);
 	struct drain d = { 0 };
 	struct jt_pipeline_stats st;
@@ -127,7 +106,7 @@ static double jitrace_round(const char *agent, uint64_t *events, uint64_t *lost)
 	if (!w || !b || jt_bpf__add_pid(b, getpid()))
 		exit(1);
 	d.pl = jt_pipeline__new(&po, &sink);
-	d.rb = jt_rb__new(jt_bpf__ringbuf_fd(b), (jt_rb_cb)jt_pipeline__raw, d.pl);
+	d.rb = jt_rb__new(jt_bpf__ringbuf_fd(b), jt_pipeline__on_ring, d.pl);
 	if (!d.pl || !d.rb)
 		exit(1);
 	pthread_create(&th, NULL, drain_thread, &d);
@@ -161,7 +140,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	libbpf_set_print(NULL);
-	pin(0);
+	bench_pin(0);
 	for (r = 0; r < ROUNDS; r++) {	/* interleaved, so drift hits all three alike */
 		none[r] = loop_ns_per_pair();
 		bare[r] = bare_round(agent);
@@ -170,10 +149,10 @@ int main(int argc, char **argv)
 		events += ev;
 		lost += lo;
 	}
-	qsort(none, ROUNDS, sizeof(double), cmp_double);
-	qsort(bare, ROUNDS, sizeof(double), cmp_double);
-	qsort(jt, ROUNDS, sizeof(double), cmp_double);
-	qsort(ratio, ROUNDS, sizeof(double), cmp_double);
+	bench_sort(none, ROUNDS);
+	bench_sort(bare, ROUNDS);
+	bench_sort(jt, ROUNDS);
+	bench_sort(ratio, ROUNDS);
 	printf("call tracing: %d rounds of %d enter+leave pairs, median [min, max] ns per pair\n",
 	       ROUNDS, PAIRS);
 	printf("  untraced           %7.1f [%.1f, %.1f]\n", none[ROUNDS / 2], none[0],

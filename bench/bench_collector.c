@@ -9,13 +9,13 @@
  *          or counted lost, and at 3 M/s none may be lost.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "loader.h"
 #include "log.h"
 #include "pipeline.h"
@@ -32,21 +32,12 @@ struct producer {
 	atomic_bool done;
 };
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *produce(void *arg)
 {
 	struct producer *p = arg;
 	uint64_t made = 0, chunk = p->rate ? p->rate / 1000 : 1 << 20, t0 = jt_now_ns();
 
-	pin(1);
+	bench_pin(1);
 	while (made < p->total) {
 		uint64_t n = p->total - made < chunk ? p->total - made : chunk, d = 0;
 
@@ -65,11 +56,6 @@ static void *produce(void *arg)
 	return NULL;
 }
 
-static int sink_log(void *ctx, const struct jt_rec_hdr *rec)
-{
-	return jt_logw__append(ctx, rec);
-}
-
 /* Returns events/s written; *lost gets the events counted lost. */
 static double run(uint64_t total, uint64_t rate, size_t ring, uint64_t *lost, double *mb)
 {
@@ -78,7 +64,7 @@ static double run(uint64_t total, uint64_t rate, size_t ring, uint64_t *lost, do
 				       .proc_root = "/proc" };
 	struct jt_log_header hdr = { .start_ns = jt_now_ns() };
 	struct jt_log_writer *w = jt_logw__create("/tmp/jitrace-bench-collector.jtl", &hdr, true);
-	struct jt_sink sink = { sink_log, w };
+	struct jt_sink sink = jt_logw__sink(w);
 	struct producer p = { .total = total, .rate = rate };
 	struct jt_pipeline_stats st;
 	struct jt_pipeline *pl;
@@ -91,10 +77,10 @@ static double run(uint64_t total, uint64_t rate, size_t ring, uint64_t *lost, do
 	if (!w || !p.b)
 		exit(1);
 	pl = jt_pipeline__new(&po, &sink);
-	rb = jt_rb__new(jt_bpf__ringbuf_fd(p.b), (jt_rb_cb)jt_pipeline__raw, pl);
+	rb = jt_rb__new(jt_bpf__ringbuf_fd(p.b), jt_pipeline__on_ring, pl);
 	if (!pl || !rb)
 		exit(1);
-	pin(0);
+	bench_pin(0);
 	t0 = jt_now_ns();
 	pthread_create(&th, NULL, produce, &p);
 	while (!atomic_load(&p.done)) {
@@ -119,13 +105,6 @@ static double run(uint64_t total, uint64_t rate, size_t ring, uint64_t *lost, do
 	return st.received / ((t1 - t0) / 1e9);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(void)
 {
 	double drain[ROUNDS], paced[ROUNDS], mb;
@@ -138,8 +117,8 @@ int main(void)
 		paced[r] = run(9000000, 3000000, 64 << 20, &lost, &mb);
 		lost_paced += lost;
 	}
-	qsort(drain, ROUNDS, sizeof(double), cmp_double);
-	qsort(paced, ROUNDS, sizeof(double), cmp_double);
+	bench_sort(drain, ROUNDS);
+	bench_sort(paced, ROUNDS);
 	printf("collector: ring buffer -> reorder -> join -> zlib log, one core, %d rounds\n",
 	       ROUNDS);
 	printf("  drain 20M events     %6.2f M events/s [%.2f, %.2f]   target >= 3  %s; lost %llu\n",

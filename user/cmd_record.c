@@ -268,16 +268,6 @@ static void announce(const struct recorder *r)
 		o->calls ? ", calls" : "", o->agent_path ? "" : ", no agent", o->output);
 }
 
-static int sink_record(void *ctx, const struct jt_rec_hdr *rec)
-{
-	return jt_logw__append(ctx, rec);
-}
-
-static int on_ring_record(void *ctx, const void *data, size_t len)
-{
-	return jt_pipeline__raw(ctx, data, len);
-}
-
 /* Fork the command now; it waits until its pid is in the filter, then execs. */
 static int spawn_command(struct recorder *r)
 {
@@ -322,7 +312,7 @@ static void release_command(struct recorder *r)
 	}
 }
 
-static int fill_header(struct jt_log_header *h, const struct record_opts *o, uint64_t start)
+static void fill_header(struct jt_log_header *h, const struct record_opts *o, uint64_t start)
 {
 	struct timespec rt, mono;
 	struct utsname u;
@@ -340,7 +330,6 @@ static int fill_header(struct jt_log_header *h, const struct record_opts *o, uin
 	gethostname(h->hostname, sizeof(h->hostname) - 1);
 	if (!uname(&u))
 		memcpy(h->kernel, u.release, strnlen(u.release, sizeof(h->kernel) - 1));
-	return 0;
 }
 
 static void status_line(struct recorder *r, uint64_t *last_received, uint64_t now,
@@ -478,7 +467,7 @@ int jt_cmd_record(int argc, char **argv)
 	struct recorder r = { .sfd = -1, .child_go = -1 };
 	struct jt_pipeline_opts po = { .max_pending = 1 << 20, .proc_root = "/proc" };
 	struct jt_bpf_opts bo = { 0 };
-	struct jt_sink sink = { sink_record, NULL };
+	struct jt_sink sink;
 	struct jt_log_header hdr;
 	char agent_buf[PATH_MAX];
 	int i, err = parse_args(argc, argv, &r.o);
@@ -511,7 +500,7 @@ int jt_cmd_record(int argc, char **argv)
 	r.log = jt_logw__create(r.o.output, &hdr, r.o.force);
 	if (!r.log)
 		goto fail;
-	sink.ctx = r.log;
+	sink = jt_logw__sink(r.log);
 	bo = (struct jt_bpf_opts){
 		.agent_path = r.o.agent_path, .sample_hz = r.o.hz,
 		.ringbuf_bytes = r.o.ringbuf_bytes, .calls = r.o.calls, .kstack = r.o.kstack,
@@ -526,7 +515,7 @@ int jt_cmd_record(int argc, char **argv)
 	r.pl = jt_pipeline__new(&po, &sink);
 	if (!r.pl)
 		goto fail;
-	r.rb = jt_rb__new(jt_bpf__ringbuf_fd(r.bpf), on_ring_record, r.pl);
+	r.rb = jt_rb__new(jt_bpf__ringbuf_fd(r.bpf), jt_pipeline__on_ring, r.pl);
 	if (!r.rb)
 		goto fail;
 	for (i = 0; i < r.o.nr_pids; i++)

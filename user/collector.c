@@ -38,7 +38,10 @@ struct jt_collector {
 	struct jt_methods methods;
 	uint64_t next_module_id;
 	struct jt_collector_stats st;
-	struct jt_frame frames[2 * JT_MAX_FRAMES];
+	union {			/* a sample record is built here, frames in place */
+		struct jt_rec_sample rec;
+		char bytes[sizeof(struct jt_rec_sample) + 2 * JT_MAX_FRAMES * sizeof(struct jt_frame)];
+	} sample;
 };
 
 struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
@@ -391,38 +394,34 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 
 static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
-	struct jt_rec_sample rec;
+	struct jt_rec_sample *rec = &c->sample.rec;
+	struct jt_frame *f = rec->frames;
 	unsigned int i, n = 0;
 	int err;
 
 	for (i = 0; i < ev->nr_kernel; i++)
-		c->frames[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_KERNEL, 0), ev->ips[i] };
+		f[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_KERNEL, 0), ev->ips[i] };
 	for (i = 0; i < ev->nr_user; i++) {
 		uint64_t ip = ev->ips[ev->nr_kernel + i];
 
 		if (!ip)	/* the frame-pointer chain's end */
 			break;
-		err = user_frame(c, p, ip, i == 0, ev->ts, &c->frames[n++]);
+		err = user_frame(c, p, ip, i == 0, ev->ts, &f[n++]);
 		if (err)
 			return err;
 	}
 	err = proc_define(c, p, ev->ts);
 	if (err)
 		return err;
-	rec = (struct jt_rec_sample){
-		.h = { .type = JT_REC_SAMPLE, .size = sizeof(rec) + n * sizeof(struct jt_frame),
-		       .ts = ev->ts },
-		.pid = p->pid, .tid = ev->tid, .cpu = ev->cpu, .nr_frames = n,
-	};
+	rec->h = (struct jt_rec_hdr){ .type = JT_REC_SAMPLE,
+				      .size = sizeof(*rec) + n * sizeof(*f), .ts = ev->ts };
+	rec->pid = p->pid;
+	rec->tid = ev->tid;
+	rec->cpu = ev->cpu;
+	rec->nr_frames = n;
+	rec->reserved = 0;
 	c->st.samples++;
-	/* the frames follow the header in the sink's copy: build both in one buffer */
-	{
-		char buf[sizeof(rec) + sizeof(c->frames)];
-
-		memcpy(buf, &rec, sizeof(rec));
-		memcpy(buf + sizeof(rec), c->frames, n * sizeof(struct jt_frame));
-		return jt_sink__emit(&c->sink, (const struct jt_rec_hdr *)buf);
-	}
+	return jt_sink__emit(&c->sink, &rec->h);
 }
 
 static int on_exec(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
@@ -508,7 +507,6 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 	case JT_EV_EXEC:
 		return on_exec(c, p, ev);
 	case JT_EV_EXIT:
-		set_comm(p, ev->comm);
 		return on_exit_ev(c, p, ev);
 	case JT_EV_FORK:
 		return on_fork(c, p, ev);

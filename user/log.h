@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "jt_log_format.h"
+#include "sink.h"
 
 #define JT_LOG_BLOCK_TARGET (256 * 1024)	/* a block is written once this much is held */
 
@@ -33,6 +34,8 @@ int jt_logw__close(struct jt_log_writer *w);
 /* Free without writing the end record (after an error). */
 void jt_logw__abort(struct jt_log_writer *w);
 uint64_t jt_logw__records(const struct jt_log_writer *w);
+/* The writer as the collector's sink: each record appended. */
+struct jt_sink jt_logw__sink(struct jt_log_writer *w);
 uint64_t jt_logw__bytes(const struct jt_log_writer *w);	/* compressed bytes written */
 
 /* ---- reader ---- */

@@ -229,3 +229,13 @@ uint64_t jt_logw__bytes(const struct jt_log_writer *w)
 {
 	return w->bytes;
 }
+
+static int sink_append(void *ctx, const struct jt_rec_hdr *rec)
+{
+	return jt_logw__append(ctx, rec);
+}
+
+struct jt_sink jt_logw__sink(struct jt_log_writer *w)
+{
+	return (struct jt_sink){ sink_append, w };
+}

@@ -119,6 +119,11 @@ int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 	return pl->err;
 }
 
+int jt_pipeline__on_ring(void *ctx, const void *data, size_t len)
+{
+	return jt_pipeline__raw(ctx, data, len);
+}
+
 static void on_ordered(void *ctx, const void *rec, size_t len)
 {
 	struct jt_pipeline *pl = ctx;

@@ -35,6 +35,8 @@ void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
 /* One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
  * failed (already reported). */
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
+/* The same, shaped as the ring-buffer reader's callback (jt_rb_cb), ctx being the pipeline. */
+int jt_pipeline__on_ring(void *ctx, const void *data, size_t len);
 /* Read perf maps, then let out every record older than now minus the window. */
 int jt_pipeline__tick(struct jt_pipeline *pl, uint64_t now);
 /* BPF's drop counters, totals since start (JT_DROP_BPF_MAX of them): record what grew. */
