@@ -91,6 +91,10 @@ $(TOYJIT): $(TOYJIT_OBJS) $(AGENT)
 	$(CC) $(CFLAGS) $(TOYJIT_OBJS) -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN' -o $@
 
 # ---- tests ----
+# The agent's test links the agent library, not the collector's modules.
+$(OUT)/tests/test_agent: tests/unit/test_agent.c $(AGENT) | $(OUT)/tests
+	$(CC) $(CFLAGS) $< -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN/..' -pthread -lcmocka -o $@
+
 $(OUT)/tests/test_%: tests/unit/test_%.c $(OUT)/libjt.a | $(OUT)/tests
 	$(CC) $(CFLAGS) -Itests $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
 

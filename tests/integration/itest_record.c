@@ -310,6 +310,87 @@ static void test_pid_filter_traces_only_that_process(void **state)
 	free(outs[1]);
 }
 
+/* Kernel frames come only with -g, and then leaf first, before the user frames. */
+static unsigned long count_kernel_samples(const char *log_path, bool kstack)
+{
+	struct it_log log;
+	unsigned long with_kernel = 0;
+	size_t i;
+	unsigned int k;
+
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(!!(log.hdr.flags & JT_LOG_F_KSTACK), kstack);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_sample *s = (const void *)log.recs[i];
+		bool user_seen = false;
+
+		if (s->h.type != JT_REC_SAMPLE)
+			continue;
+		for (k = 0; k < s->nr_frames; k++) {
+			bool kernel = JT_FRAME_KIND(s->frames[k].ref) == JT_FRAME_KERNEL;
+
+			assert_false(kernel && user_seen);	/* kernel frames first */
+			user_seen |= !kernel;
+		}
+		with_kernel += s->nr_frames && JT_FRAME_KIND(s->frames[0].ref) == JT_FRAME_KERNEL;
+	}
+	it_log_free(&log);
+	return with_kernel;
+}
+
+static void test_kernel_frames_only_with_g(void **state)
+{
+	char *with = it_path_dup("kstack.jtl"), *without = it_path_dup("nokstack.jtl");
+	/* dd spends its time in read and write: most samples are in the kernel */
+	char *rec_g[] = { IT_JITRACE, "record", "-g", "-F", "999", "-o", with, "--", "/bin/dd",
+			  "if=/dev/zero", "of=/dev/null", "bs=64k", "count=300000", NULL };
+	char *rec[] = { IT_JITRACE, "record", "-F", "999", "-o", without, "--", "/bin/dd",
+			"if=/dev/zero", "of=/dev/null", "bs=64k", "count=300000", NULL };
+	unsigned long n;
+
+	(void)state;
+	assert_int_equal(it_run(rec_g, NULL, "/dev/null"), 0);
+	n = count_kernel_samples(with, true);
+	print_message("-g: %lu samples with kernel frames\n", n);
+	assert_true(n >= 50);
+	assert_int_equal(it_run(rec, NULL, "/dev/null"), 0);
+	assert_int_equal(count_kernel_samples(without, false), 0);
+	free(with);
+	free(without);
+}
+
+/* The status line is refreshed in place on a terminal and absent otherwise. */
+static void test_status_line_only_on_a_terminal(void **state)
+{
+	char *log_path = it_path_dup("status.jtl"), *tty = it_path_dup("status.tty");
+	char *plain = it_path_dup("status.err"), *cmd;
+	char *script[] = { "/usr/bin/script", "-qec", NULL, tty, NULL };
+	char *rec[] = { IT_JITRACE, "record", "-d", "2.5", "-f", "-o", log_path, NULL };
+	char buf[16384];
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	assert_true(asprintf(&cmd, "%s record -d 2.5 -f -o %s", IT_JITRACE, log_path) > 0);
+	script[2] = cmd;
+	assert_int_equal(it_run(script, "/dev/null", NULL), 0);	/* stderr is a pty */
+	f = fopen(tty, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	assert_non_null(strstr(buf, "\r\033[Kjitrace: "));	/* rewritten in place */
+	assert_non_null(strstr(buf, " events/s, "));
+	assert_int_equal(it_run(rec, NULL, plain), 0);		/* stderr is a file */
+	assert_false(it_wait_for_text(plain, "events/s", 0));
+	assert_true(it_wait_for_text(plain, "jitrace: recording", 0));
+	free(cmd);
+	free(log_path);
+	free(tty);
+	free(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +400,8 @@ int main(void)
 		cmocka_unit_test(test_late_and_concurrent_processes),
 		cmocka_unit_test(test_perf_map_names_without_agent),
 		cmocka_unit_test(test_pid_filter_traces_only_that_process),
+		cmocka_unit_test(test_kernel_frames_only_with_g),
+		cmocka_unit_test(test_status_line_only_on_a_terminal),
 	};
 
 	if (geteuid()) {
