@@ -103,7 +103,7 @@ struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_head
 	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (w->fd < 0) {
 		if (errno == EEXIST)
-			jt_err("%s: already exists; not replaced without force", path);
+			jt_err("%s: already exists (-f, --force replaces it)", path);
 		else
 			jt_err("%s: cannot create: %s", path, strerror(errno));
 		goto fail;
