@@ -59,6 +59,7 @@ enum jt_rec_type {
 	JT_REC_PROC,		/* a process's identity; precedes its first sample or method */
 	JT_REC_MODULE,		/* a mapped file; precedes every frame that names it */
 	JT_REC_END,		/* written last by a clean stop */
+	JT_REC_SYMBOL,		/* a native or kernel symbol; precedes every frame that names it */
 	JT_REC_MAX,
 };
 
@@ -96,13 +97,18 @@ struct jt_rec_call {
  *   JT_FRAME_METHOD  ref id = method id,  off = offset into the method
  *   JT_FRAME_MODULE  ref id = module id,  off = offset into the file
  *   JT_FRAME_USER    off = a user address nothing names
- *   JT_FRAME_KERNEL  off = a kernel address
+ *   JT_FRAME_KERNEL  off = a kernel address nothing names
+ *   JT_FRAME_SYMBOL  ref id = symbol id,  off = offset into the symbol (an ELF symbol of a
+ *                    module, or a kernel symbol from /proc/kallsyms)
+ * A frame is never dropped: what cannot be named stays MODULE (file + offset), USER or
+ * KERNEL.
  */
 enum jt_frame_kind {
 	JT_FRAME_METHOD = 1,
 	JT_FRAME_MODULE,
 	JT_FRAME_USER,
 	JT_FRAME_KERNEL,
+	JT_FRAME_SYMBOL,
 };
 #define JT_FRAME_KIND(ref) ((unsigned)((ref) >> 56))
 #define JT_FRAME_ID(ref) ((ref) & ((1ULL << 56) - 1))
@@ -166,6 +172,23 @@ struct jt_rec_module {
 	char path[];
 };
 
+/*
+ * JT_REC_SYMBOL. module is the id of the JT_REC_MODULE the symbol lies in and start is
+ * the symbol's offset into that file, so module + start + frame off is the frame's file
+ * offset. module 0 is the kernel; start is then the symbol's address.
+ */
+struct jt_rec_symbol {
+	struct jt_rec_hdr h;
+	__u64 id;		/* unique in the log, from 1 */
+	__u64 module;		/* JT_REC_MODULE id; 0 for the kernel */
+	__u64 start;
+	__u64 size;		/* 0 if the symbol table gives none */
+	__u32 pid;		/* the process the module belongs to; 0 for the kernel */
+	__u16 name_len;
+	__u16 reserved;
+	char name[];		/* name_len bytes, no NUL, then zero padding */
+};
+
 struct jt_rec_end {
 	struct jt_rec_hdr h;
 	__u64 records;		/* records written before this one */
@@ -183,6 +206,7 @@ _Static_assert(sizeof(struct jt_rec_exit) == 24, "jt_rec_exit layout");
 _Static_assert(sizeof(struct jt_rec_drop) == 32, "jt_rec_drop layout");
 _Static_assert(sizeof(struct jt_rec_proc) == 40, "jt_rec_proc layout");
 _Static_assert(sizeof(struct jt_rec_module) == 56, "jt_rec_module layout");
+_Static_assert(sizeof(struct jt_rec_symbol) == 56, "jt_rec_symbol layout");
 _Static_assert(sizeof(struct jt_rec_end) == 24, "jt_rec_end layout");
 
 #endif

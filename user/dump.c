@@ -234,6 +234,11 @@ static void put_frames(struct out *o, const struct mods *mods, const struct jt_r
 		case JT_FRAME_KERNEL:
 			PUT(o, "[k]");
 			break;
+		case JT_FRAME_SYMBOL:
+			PUT(o, "sym#");
+			put_u64(o, id);
+			PUT(o, "+");
+			break;
 		default:
 			PUT(o, "?");
 			put_hex(o, f->ref);
@@ -354,6 +359,23 @@ static int put_rec(struct out *o, struct mods *mods, const struct jt_rec_hdr *re
 		put_hex(o, m->pgoff);
 		PUT(o, " path=");
 		put_esc(o, m->path, m->path_len, false);
+		break;
+	}
+	case JT_REC_SYMBOL: {
+		const struct jt_rec_symbol *y = (const void *)rec;
+
+		PUT(o, "symbol id=");
+		put_u64(o, y->id);
+		PUT(o, " pid=");
+		put_u64(o, y->pid);
+		PUT(o, " module=");
+		put_u64(o, y->module);
+		PUT(o, " start=");
+		put_hex(o, y->start);
+		PUT(o, " size=");
+		put_hex(o, y->size);
+		PUT(o, " name=");
+		put_esc(o, y->name, y->name_len, false);
 		break;
 	}
 	case JT_REC_END: {

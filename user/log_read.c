@@ -48,6 +48,7 @@ static const unsigned short rec_fixed[JT_REC_MAX] = {
 	[JT_REC_PROC] = sizeof(struct jt_rec_proc),
 	[JT_REC_MODULE] = sizeof(struct jt_rec_module),
 	[JT_REC_END] = sizeof(struct jt_rec_end),
+	[JT_REC_SYMBOL] = sizeof(struct jt_rec_symbol),
 };
 
 const char *jt_rec__invalid(const struct jt_rec_hdr *rec, size_t avail)
@@ -85,6 +86,9 @@ const char *jt_rec__invalid(const struct jt_rec_hdr *rec, size_t avail)
 		break;
 	case JT_REC_MODULE:
 		var = ((const struct jt_rec_module *)rec)->path_len;
+		break;
+	case JT_REC_SYMBOL:
+		var = ((const struct jt_rec_symbol *)rec)->name_len;
 		break;
 	default:
 		var = 0;

@@ -36,6 +36,7 @@ static const char *const rec_names[] = {
 	[JT_REC_PROC] = "proc",
 	[JT_REC_MODULE] = "module",
 	[JT_REC_END] = "end",
+	[JT_REC_SYMBOL] = "symbol",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
 

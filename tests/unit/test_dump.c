@@ -162,6 +162,7 @@ static void write_every_type(const char *path, bool clean)
 		{ JT_FRAME_REF(JT_FRAME_KERNEL, 0), 0xffffffff81a00b2cULL },
 		{ JT_FRAME_REF(JT_FRAME_METHOD, 1), 0x24 },
 		{ JT_FRAME_REF(JT_FRAME_MODULE, 1), 0x5e1234 },
+		{ JT_FRAME_REF(JT_FRAME_SYMBOL, 1), 0x3c },
 		{ JT_FRAME_REF(JT_FRAME_USER, 0), 0x401a2b },
 	};
 	/* frames a log that broke its promises may hold: an undefined module, no kind */
@@ -171,7 +172,9 @@ static void write_every_type(const char *path, bool clean)
 	};
 	struct jt_log_header h = { .start_ns = T0, .ncpus = 2, .sample_hz = 99 };
 	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+	static const char sym_name[] = "JavaCalls::call_helper";
 	struct jt_rec_module *mod;
+	struct jt_rec_symbol *sym;
 	struct jt_rec_drop *drop;
 	struct jt_rec_exec *ex;
 	struct jt_rec_proc *p;
@@ -200,6 +203,16 @@ static void write_every_type(const char *path, bool clean)
 	mod->pgoff = 0;
 	mod->path_len = strlen(mod_path);
 	memcpy(mod->path, mod_path, mod->path_len);
+	add(w, &rb);
+
+	sym = rec(&rb, JT_REC_SYMBOL, sizeof(*sym), strlen(sym_name), 2500);
+	sym->id = 1;
+	sym->pid = 4242;
+	sym->module = 1;
+	sym->start = 0x5e1100;
+	sym->size = 0x2a0;
+	sym->name_len = strlen(sym_name);
+	memcpy(sym->name, sym_name, sym->name_len);
 	add(w, &rb);
 
 	add_method(w, 3000, 1, 0x7f3a2c001000ULL, 0x180, -500, JT_SRC_AGENT, 17,

@@ -258,6 +258,22 @@ static const struct jt_rec_hdr *mk_module(union recbuf *rb, uint64_t ts, uint64_
 	return &m->h;
 }
 
+static const struct jt_rec_hdr *mk_symbol(union recbuf *rb, uint64_t ts, uint64_t id,
+					  uint64_t module, const char *name)
+{
+	size_t n = strlen(name);
+	struct jt_rec_symbol *y = (void *)rec_init(rb, JT_REC_SYMBOL, sizeof(*y) + n, ts);
+
+	y->id = id;
+	y->module = module;
+	y->start = 0x5e1100;
+	y->size = 0x2a0;
+	y->pid = module ? 42 : 0;
+	y->name_len = n;
+	memcpy(y->name, name, n);
+	return &y->h;
+}
+
 /* A type this reader does not know, as a newer writer might add. */
 static const struct jt_rec_hdr *mk_unknown(union recbuf *rb, uint64_t ts, unsigned type,
 					   size_t size)
@@ -372,14 +388,15 @@ static size_t block_offsets(const unsigned char *buf, size_t len, size_t *offs, 
 static void round_trip_keeps_every_record_type_byte_for_byte(void **state)
 {
 	struct tmp *t = *state;
-	union recbuf rbs[16];
-	const struct jt_rec_hdr *recs[16];
+	union recbuf rbs[20];
+	const struct jt_rec_hdr *recs[20];
 	const struct jt_rec_hdr *rec;
-	struct jt_frame frames[4] = {
+	struct jt_frame frames[5] = {
 		{ JT_FRAME_REF(JT_FRAME_KERNEL, 0), 0xffffffff81000010ULL },
 		{ JT_FRAME_REF(JT_FRAME_METHOD, 7), 0x24 },
 		{ JT_FRAME_REF(JT_FRAME_MODULE, 2), 0x1234 },
 		{ JT_FRAME_REF(JT_FRAME_USER, 0), 0x401000 },
+		{ JT_FRAME_REF(JT_FRAME_SYMBOL, 3), 0x3c },
 	};
 	struct jt_log_header h = test_header(), rh;
 	struct jt_log_writer *w;
@@ -391,6 +408,8 @@ static void round_trip_keeps_every_record_type_byte_for_byte(void **state)
 	recs[n] = mk_proc(&rbs[n], ts++, 42, "java", "java -jar app.jar --fast"), n++;
 	recs[n] = mk_exec(&rbs[n], ts++, 42, "java", "/usr/bin/java"), n++;
 	recs[n] = mk_module(&rbs[n], ts++, 2, 42, "/usr/lib/jvm/lib/server/libjvm.so"), n++;
+	recs[n] = mk_symbol(&rbs[n], ts++, 3, 2, "JavaCalls::call_helper"), n++;
+	recs[n] = mk_symbol(&rbs[n], ts++, 4, 0, "do_syscall_64"), n++;
 	recs[n] = mk_method(&rbs[n], ts++, 7, 42, 0x7f0012340000ULL, "Interpreter"), n++;
 	recs[n] = mk_call(&rbs[n], JT_REC_ENTER, ts++, 42, 43, 7), n++;
 	recs[n] = mk_sample(&rbs[n], ts++, 42, 0, 0), n++;
@@ -398,7 +417,7 @@ static void round_trip_keeps_every_record_type_byte_for_byte(void **state)
 	s->pid = 42;
 	s->tid = 43;
 	s->cpu = 1;
-	s->nr_frames = 4;
+	s->nr_frames = JT_ARRAY_SIZE(frames);
 	memcpy(s->frames, frames, sizeof(frames));
 	recs[n] = &s->h, n++;
 	recs[n] = mk_call(&rbs[n], JT_REC_LEAVE, ts++, 42, 43, 7), n++;
