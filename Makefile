@@ -29,10 +29,15 @@ ITESTS := $(patsubst tests/integration/%.c,$(OUT)/tests/%,$(wildcard tests/integ
 TOYJIT := $(OUT)/toyjit
 BENCHES := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/bench_*.c))
 
+# Each runtime's glue and the fuzz targets build from a fragment in their own directory;
+# a fragment adds its outputs to EXTRA_ALL (built by `make`) and may add tests.
+EXTRA_ALL :=
+include $(sort $(wildcard agent/*/build.mk tests/*/build.mk))
+
 .PHONY: all deps clean test unit integration bench demo install vmlinux help fmt
 .DELETE_ON_ERROR:
 
-all: $(OUT)/jitrace $(AGENT) $(TOYJIT)
+all: $(OUT)/jitrace $(AGENT) $(TOYJIT) $(EXTRA_ALL)
 
 help:
 	@echo "make            build jitrace, libjitrace-agent.so and the toy JIT into $(OUT)/"
@@ -109,7 +114,7 @@ integration: all $(ITESTS)
 	@scripts/run-tests.sh integration $(ITESTS)
 
 test: deps
-	$(MAKE) all $(UNIT_TESTS) $(ITESTS)
+	$(MAKE) all $(UNIT_TESTS) $(ITESTS) $(EXTRA_TESTS)
 	@scripts/run-tests.sh all $(UNIT_TESTS) $(ITESTS)
 
 deps:
