@@ -14,10 +14,13 @@
 #include "hash.h"
 #include "methods.h"
 #include "procfs.h"
+#include "symbols.h"
 #include "util.h"
 
 #define VMAS_REREAD_NS 1000000000ULL	/* reread /proc/PID/maps on a miss at most this often */
 #define CMDLINE_MAX 4096
+#define SYM_NAME_MAX 1024	/* longer (demangled) symbol names are cut */
+#define SYM_IDX_BITS 24		/* symbols of a file past 16M stay file + offset */
 
 struct proc {
 	uint32_t pid;
@@ -29,6 +32,7 @@ struct proc {
 	struct jt_codemap code;
 	struct jt_hash ids;	/* agent id -> struct jt_method */
 	struct jt_vmas vmas;
+	struct jt_hash syms;	/* module id << SYM_IDX_BITS | symbol index -> log symbol id */
 };
 
 struct jt_collector {
@@ -36,7 +40,10 @@ struct jt_collector {
 	struct jt_sink sink;
 	struct jt_hash procs;	/* pid -> struct proc */
 	struct jt_methods methods;
+	struct jt_symbols *symbols;
+	struct jt_hash ksyms;	/* kallsyms index -> log symbol id */
 	uint64_t next_module_id;
+	uint64_t next_symbol_id;
 	struct jt_collector_stats st;
 	union {			/* a sample record is built here, frames in place */
 		struct jt_rec_sample rec;
@@ -56,6 +63,12 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 	c->proc_root = o->proc_root ? o->proc_root : "/proc";
 	c->sink = *sink;
 	c->next_module_id = 1;
+	c->next_symbol_id = 1;
+	c->symbols = jt_symbols__new(c->proc_root);
+	if (!c->symbols) {
+		free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -86,6 +99,7 @@ static void proc_reset(struct proc *p)
 		free_if_unused(m);
 	}
 	jt_hash__fini(&p->ids);
+	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
 	p->has_agent = false;
@@ -108,6 +122,8 @@ void jt_collector__free(struct jt_collector *c)
 	while (jt_hash__next(&c->procs, &pos, &key, &val))
 		proc_free(val);
 	jt_hash__fini(&c->procs);
+	jt_hash__fini(&c->ksyms);
+	jt_symbols__free(c->symbols);
 	free(c);
 }
 
@@ -341,8 +357,11 @@ static void reread_vmas(struct jt_collector *c, struct proc *p)
 		struct jt_vma *n = &fresh.v[i], *o = jt_vmas__find(&p->vmas, n->start);
 
 		if (o && o->start == n->start && o->end == n->end && o->pgoff == n->pgoff &&
-		    !strcmp(o->path, n->path))
+		    !strcmp(o->path, n->path)) {
 			n->module_id = o->module_id;
+			n->syms = o->syms;
+			n->syms_looked = o->syms_looked;
+		}
 	}
 	jt_vmas__free(&p->vmas);
 	p->vmas = fresh;
@@ -367,6 +386,97 @@ static struct jt_vma *find_vma(struct jt_collector *c, struct proc *p, uint64_t 
 	return vma;
 }
 
+/* Write a symbol record; *id gets its log id. pid and module are 0 for the kernel. */
+static int symbol_define(struct jt_collector *c, uint32_t pid, uint64_t module,
+			 uint64_t start, uint64_t size, const char *raw, uint64_t ts,
+			 uint64_t *id)
+{
+	union {
+		struct jt_rec_symbol rec;
+		char bytes[sizeof(struct jt_rec_symbol) + SYM_NAME_MAX + 8];
+	} u;
+	char buf[SYM_NAME_MAX + 1];
+	const char *name = jt_symbols__demangle(c->symbols, raw, buf, sizeof(buf));
+	size_t len = strnlen(name, SYM_NAME_MAX), sz = jt_round8(sizeof(u.rec) + len);
+	int err;
+
+	memset(u.bytes + sz - 8, 0, 8);
+	u.rec = (struct jt_rec_symbol){
+		.h = { .type = JT_REC_SYMBOL, .size = sz, .ts = ts },
+		.id = c->next_symbol_id, .module = module, .start = start, .size = size,
+		.pid = pid, .name_len = len,
+	};
+	memcpy(u.rec.name, name, len);
+	err = jt_sink__emit(&c->sink, &u.rec.h);
+	if (!err)
+		*id = c->next_symbol_id++;
+	return err;
+}
+
+/*
+ * Name the native frame at file offset off of vma from the file's symbols: *f becomes a
+ * symbol frame, defined (after its module) at first use. Leaves *f as it is if the file
+ * has no symbol there.
+ */
+static int native_symbol(struct jt_collector *c, struct proc *p, struct jt_vma *vma,
+			 uint64_t off, bool leaf, uint64_t ts, struct jt_frame *f)
+{
+	const struct jt_sym *sym;
+	uint64_t key, id;
+	size_t idx;
+	int err;
+
+	if (!vma->syms_looked) {
+		vma->syms_looked = true;
+		vma->syms = jt_symbols__file(c->symbols, p->pid, vma->start, vma->end);
+	}
+	if (!vma->syms)
+		return 0;
+	/* a return address may be just past its function: look up the call instead */
+	sym = jt_elfsyms__find(vma->syms, leaf ? off : off - 1, &idx);
+	if (!sym || idx >> SYM_IDX_BITS)
+		return 0;
+	key = vma->module_id << SYM_IDX_BITS | idx;
+	id = (uintptr_t)jt_hash__get(&p->syms, key);
+	if (!id) {
+		err = symbol_define(c, p->pid, vma->module_id, sym->start, sym->size, sym->name,
+				    ts, &id);
+		if (!err && jt_hash__put(&p->syms, key, (void *)(uintptr_t)id))
+			err = -ENOMEM;
+		if (err)
+			return err;
+	}
+	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_SYMBOL, id), off - sym->start };
+	return 0;
+}
+
+static int kernel_frame(struct jt_collector *c, uint64_t ip, bool leaf, uint64_t ts,
+			struct jt_frame *f)
+{
+	const struct jt_kallsyms *k = jt_symbols__kernel(c->symbols);
+	const struct jt_ksym *sym, *next;
+	uint64_t id;
+	size_t idx;
+	int err;
+
+	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_KERNEL, 0), ip };
+	sym = k ? jt_kallsyms__find(k, leaf ? ip : ip - 1, &idx) : NULL;
+	if (!sym)
+		return 0;
+	id = (uintptr_t)jt_hash__get(&c->ksyms, idx + 1);
+	if (!id) {
+		next = sym + 1;	/* find() never returns the last symbol */
+		err = symbol_define(c, 0, 0, sym->addr, next->addr - sym->addr, sym->name, ts,
+				    &id);
+		if (!err && jt_hash__put(&c->ksyms, idx + 1, (void *)(uintptr_t)id))
+			err = -ENOMEM;
+		if (err)
+			return err;
+	}
+	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_SYMBOL, id), ip - sym->addr };
+	return 0;
+}
+
 static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool leaf,
 		      uint64_t ts, struct jt_frame *f)
 {
@@ -383,10 +493,13 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 	}
 	vma = find_vma(c, p, at, ts);
 	if (vma) {
+		uint64_t off = ip - vma->start + vma->pgoff;
+
 		err = module_define(c, p, vma, ts);
-		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_MODULE, vma->module_id),
-					ip - vma->start + vma->pgoff };
-		return err;
+		if (err)
+			return err;
+		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_MODULE, vma->module_id), off };
+		return native_symbol(c, p, vma, off, leaf, ts, f);
 	}
 	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 0), ip };
 	return 0;
@@ -399,8 +512,11 @@ static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_eve
 	unsigned int i, n = 0;
 	int err;
 
-	for (i = 0; i < ev->nr_kernel; i++)
-		f[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_KERNEL, 0), ev->ips[i] };
+	for (i = 0; i < ev->nr_kernel; i++) {
+		err = kernel_frame(c, ev->ips[i], i == 0, ev->ts, &f[n++]);
+		if (err)
+			return err;
+	}
 	for (i = 0; i < ev->nr_user; i++) {
 		uint64_t ip = ev->ips[ev->nr_kernel + i];
 

@@ -3,8 +3,11 @@
 #ifndef JT_PROCFS_H
 #define JT_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct jt_elfsyms;
 
 /* An executable mapping of a file (the vdso counts as one). */
 struct jt_vma {
@@ -13,6 +16,8 @@ struct jt_vma {
 	uint64_t pgoff;
 	uint64_t module_id;	/* 0 until defined in the log */
 	char *path;
+	const struct jt_elfsyms *syms;	/* its symbols, once looked up (owned elsewhere) */
+	bool syms_looked;
 };
 
 struct jt_vmas {

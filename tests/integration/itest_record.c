@@ -314,7 +314,7 @@ static void test_pid_filter_traces_only_that_process(void **state)
 static unsigned long count_kernel_samples(const char *log_path, bool kstack)
 {
 	struct it_log log;
-	unsigned long with_kernel = 0;
+	unsigned long with_kernel = 0, kframes = 0, named = 0;
 	size_t i;
 	unsigned int k;
 
@@ -328,14 +328,19 @@ static unsigned long count_kernel_samples(const char *log_path, bool kstack)
 		if (s->h.type != JT_REC_SAMPLE)
 			continue;
 		for (k = 0; k < s->nr_frames; k++) {
-			bool kernel = JT_FRAME_KIND(s->frames[k].ref) == JT_FRAME_KERNEL;
+			bool kernel = it_frame_is_kernel(&log, &s->frames[k]);
 
 			assert_false(kernel && user_seen);	/* kernel frames first */
 			user_seen |= !kernel;
+			kframes += kernel;
+			named += kernel && JT_FRAME_KIND(s->frames[k].ref) == JT_FRAME_SYMBOL;
 		}
-		with_kernel += s->nr_frames && JT_FRAME_KIND(s->frames[0].ref) == JT_FRAME_KERNEL;
+		with_kernel += s->nr_frames && it_frame_is_kernel(&log, &s->frames[0]);
 	}
 	it_log_free(&log);
+	/* kernel frames are named from /proc/kallsyms */
+	print_message("%lu of %lu kernel frames named\n", named, kframes);
+	assert_true(named >= kframes * 9 / 10);
 	return with_kernel;
 }
 

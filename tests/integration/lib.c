@@ -20,6 +20,20 @@
 #include "log.h"
 
 
+/* v[id] = rec, growing v as needed */
+static void by_id_put(const void ***v, size_t *nr, uint64_t id, const void *rec)
+{
+	if (id >= *nr) {
+		size_t n = id + 1024;
+
+		*v = realloc(*v, n * sizeof(**v));
+		assert_non_null(*v);
+		memset(*v + *nr, 0, (n - *nr) * sizeof(**v));
+		*nr = n;
+	}
+	(*v)[id] = rec;
+}
+
 void it_log_load(const char *path, struct it_log *log)
 {
 	struct jt_log_reader *r = jt_logr__open(path);
@@ -40,20 +54,12 @@ void it_log_load(const char *path, struct it_log *log)
 			assert_non_null(log->recs);
 		}
 		log->recs[log->n++] = copy;
-		if (h->type == JT_REC_METHOD) {
-			const struct jt_rec_method *m = (const void *)copy;
-
-			if (m->id >= log->nr_methods) {
-				size_t n = m->id + 1024;
-
-				log->methods = realloc(log->methods, n * sizeof(*log->methods));
-				assert_non_null(log->methods);
-				memset(log->methods + log->nr_methods, 0,
-				       (n - log->nr_methods) * sizeof(*log->methods));
-				log->nr_methods = n;
-			}
-			log->methods[m->id] = m;
-		}
+		if (h->type == JT_REC_METHOD)
+			by_id_put((const void ***)&log->methods, &log->nr_methods,
+				  ((const struct jt_rec_method *)copy)->id, copy);
+		if (h->type == JT_REC_SYMBOL)
+			by_id_put((const void ***)&log->symbols, &log->nr_symbols,
+				  ((const struct jt_rec_symbol *)copy)->id, copy);
 	}
 	log->state = jt_logr__state(r);
 	if (log->state != JT_LOGR_END)
@@ -69,12 +75,49 @@ void it_log_free(struct it_log *log)
 		free(log->recs[i]);
 	free(log->recs);
 	free(log->methods);
+	free(log->symbols);
 	memset(log, 0, sizeof(*log));
 }
 
 const struct jt_rec_method *it_method(const struct it_log *log, uint64_t id)
 {
 	return id < log->nr_methods ? log->methods[id] : NULL;
+}
+
+const struct jt_rec_symbol *it_symbol(const struct it_log *log, uint64_t id)
+{
+	return id < log->nr_symbols ? log->symbols[id] : NULL;
+}
+
+bool it_frame_is_kernel(const struct it_log *log, const struct jt_frame *f)
+{
+	const struct jt_rec_symbol *y;
+
+	if (JT_FRAME_KIND(f->ref) == JT_FRAME_KERNEL)
+		return true;
+	y = JT_FRAME_KIND(f->ref) == JT_FRAME_SYMBOL ? it_symbol(log, JT_FRAME_ID(f->ref)) : NULL;
+	return y && !y->module;
+}
+
+int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf, size_t len)
+{
+	const struct jt_rec_method *m;
+	const struct jt_rec_symbol *y;
+
+	switch (JT_FRAME_KIND(f->ref)) {
+	case JT_FRAME_METHOD:
+		m = it_method(log, JT_FRAME_ID(f->ref));
+		if (m)
+			return snprintf(buf, len, "%.*s", m->name_len, m->name), 0;
+		break;
+	case JT_FRAME_SYMBOL:
+		y = it_symbol(log, JT_FRAME_ID(f->ref));
+		if (y)
+			return snprintf(buf, len, "%.*s", y->name_len, y->name), 0;
+		break;
+	}
+	snprintf(buf, len, "0x%llx", (unsigned long long)f->off);
+	return -1;
 }
 
 const struct jt_rec_method *it_leaf_method(const struct it_log *log,
@@ -120,7 +163,7 @@ static void seen_set(struct seen *s, uint64_t id)
 
 void it_check_promises(const struct it_log *log)
 {
-	struct seen methods = { 0 }, modules = { 0 };
+	struct seen methods = { 0 }, modules = { 0 }, symbols = { 0 };
 	bool drop_seen[JT_DROP_MAX] = { 0 };
 	uint64_t last_ts = 0;
 	size_t i;
@@ -156,6 +199,17 @@ void it_check_promises(const struct it_log *log)
 			seen_set(&modules, m->id);
 			break;
 		}
+		case JT_REC_SYMBOL: {
+			const struct jt_rec_symbol *y = (const void *)h;
+
+			if (seen_test(&symbols, y->id))
+				fail_msg("symbol %llu defined twice", (unsigned long long)y->id);
+			if (y->module && !seen_test(&modules, y->module))
+				fail_msg("symbol %llu names module %llu before its definition",
+					 (unsigned long long)y->id, (unsigned long long)y->module);
+			seen_set(&symbols, y->id);
+			break;
+		}
 		case JT_REC_ENTER:
 		case JT_REC_LEAVE:
 		case JT_REC_UNLOAD: {
@@ -181,6 +235,10 @@ void it_check_promises(const struct it_log *log)
 				    !seen_test(&modules, id))
 					fail_msg("sample %zu references module %llu before its "
 						 "definition", i, (unsigned long long)id);
+				if (JT_FRAME_KIND(ref) == JT_FRAME_SYMBOL &&
+				    !seen_test(&symbols, id))
+					fail_msg("sample %zu references symbol %llu before its "
+						 "definition", i, (unsigned long long)id);
 			}
 			break;
 		}
@@ -199,6 +257,7 @@ void it_check_promises(const struct it_log *log)
 			fail_msg("no drop record of kind %u", k);
 	free(methods.bits);
 	free(modules.bits);
+	free(symbols.bits);
 }
 
 uint64_t it_drops_total(const struct it_log *log)

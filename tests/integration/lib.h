@@ -17,12 +17,19 @@ struct it_log {
 	int state;			/* enum jt_logr_state at the end */
 	const struct jt_rec_method **methods;	/* by id; [0] unused */
 	size_t nr_methods;
+	const struct jt_rec_symbol **symbols;	/* by id; [0] unused */
+	size_t nr_symbols;
 };
 
 /* Load every record of path; fails the test if the log cannot be opened. */
 void it_log_load(const char *path, struct it_log *log);
 void it_log_free(struct it_log *log);
 const struct jt_rec_method *it_method(const struct it_log *log, uint64_t id);
+const struct jt_rec_symbol *it_symbol(const struct it_log *log, uint64_t id);
+/* A kernel frame: an address, or a symbol of the kernel (module 0). */
+bool it_frame_is_kernel(const struct it_log *log, const struct jt_frame *f);
+/* A method's or symbol's name into buf; else the address, and -1. */
+int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf, size_t len);
 /* The method a sample's leaf user frame is in, or NULL. */
 const struct jt_rec_method *it_leaf_method(const struct it_log *log,
 					   const struct jt_rec_sample *s);

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Function symbols of an ELF file by file offset. A sample's native frame is a file
+ * offset (address - mapping start + mapping offset), so each symbol's address is turned
+ * into the offset of the loadable segment that holds it, once, at load.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfsyms.h"
+
+struct jt_elfsyms {
+	struct jt_sym *v;	/* sorted by start, one per start */
+	size_t n;
+	char *names;		/* every name, NUL-terminated, back to back */
+};
+
+struct seg {
+	uint64_t vaddr, memsz, offset;
+};
+
+struct raw {
+	uint64_t start, size;
+	size_t name;		/* offset into the names arena */
+	int global;
+};
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->global != y->global)	/* an alias: the global name first */
+		return y->global - x->global;
+	return (x->size < y->size) - (x->size > y->size);	/* then the one with a size */
+}
+
+/* The loadable segments, to turn addresses into file offsets. */
+static int read_segs(Elf *elf, struct seg **out, size_t *nr)
+{
+	size_t i, n, k = 0;
+	struct seg *v;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		v[k++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset };
+	}
+	*out = v;
+	*nr = k;
+	return 0;
+}
+
+static bool to_offset(const struct seg *segs, size_t nr, uint64_t addr, uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (addr >= segs[i].vaddr && addr - segs[i].vaddr < segs[i].memsz) {
+			*off = addr - segs[i].vaddr + segs[i].offset;
+			return true;
+		}
+	return false;
+}
+
+struct collect {
+	struct raw *raw;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, c * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			   const struct seg *segs, size_t nsegs, struct collect *c)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		uint64_t off;
+		size_t len;
+		int type;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name || !to_offset(segs, nsegs, sym.st_value, &off))
+			continue;
+		len = strlen(name) + 1;
+		if (grow((void **)&c->raw, &c->cap, c->n + 1, sizeof(*c->raw)) ||
+		    grow((void **)&c->names, &c->names_cap, c->names_len + len, 1))
+			return -ENOMEM;
+		c->raw[c->n++] = (struct raw){ off, sym.st_size, c->names_len,
+					       GELF_ST_BIND(sym.st_info) != STB_LOCAL };
+		memcpy(c->names + c->names_len, name, len);
+		c->names_len += len;
+	}
+	return 0;
+}
+
+/* Sorted, one symbol per start, into s. */
+static int finish(struct collect *c, struct jt_elfsyms *s)
+{
+	size_t i, k = 0;
+
+	qsort(c->raw, c->n, sizeof(*c->raw), cmp_raw);
+	s->v = calloc(c->n, sizeof(*s->v));
+	if (!s->v)
+		return -ENOMEM;
+	for (i = 0; i < c->n; i++) {
+		if (k && s->v[k - 1].start == c->raw[i].start)
+			continue;	/* an alias (or .dynsym repeating .symtab) */
+		s->v[k++] = (struct jt_sym){ c->raw[i].start, c->raw[i].size,
+					     c->names + c->raw[i].name };
+	}
+	s->n = k;
+	s->names = c->names;
+	c->names = NULL;
+	return 0;
+}
+
+struct jt_elfsyms *jt_elfsyms__load(int fd, const char *name, int *err)
+{
+	struct collect c = { 0 };
+	struct jt_elfsyms *s = NULL;
+	struct seg *segs = NULL;
+	Elf_Scn *scn = NULL;
+	size_t nsegs;
+	Elf *elf;
+
+	(void)name;
+	*err = -ENOEXEC;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return NULL;
+	if (elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	*err = read_segs(elf, &segs, &nsegs);
+	if (*err)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		*err = collect_section(elf, scn, &sh, segs, nsegs, &c);
+		if (*err)
+			goto out;
+	}
+	*err = -ENOEXEC;
+	if (!c.n)
+		goto out;
+	*err = -ENOMEM;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto out;
+	*err = finish(&c, s);
+	if (*err) {
+		free(s);
+		s = NULL;
+	}
+out:
+	free(c.raw);
+	free(c.names);
+	free(segs);
+	elf_end(elf);
+	return s;
+}
+
+void jt_elfsyms__free(struct jt_elfsyms *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	free(s->names);
+	free(s);
+}
+
+const struct jt_sym *jt_elfsyms__find(const struct jt_elfsyms *s, uint64_t off, size_t *idx)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {	/* the first symbol starting after off */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	lo--;
+	if (s->v[lo].size && off - s->v[lo].start >= s->v[lo].size)
+		return NULL;	/* in a gap between functions */
+	*idx = lo;
+	return &s->v[lo];
+}
+
+size_t jt_elfsyms__count(const struct jt_elfsyms *s)
+{
+	return s->n;
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ELF symbol tables by file identity, kernel symbols, and demangling. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hash.h"
+#include "symbols.h"
+#include "util.h"
+
+/* One file's symbols; files whose identities hash alike are chained. */
+struct file_syms {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct jt_elfsyms *syms;	/* NULL: the file has none */
+	struct file_syms *next;
+};
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+struct jt_symbols {
+	const char *proc_root;
+	struct jt_hash files;		/* hash of dev and inode -> struct file_syms chain */
+	struct jt_kallsyms *kernel;
+	bool kernel_tried;
+	void *libstdcxx;		/* dlopen handle, NULL if absent */
+	cxa_demangle_fn demangle;
+	bool demangle_tried;
+	char *dm_buf;			/* __cxa_demangle's reusable output buffer */
+	size_t dm_len;
+};
+
+struct jt_symbols *jt_symbols__new(const char *proc_root)
+{
+	struct jt_symbols *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		jt_err("out of memory");
+		return NULL;
+	}
+	s->proc_root = proc_root;
+	return s;
+}
+
+void jt_symbols__free(struct jt_symbols *s)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	if (!s)
+		return;
+	while (jt_hash__next(&s->files, &pos, &key, &val)) {
+		struct file_syms *f = val, *next;
+
+		for (; f; f = next) {
+			next = f->next;
+			jt_elfsyms__free(f->syms);
+			free(f);
+		}
+	}
+	jt_hash__fini(&s->files);
+	jt_kallsyms__free(s->kernel);
+	free(s->dm_buf);
+	if (s->libstdcxx)
+		dlclose(s->libstdcxx);
+	free(s);
+}
+
+static uint64_t file_key(const struct stat *st)
+{
+	return ((uint64_t)st->st_ino * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)st->st_dev;
+}
+
+static bool same_file(const struct file_syms *f, const struct stat *st)
+{
+	return f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+	       f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, uint64_t start,
+					  uint64_t end)
+{
+	struct file_syms *head, *f;
+	char path[128];
+	struct stat st;
+	uint64_t key;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", s->proc_root, pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;	/* gone, or not a file: the frame keeps file + offset */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	key = file_key(&st);
+	head = jt_hash__get(&s->files, key);
+	for (f = head; f; f = f->next)
+		if (same_file(f, &st)) {
+			close(fd);
+			return f->syms;
+		}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = st.st_size;
+	f->mtime = st.st_mtim;
+	f->syms = jt_elfsyms__load(fd, path, &err);
+	close(fd);
+	f->next = head;
+	if (jt_hash__put(&s->files, key, f)) {
+		jt_elfsyms__free(f->syms);
+		free(f);
+		return NULL;
+	}
+	return f->syms;
+}
+
+const struct jt_kallsyms *jt_symbols__kernel(struct jt_symbols *s)
+{
+	char path[256];
+	int err;
+
+	if (s->kernel_tried)
+		return s->kernel;
+	s->kernel_tried = true;
+	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
+	s->kernel = jt_kallsyms__load(path, &err);
+	if (!s->kernel)
+		jt_err("%s: %s; kernel frames stay addresses", path,
+		       err == -EPERM ? "addresses hidden (kptr_restrict; run as root)" :
+				       strerror(-err));
+	return s->kernel;
+}
+
+const char *jt_symbols__demangle(struct jt_symbols *s, const char *name, char *buf, size_t cap)
+{
+	char *out;
+	int status;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return name;
+	if (!s->demangle_tried) {
+		s->demangle_tried = true;
+		s->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (s->libstdcxx)
+			s->demangle = (cxa_demangle_fn)dlsym(s->libstdcxx, "__cxa_demangle");
+	}
+	if (!s->demangle)
+		return name;
+	out = s->demangle(name, s->dm_buf, &s->dm_len, &status);
+	if (!out || status)
+		return name;
+	s->dm_buf = out;	/* it may have grown the buffer */
+	snprintf(buf, cap, "%s", out);
+	return buf;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where native and kernel frames get their names: ELF symbol tables, loaded once per
+ * file (by device and inode, whichever process maps it) and kept; /proc/kallsyms, loaded
+ * at the first kernel frame; C++ names demangled when libstdc++ is there to do it.
+ */
+#ifndef JT_SYMBOLS_H
+#define JT_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elfsyms.h"
+#include "kallsyms.h"
+
+struct jt_symbols;
+
+/* proc_root: "/proc", or a fixture tree (its PID/map_files/ and kallsyms). */
+struct jt_symbols *jt_symbols__new(const char *proc_root);
+void jt_symbols__free(struct jt_symbols *s);
+
+/*
+ * The symbols of the file pid maps at [start, end), opened through
+ * PROC_ROOT/PID/map_files/ (so deleted files and other mount namespaces work), or NULL if
+ * it has none or cannot be read. Kept for the life of s.
+ */
+const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, uint64_t start,
+					  uint64_t end);
+/* The kernel's symbols, or NULL (said once on stderr, with the reason). */
+const struct jt_kallsyms *jt_symbols__kernel(struct jt_symbols *s);
+/*
+ * name for people: demangled into buf if it is a C++ name and libstdc++ is there,
+ * else name itself. buf has cap bytes; a longer result is cut.
+ */
+const char *jt_symbols__demangle(struct jt_symbols *s, const char *name, char *buf, size_t cap);
+
+#endif
