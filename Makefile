@@ -107,6 +107,33 @@ $(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)
 		| $(OUT)/tests
 	$(CC) $(CFLAGS) -Itests/integration $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
 
+# ---- the unit tests again, under AddressSanitizer and UndefinedBehaviorSanitizer ----
+SAN := $(OUT)/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_CFLAGS := $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS)
+SAN_TESTS := $(patsubst $(OUT)/tests/%,$(SAN)/tests/%,$(UNIT_TESTS))
+
+$(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKEL)
+	$(CC) $(SAN_CFLAGS) -c $< -o $@
+
+$(SAN)/libjt.a: $(LIB_SRCS:%.c=$(SAN)/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(SAN)/agent/%.o: agent/%.c | $(SAN)/agent
+	$(CC) $(SAN_CFLAGS) -fPIC -fvisibility=hidden -pthread -c $< -o $@
+
+$(SAN)/agent/%.o: agent/%.S | $(SAN)/agent
+	$(CC) $(SAN_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(SAN)/libjitrace-agent.so: $(patsubst $(OUT)/%,$(SAN)/%,$(AGENT_OBJS))
+	$(CC) -shared $(SAN_FLAGS) -pthread -Wl,-soname,libjitrace-agent.so $^ -o $@
+
+$(SAN)/tests/test_agent: tests/unit/test_agent.c $(SAN)/libjitrace-agent.so | $(SAN)/tests
+	$(CC) $(SAN_CFLAGS) $< -L$(SAN) -ljitrace-agent -Wl,-rpath,'$$ORIGIN/..' -pthread -lcmocka -o $@
+
+$(SAN)/tests/test_%: tests/unit/test_%.c $(SAN)/libjt.a | $(SAN)/tests
+	$(CC) $(SAN_CFLAGS) -Itests $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
+
 unit: $(UNIT_TESTS)
 	@scripts/run-tests.sh unit $(UNIT_TESTS)
 
@@ -114,8 +141,8 @@ integration: all $(ITESTS)
 	@scripts/run-tests.sh integration $(ITESTS)
 
 test: deps
-	$(MAKE) all $(UNIT_TESTS) $(ITESTS) $(EXTRA_TESTS)
-	@scripts/run-tests.sh all $(UNIT_TESTS) $(ITESTS)
+	$(MAKE) all $(UNIT_TESTS) $(SAN_TESTS) $(ITESTS) $(EXTRA_TESTS)
+	@scripts/run-tests.sh all $(UNIT_TESTS) $(SAN_TESTS) $(ITESTS)
 
 deps:
 	@scripts/deps.sh test
@@ -147,10 +174,11 @@ install: all
 fmt:
 	clang-format -i $(wildcard user/*.[ch] agent/*.[ch] bpf/*.[ch] tests/*/*.[ch] bench/*.[ch])
 
-$(OUT) $(OUT)/user $(OUT)/agent $(OUT)/tests $(OUT)/bench $(OUT)/toyjit-obj:
+$(OUT) $(OUT)/user $(OUT)/agent $(OUT)/tests $(OUT)/bench $(OUT)/toyjit-obj \
+		$(SAN)/user $(SAN)/agent $(SAN)/tests:
 	mkdir -p $@
 
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(SAN)/*/*.d)

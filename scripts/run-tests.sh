@@ -17,7 +17,7 @@ for t in "$@"; do
 			continue
 		fi ;;
 	esac
-	echo "=== $name"
+	case "$t" in */san/*) echo "=== $name (ASan+UBSan)" ;; *) echo "=== $name" ;; esac
 	out=$(mktemp)
 	"$t" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
@@ -28,7 +28,7 @@ for t in "$@"; do
 	failed=$((failed + ${f:-0}))
 	skipped=$((skipped + ${s:-0}))
 	if [ "$rc" -ne 0 ] && [ -z "$f" ]; then
-		broken+=("$name (exit $rc)")
+		broken+=("$t (exit $rc)")
 	fi
 	rm -f "$out"
 done

@@ -75,13 +75,10 @@ static int parse_maps_line(char *line, struct jt_vma *vma)
 	path[strcspn(path, "\n")] = 0;
 	if (path[0] != '/' && strcmp(path, "[vdso]"))
 		return 0;
+	*vma = (struct jt_vma){ .start = start, .end = end, .pgoff = pgoff };
 	vma->path = strdup(path);
 	if (!vma->path)
 		return -ENOMEM;
-	vma->start = start;
-	vma->end = end;
-	vma->pgoff = pgoff;
-	vma->module_id = 0;
 	return 1;
 }
 

@@ -97,6 +97,7 @@ static struct jt_event ev_sample(uint64_t ts, uint32_t pid, uint16_t nr_kernel,
 	};
 }
 
+/* comm: JT_COMM_LEN bytes, as the ring buffer carries it */
 static struct jt_event ev_exec(uint64_t ts, uint32_t pid, const char *comm, const char *path)
 {
 	return (struct jt_event){
@@ -733,7 +734,7 @@ static void exec_resets_the_process_code(void **state)
 
 	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "before.exec"));
 	sample_at(f, 20, PID, JIT + 0x10);
-	send(f, ev_exec(30, PID, "newimage", "/usr/bin/newimage"));
+	send(f, ev_exec(30, PID, "newimage\0\0\0\0\0\0\0", "/usr/bin/newimage"));
 	e = (const void *)f->cap.recs[f->cap.n - 1];
 	assert_int_equal(e->h.type, JT_REC_EXEC);
 	assert_int_equal(e->h.ts, 30);

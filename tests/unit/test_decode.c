@@ -63,6 +63,23 @@ static void build_code(struct rec *r, uint64_t id, uint64_t start, uint64_t size
 	put_hdr(r, JT_EV_CODE_LOAD, jt_round8(JT_EV_CODE_FIXED + name_len));
 }
 
+/* A HotSpot USDT method as BPF writes it: each part in its slot, the whole struct reserved. */
+static void build_jcode(struct rec *r, uint64_t id, uint64_t start, uint64_t size,
+			const char *cls, const char *meth, const char *sig)
+{
+	struct jt_ev_jcode j = {
+		.id = id, .start = start, .size = size, .class_len = strlen(cls),
+		.method_len = strlen(meth), .sig_len = strlen(sig),
+	};
+
+	memcpy(j.class_name, cls, j.class_len);
+	memcpy(j.method, meth, j.method_len);
+	memcpy(j.sig, sig, j.sig_len);
+	memset(r->b, 0, sizeof(r->b));
+	memcpy(r->b, &j, sizeof(j));
+	put_hdr(r, JT_EV_JAVA_CODE, sizeof(j));
+}
+
 static void build_sample(struct rec *r, uint32_t cpu, uint16_t nr_kernel, uint16_t nr_user)
 {
 	struct jt_ev_sample s = { .cpu = cpu, .nr_user = nr_user, .nr_kernel = nr_kernel };
@@ -119,7 +136,7 @@ static size_t build_each_type(struct rec *rs, size_t max)
 {
 	size_t n = 0;
 
-	assert_true(max >= 10);
+	assert_true(max >= 11);
 	build_call(&rs[n++], JT_EV_ENTER, 7);
 	build_call(&rs[n++], JT_EV_LEAVE, 7);
 	build_call(&rs[n++], JT_EV_CODE_UNLOAD, 7);
@@ -130,6 +147,7 @@ static size_t build_each_type(struct rec *rs, size_t max)
 	build_exec(&rs[n++], "java", "/usr/bin/java", 13);
 	build_proc(&rs[n++], JT_EV_EXIT, 0, 3, "java");
 	build_proc(&rs[n++], JT_EV_FORK, 4300, 0, "java");
+	build_jcode(&rs[n++], JT_USDT_ID_BIT | 3, 0x7f0000003000, 0x40, "Hot", "a", "(J)J");
 	return n;
 }
 
@@ -301,12 +319,12 @@ static void buffer_shorter_than_header_is_rejected(void **state)
 /* Every valid record cut short of its size is rejected, however it was cut. */
 static void truncated_records_are_rejected(void **state)
 {
-	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct rec *rs = malloc(11 * sizeof(*rs));
 	struct jt_event ev;
 	size_t i, n, len;
 
 	(void)state;
-	n = build_each_type(rs, 10);
+	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		for (len = 0; len < rs[i].len; len++)
 			assert_int_equal(jt_decode(rs[i].b, len, &ev), -EINVAL);
@@ -317,12 +335,12 @@ static void truncated_records_are_rejected(void **state)
 
 static void size_beyond_buffer_is_rejected(void **state)
 {
-	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct rec *rs = malloc(11 * sizeof(*rs));
 	struct jt_event ev;
 	size_t i, n;
 
 	(void)state;
-	n = build_each_type(rs, 10);
+	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		hdr(&rs[i])->size = rs[i].len + 8;
 		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &ev), -EINVAL);
@@ -335,13 +353,13 @@ static void size_beyond_buffer_is_rejected(void **state)
 /* A record whose own size is too small for its type, however big the buffer around it. */
 static void size_too_small_for_type_is_rejected(void **state)
 {
-	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct rec *rs = malloc(11 * sizeof(*rs));
 	struct jt_event ev;
 	size_t i, n;
 	uint32_t size;
 
 	(void)state;
-	n = build_each_type(rs, 10);
+	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		uint32_t need = rs[i].len;
 
@@ -516,6 +534,7 @@ static void code_range_that_wraps_is_rejected(void **state)
 struct guard {
 	unsigned char *map;
 	size_t page;
+	void *exact;		/* under ASan: the record, exactly its size */
 };
 
 static int guard_setup(void **state)
@@ -542,15 +561,29 @@ static int guard_teardown(void **state)
 	struct guard *g = *state;
 
 	munmap(g->map, 3 * g->page);
+	free(g->exact);
 	free(g);
 	return 0;
 }
 
+/*
+ * The record as the ring buffer hands it over: 8-byte aligned, ending as close to the guard
+ * page as that allows (a read past the rounded-up length faults). Under AddressSanitizer it
+ * is an exact-size heap copy instead, so a read even one byte past len is caught.
+ */
 static const void *at_guard(struct guard *g, const void *bytes, size_t len)
 {
-	unsigned char *dst = g->map + 2 * g->page - len;
+	unsigned char *dst;
 
 	assert_true(len <= 2 * g->page);
+#ifdef __SANITIZE_ADDRESS__
+	free(g->exact);
+	g->exact = malloc(len ? len : 1);
+	assert_non_null(g->exact);
+	dst = g->exact;
+#else
+	dst = g->map + 2 * g->page - ((len + 7) & ~(size_t)7);
+#endif
 	memcpy(dst, bytes, len);
 	return dst;
 }
@@ -580,11 +613,11 @@ static void guard_page_faults_on_access(void **state)
 static void decode_never_reads_past_len(void **state)
 {
 	struct guard *g = *state;
-	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct rec *rs = malloc(11 * sizeof(*rs));
 	struct jt_event ev;
 	size_t i, n, len;
 
-	n = build_each_type(rs, 10);
+	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		/* whole records, then every truncation of them */
 		assert_int_equal(jt_decode(at_guard(g, rs[i].b, rs[i].len), rs[i].len, &ev), 0);
@@ -625,21 +658,21 @@ static void decode_of_lying_records_never_reads_past_len(void **state)
 	free(r);
 }
 
-/* Decoded name and path pointers stay inside the record. */
+/* Decoded name and path pointers stay inside the record (or the event's own name_buf). */
 static void decoded_strings_lie_inside_the_record(void **state)
 {
 	struct guard *g = *state;
-	struct rec *rs = malloc(10 * sizeof(*rs));
+	struct rec *rs = malloc(11 * sizeof(*rs));
 	struct jt_event ev;
 	size_t i, n;
 
-	n = build_each_type(rs, 10);
+	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		const unsigned char *p = at_guard(g, rs[i].b, rs[i].len);
 		const unsigned char *end = p + rs[i].len;
 
 		assert_int_equal(jt_decode(p, rs[i].len, &ev), 0);
-		if (ev.str_len) {
+		if (ev.str_len && ev.str != ev.name_buf) {
 			assert_true((const unsigned char *)ev.str >= p);
 			assert_true((const unsigned char *)ev.str + ev.str_len <= end);
 		}
@@ -654,6 +687,94 @@ static void decoded_strings_lie_inside_the_record(void **state)
 		}
 	}
 	free(rs);
+}
+
+/* HotSpot's internal spelling becomes the Java one, from USDT parts and JVMTI signatures. */
+static void java_code_decodes_as_usdt_code_load_with_java_name(void **state)
+{
+	static const char *const cases[][4] = {
+		{ "java/lang/String", "hashCode", "()I", "java.lang.String.hashCode()" },
+		{ "Hot", "spin", "(I[J)V", "Hot.spin(int, long[])" },
+		{ "com/example/Foo", "bar", "(Ljava/lang/String;[[DZBCFS)Ljava/lang/Object;",
+		  "com.example.Foo.bar(java.lang.String, double[][], boolean, byte, char, float, "
+		  "short)" },
+		{ "java/lang/invoke/LambdaForm$MH/0x0000000800c0c000", "invoke",
+		  "(Ljava/lang/Object;)V",
+		  "java.lang.invoke.LambdaForm$MH.0x0000000800c0c000.invoke(java.lang.Object)" },
+		{ "Ljava/util/HashMap;", "get", "(Ljava/lang/Object;)Ljava/lang/Object;",
+		  "java.util.HashMap.get(java.lang.Object)" },
+		{ "Hot", "<init>", "()V", "Hot.<init>()" },
+		/* a signature that does not parse is kept as it came */
+		{ "X", "m", "(Q)V", "X.m(Q)V" },
+		{ "X", "m", "(I", "X.m(I" },
+		{ "X", "m", "(L;[)V", "X.m(L;[)V" },
+	};
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_event ev;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		build_jcode(r, JT_USDT_ID_BIT | 5, 0x7f0000004000, 0x120, cases[i][0], cases[i][1],
+			    cases[i][2]);
+		assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+		assert_common(&ev, JT_EV_CODE_LOAD);
+		assert_int_equal(ev.src, JT_SRC_USDT);
+		assert_int_equal(ev.id, JT_USDT_ID_BIT | 5);
+		assert_int_equal(ev.start, 0x7f0000004000);
+		assert_int_equal(ev.size, 0x120);
+		assert_int_equal(ev.str_len, strlen(cases[i][3]));
+		assert_memory_equal(ev.str, cases[i][3], ev.str_len);
+	}
+	/* size 0: a name for calls that covers no code */
+	build_jcode(r, JT_USDT_ID_BIT | 6, 0, 0, "Calls", "target", "(I)I");
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(ev.size, 0);
+	assert_string_equal(ev.str, "Calls.target(int)");
+	free(r);
+}
+
+static void java_code_with_full_slots_is_cut_to_name_max(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_ev_jcode *j = (struct jt_ev_jcode *)r->b;
+	struct jt_event ev;
+
+	(void)state;
+	build_jcode(r, 1, 0x1000, 0x10, "", "", "");
+	memset(j->class_name, 'c', JT_JCLASS_MAX);
+	memset(j->method, 'm', JT_JMETHOD_MAX);
+	memset(j->sig, 'I', JT_JSIG_MAX);
+	j->sig[0] = '(';
+	j->class_len = JT_JCLASS_MAX;
+	j->method_len = JT_JMETHOD_MAX;
+	j->sig_len = JT_JSIG_MAX;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(ev.str_len, JT_NAME_MAX - 1);
+	assert_int_equal(ev.str[ev.str_len], 0);
+	assert_memory_equal(ev.str + JT_JCLASS_MAX, ".mmm", 4);
+	free(r);
+}
+
+static void java_code_with_lying_lengths_is_rejected(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_ev_jcode *j = (struct jt_ev_jcode *)r->b;
+	struct jt_event ev;
+
+	(void)state;
+	build_jcode(r, 1, 0x1000, 0x10, "Hot", "a", "(J)J");
+	j->class_len = JT_JCLASS_MAX + 1;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_jcode(r, 1, 0x1000, 0x10, "Hot", "a", "(J)J");
+	j->method_len = JT_JMETHOD_MAX + 1;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_jcode(r, 1, 0x1000, 0x10, "Hot", "a", "(J)J");
+	j->sig_len = JT_JSIG_MAX + 1;
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	build_jcode(r, 1, UINT64_MAX - 8, 0x10, "Hot", "a", "(J)J");	/* wraps */
+	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	free(r);
 }
 
 int main(void)
@@ -679,6 +800,9 @@ int main(void)
 		cmocka_unit_test(unknown_type_is_rejected),
 		cmocka_unit_test(code_load_of_unknown_source_is_rejected),
 		cmocka_unit_test(code_range_that_wraps_is_rejected),
+		cmocka_unit_test(java_code_decodes_as_usdt_code_load_with_java_name),
+		cmocka_unit_test(java_code_with_full_slots_is_cut_to_name_max),
+		cmocka_unit_test(java_code_with_lying_lengths_is_rejected),
 		cmocka_unit_test_setup_teardown(guard_page_faults_on_access, guard_setup,
 						guard_teardown),
 		cmocka_unit_test_setup_teardown(decode_never_reads_past_len, guard_setup,
