@@ -34,7 +34,10 @@ static struct {
 	.next_id = 1,
 };
 
-/* Open /tmp/perf-PID.map for appending, refusing anything planted there by someone else. */
+/*
+ * Open /tmp/perf-PID.map afresh for appending, refusing anything planted there by someone
+ * else.
+ */
 static int open_map(pid_t pid)
 {
 	char path[64];
@@ -54,6 +57,12 @@ static int open_map(pid_t pid)
 		close(fd);
 		return -1;
 	}
+	/*
+	 * Lines already there were left by an earlier process with our pid (pids are
+	 * reused): they describe its code, not ours. This is our first use of the map.
+	 */
+	if (ftruncate(fd, 0))
+		fprintf(stderr, "jitrace-agent: truncating stale %s: %s\n", path, strerror(errno));
 	return fd;
 }
 

@@ -265,6 +265,38 @@ static void forked_child_writes_its_own_map(void **state)
 	unlink(path);
 }
 
+/* ---- a stale map left by an earlier process with our pid is not ours ---- */
+
+static int stale_child(void *arg)
+{
+	char path[64], *buf;
+	size_t len;
+	int fd, ok;
+
+	(void)arg;
+	map_path(getpid(), path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);	/* as the dead process left it */
+	if (fd < 0 || write(fd, "5000 10 dead_fn\n", 16) != 16)
+		return 2;
+	close(fd);
+	jitrace_code_load((void *)0x6000, 0x10, "live_fn");
+	buf = slurp(path, &len);
+	ok = buf && !strcmp(buf, "6000 10 live_fn\n");
+	free(buf);
+	return !ok;
+}
+
+static void stale_map_of_a_reused_pid_is_emptied(void **state)
+{
+	char path[64];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(in_child(stale_child, NULL, &pid), 0);
+	map_path(pid, path, sizeof(path));
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +305,7 @@ int main(void)
 		cmocka_unit_test(planted_symlink_is_not_followed),
 		cmocka_unit_test(planted_hard_link_is_not_written),
 		cmocka_unit_test(forked_child_writes_its_own_map),
+		cmocka_unit_test(stale_map_of_a_reused_pid_is_emptied),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
