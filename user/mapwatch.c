@@ -100,7 +100,9 @@ static void poll_one(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
 		mw->following--;
 		return;
 	}
-	w->polled_ts = now;
+	/* a read cut short by the budget leaves lines that may be as old as the last time */
+	if (jt_perfmap_file__at_end(w->f))
+		w->polled_ts = now;
 }
 
 static void try_open(struct jt_mapwatch *mw, struct watch *w, uint64_t now)

@@ -29,6 +29,7 @@ struct jt_perfmap_parser {
 struct jt_perfmap_file {
 	int fd;
 	off_t off;		/* file offset of the next byte to read */
+	bool at_end;		/* the last poll read everything there was */
 	struct jt_perfmap_parser parser;
 	char buf[JT_PERFMAP_CHUNK];
 };
@@ -451,6 +452,7 @@ int jt_perfmap_file__poll(struct jt_perfmap_file *f, jt_perfmap_cb cb, void *ctx
 		jt_perfmap_parser__reset(&f->parser);
 		f->off = 0;
 	}
+	f->at_end = false;
 	while (budget) {
 		size_t want = budget < sizeof(f->buf) ? budget : sizeof(f->buf);
 		ssize_t r = pread(f->fd, f->buf, want, f->off);
@@ -460,13 +462,20 @@ int jt_perfmap_file__poll(struct jt_perfmap_file *f, jt_perfmap_cb cb, void *ctx
 				continue;
 			return -errno;
 		}
-		if (r == 0)
+		if (r == 0) {
+			f->at_end = true;
 			break;
+		}
 		n += jt_perfmap_parser__feed(&f->parser, f->buf, (size_t)r, cb, ctx);
 		f->off += r;
 		budget -= (size_t)r;
 	}
 	return (int)n;
+}
+
+bool jt_perfmap_file__at_end(const struct jt_perfmap_file *f)
+{
+	return f->at_end;
 }
 
 uint64_t jt_perfmap_file__bad_lines(const struct jt_perfmap_file *f)

@@ -3,6 +3,7 @@
 #ifndef JT_PERFMAP_H
 #define JT_PERFMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -59,6 +60,8 @@ void jt_perfmap_file__free(struct jt_perfmap_file *f);
  * produced, or -errno.
  */
 int jt_perfmap_file__poll(struct jt_perfmap_file *f, jt_perfmap_cb cb, void *ctx);
+/* Whether the last poll read to the end of the file (not stopped by JT_PERFMAP_READ_MAX). */
+bool jt_perfmap_file__at_end(const struct jt_perfmap_file *f);
 uint64_t jt_perfmap_file__bad_lines(const struct jt_perfmap_file *f);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "mapwatch.h"
 #include "perfmap.h"
 #include "util.h"
 
@@ -456,13 +457,78 @@ static void test_file_poll_reads_at_most_read_max_bytes(void **state)
 	f = jt_perfmap_file__open(path, getuid());
 	assert_non_null(f);
 	n1 = jt_perfmap_file__poll(f, record, &g);
+	assert_false(jt_perfmap_file__at_end(f));	/* cut short: more is waiting */
 	n2 = jt_perfmap_file__poll(f, record, &g);
+	assert_true(jt_perfmap_file__at_end(f));
 	assert_int_equal(n1, JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal((size_t)n1 + (size_t)n2, lines);
 	assert_int_equal(g.n, lines);
 	assert_int_equal(jt_perfmap_file__bad_lines(f), 0);
 	assert_entry(&g, 1, 0x10010, 0x10, "f0000001");
 	jt_perfmap_file__free(f);
+}
+
+/* The earliest and latest time mapwatch gave the lines of one poll. */
+struct times {
+	size_t n;
+	uint64_t min, max;
+};
+
+static void on_timed(void *ctx, uint32_t pid, uint64_t ts, const struct jt_perfmap_entry *e)
+{
+	struct times *t = ctx;
+
+	(void)pid;
+	(void)e;
+	if (!t->n++ || ts < t->min)
+		t->min = ts;
+	if (ts > t->max)
+		t->max = ts;
+}
+
+/*
+ * A map larger than one poll's budget (a process with a big map when recording begins,
+ * e.g. Node's after loading many functions): the lines the first poll left unread were in
+ * the file already, so they are as old as the program, not as the first poll. Only a poll
+ * that read to the end dates what comes after it.
+ */
+static void test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it(void **state)
+{
+	const size_t line_len = 12 + 1 + 2 + 1 + 8 + 1, lines = 2 * JT_PERFMAP_READ_MAX / line_len;
+	struct tmp *t = *state;
+	struct times got = { 0 };
+	struct jt_mapwatch *mw;
+	char *data;
+	size_t i;
+
+	data = malloc(lines * line_len + 1);
+	assert_non_null(data);
+	for (i = 0; i < lines; i++)
+		snprintf(data + i * line_len, line_len + 1, "%012zx 10 f%07zu\n", 0x10000 + i * 16,
+			 i);
+	snprintf(t->pid_map, sizeof(t->pid_map), "/tmp/perf-%d.map", (int)getpid());
+	unlink(t->pid_map);
+	write_file(t->pid_map, O_EXCL, data);
+	free(data);
+
+	mw = jt_mapwatch__new(on_timed, &got);
+	assert_non_null(mw);
+	jt_mapwatch__exec(mw, getpid(), 5);	/* the program began at 5 */
+	jt_mapwatch__poll(mw, 100);		/* opens it: reads the budget's worth */
+	assert_int_equal(got.n, JT_PERFMAP_READ_MAX / line_len);
+	assert_int_equal(got.max, 5);
+	got = (struct times){ 0 };
+	jt_mapwatch__poll(mw, 200);		/* the rest, there since before 100 */
+	jt_mapwatch__poll(mw, 300);
+	assert_int_equal(got.n, lines - JT_PERFMAP_READ_MAX / line_len);
+	assert_int_equal(got.min, 5);
+	assert_int_equal(got.max, 5);
+	got = (struct times){ 0 };
+	write_file(t->pid_map, O_APPEND, "7f0000001000 20 late\n");
+	jt_mapwatch__poll(mw, 400);		/* written after the read at 300 reached the end */
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.min, 300);
+	jt_mapwatch__free(mw);
 }
 
 static void test_file_open_refuses_symlinks(void **state)
@@ -698,6 +764,9 @@ int main(void)
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_file_poll_reads_at_most_read_max_bytes,
 						tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it, tmp_setup,
+			tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_file_open_refuses_symlinks, tmp_setup,
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_file_open_refuses_fifo_without_blocking,
