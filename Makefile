@@ -15,7 +15,9 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP -Iinclude -Iuser -I$(OUT)
 LDLIBS := -lbpf -lelf -lz
+# usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> lives in the host's multiarch dir
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 $(WARN) -Wno-unused-function -Wno-unused-parameter \
+	-I/usr/include/$(shell $(CC) -dumpmachine) \
 	-Iinclude -Ivmlinux -MMD -MP
 
 # Collector modules: every user/*.c but the program's entry point.

@@ -112,7 +112,8 @@ JT_API uint64_t jitrace_code_load(const void *code, size_t size, const char *nam
 
 	if (!name)
 		name = "";
-	write_map_line(code, size, name);
+	if (size)	/* a definition for calls only covers no code: nothing for perf */
+		write_map_line(code, size, name);
 	jitrace_stub_code_load(id, code, size, name);
 	return id;
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Kernel side of jitrace: agent-stub uprobes, the CPU sampler and process lifecycle. */
+/* Kernel side of jitrace: agent-stub uprobes, HotSpot USDT probes, the CPU sampler and
+ * process lifecycle. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 
 #include "jt_events.h"
 
@@ -138,6 +140,214 @@ int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name
 	e->name_len = n > 0 ? n - 1 : 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+/*
+ * HotSpot's USDT probes (libjvm.so, provider "hotspot"). A method is known by the Symbol*
+ * pointers of its class name, name and signature, which live as long as the JVM; the
+ * process's start time is in the key so that a new JVM reusing a pid (and, with class data
+ * sharing, the very same addresses) is a new key.
+ */
+struct jt_jkey {
+	__u64 start_time;
+	__u64 klass;
+	__u64 name;
+	__u64 sig;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* Methods whose name was sent for enter/leave: key -> id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct jt_jkey);
+	__type(value, __u64);
+} jt_jseen SEC(".maps");
+
+/*
+ * A method's live compiled code, oldest first: the unload probe names the method but not
+ * the code, and of several versions (tiers, OSR) the oldest is nearly always freed first.
+ */
+#define JT_JLIVE_MAX 4
+struct jt_jlive {
+	__u64 ids[JT_JLIVE_MAX];
+	__u32 n;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct jt_jkey);
+	__type(value, struct jt_jlive);
+} jt_jlive SEC(".maps");
+
+__u64 jt_next_jid;
+
+static __always_inline __u64 new_jid(void)
+{
+	return JT_USDT_ID_BIT | (__sync_fetch_and_add(&jt_next_jid, 1) + 1);
+}
+
+static __always_inline void jkey(struct jt_jkey *k, __u64 pid_tgid, const void *klass,
+				 const void *name, const void *sig)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	k->start_time = task->group_leader->start_time;
+	k->klass = (__u64)klass;
+	k->name = (__u64)name;
+	k->sig = (__u64)sig;
+	k->pid = pid_tgid >> 32;
+	k->pad = 0;
+}
+
+static __always_inline __u16 read_part(char *dst, __u32 max, const void *src, int len)
+{
+	__u64 n;
+
+	if (len <= 0)
+		return 0;
+	/* one register, compared then passed: otherwise clang may hand the helper an
+	 * unclamped copy of len, which the verifier refuses */
+	n = (__u32)len;
+	barrier_var(n);
+	if (n > max)
+		n = max;
+	barrier_var(n);
+	if (bpf_probe_read_user(dst, n, src))
+		return 0;
+	return n;
+}
+
+static __always_inline int emit_jcode(__u64 pid_tgid, __u64 id, __u64 start, __u64 size,
+				      const void *klass, int klen, const void *name, int nlen,
+				      const void *sig, int slen)
+{
+	struct jt_ev_jcode *e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(JT_DROP_RB_CODE);
+		return -1;
+	}
+	fill_hdr(&e->h, JT_EV_JAVA_CODE, sizeof(*e), pid_tgid);
+	e->id = id;
+	e->start = start;
+	e->size = size;
+	e->pad = 0;
+	e->class_len = read_part(e->class_name, JT_JCLASS_MAX, klass, klen);
+	e->method_len = read_part(e->method, JT_JMETHOD_MAX, name, nlen);
+	e->sig_len = read_part(e->sig, JT_JSIG_MAX, sig, slen);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jt_jvm_load, const void *klass, int klen, const void *name, int nlen,
+	     const void *sig, int slen, const void *code, int size)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), id = new_jid();
+	struct jt_jlive *live, fresh = { .ids = { id }, .n = 1 };
+	struct jt_jkey k;
+	__u32 i;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	jkey(&k, pid_tgid, klass, name, sig);
+	live = bpf_map_lookup_elem(&jt_jlive, &k);
+	if (!live) {
+		bpf_map_update_elem(&jt_jlive, &k, &fresh, BPF_ANY);
+	} else {
+		if (live->n >= JT_JLIVE_MAX) {	/* forget the oldest: overlap replaces it */
+			for (i = 0; i + 1 < JT_JLIVE_MAX; i++)
+				live->ids[i] = live->ids[i + 1];
+			live->n = JT_JLIVE_MAX - 1;
+		}
+		live->ids[live->n & (JT_JLIVE_MAX - 1)] = id;
+		live->n++;
+	}
+	emit_jcode(pid_tgid, id, (__u64)code, size < 0 ? 0 : size, klass, klen, name, nlen,
+		   sig, slen);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jt_jvm_unload, const void *klass, int klen, const void *name, int nlen,
+	     const void *sig, int slen)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), id;
+	struct jt_jlive *live;
+	struct jt_jkey k;
+	__u32 i;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	jkey(&k, pid_tgid, klass, name, sig);
+	live = bpf_map_lookup_elem(&jt_jlive, &k);
+	if (!live || !live->n)
+		return 0;
+	id = live->ids[0];
+	for (i = 0; i + 1 < JT_JLIVE_MAX; i++)
+		live->ids[i] = live->ids[i + 1];
+	if (--live->n == 0)
+		bpf_map_delete_elem(&jt_jlive, &k);
+	return emit_call(JT_EV_CODE_UNLOAD, id, JT_DROP_RB_CODE);
+}
+
+/* The id of a method for enter/leave, its name sent first the first time it is seen. */
+static __always_inline __u64 jvm_method_id(__u64 pid_tgid, const void *klass, int klen,
+					   const void *name, int nlen, const void *sig, int slen)
+{
+	struct jt_jkey k;
+	__u64 *seen, id;
+
+	jkey(&k, pid_tgid, klass, name, sig);
+	seen = bpf_map_lookup_elem(&jt_jseen, &k);
+	if (seen)
+		return *seen;
+	id = new_jid();
+	if (bpf_map_update_elem(&jt_jseen, &k, &id, BPF_NOEXIST)) {
+		seen = bpf_map_lookup_elem(&jt_jseen, &k);	/* another thread was first */
+		return seen ? *seen : 0;
+	}
+	if (emit_jcode(pid_tgid, id, 0, 0, klass, klen, name, nlen, sig, slen)) {
+		bpf_map_delete_elem(&jt_jseen, &k);	/* try again at the next call */
+		return 0;
+	}
+	return id;
+}
+
+SEC("usdt")
+int BPF_USDT(jt_jvm_enter, long thread_id, const void *klass, int klen, const void *name,
+	     int nlen, const void *sig, int slen)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), id;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	id = jvm_method_id(pid_tgid, klass, klen, name, nlen, sig, slen);
+	if (!id) {
+		count_drop(JT_DROP_RB_CALL);
+		return 0;
+	}
+	return emit_call(JT_EV_ENTER, id, JT_DROP_RB_CALL);
+}
+
+SEC("usdt")
+int BPF_USDT(jt_jvm_return, long thread_id, const void *klass, int klen, const void *name,
+	     int nlen, const void *sig, int slen)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), id;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	id = jvm_method_id(pid_tgid, klass, klen, name, nlen, sig, slen);
+	if (!id) {
+		count_drop(JT_DROP_RB_CALL);
+		return 0;
+	}
+	return emit_call(JT_EV_LEAVE, id, JT_DROP_RB_CALL);
 }
 
 SEC("perf_event")

@@ -22,6 +22,7 @@ enum jt_ev_type {
 	JT_EV_EXEC,
 	JT_EV_EXIT,
 	JT_EV_FORK,
+	JT_EV_JAVA_CODE,	/* HotSpot USDT: a method in three parts; decoded as a CODE_LOAD */
 	JT_EV_MAX,
 };
 
@@ -78,6 +79,32 @@ struct jt_ev_code {
 	char name[JT_NAME_MAX];
 };
 
+/*
+ * JT_EV_JAVA_CODE: a HotSpot method as its USDT probes give it (hotspot:compiled__method__load,
+ * or the first method__entry/return of a method): class, method and signature in their
+ * internal spelling, each in a fixed slot (cut to the slot). jt_decode composes the Java
+ * name and delivers it as a JT_EV_CODE_LOAD of source JT_SRC_USDT. size 0: a definition
+ * for enter/leave only, covering no code.
+ */
+#define JT_JCLASS_MAX 256
+#define JT_JMETHOD_MAX 96
+#define JT_JSIG_MAX 160
+#define JT_USDT_ID_BIT (1ULL << 63)	/* USDT ids never meet the agent's, which count from 1 */
+
+struct jt_ev_jcode {
+	struct jt_ev_hdr h;
+	__u64 id;
+	__u64 start;
+	__u64 size;
+	__u16 class_len;	/* bytes used in each slot */
+	__u16 method_len;
+	__u16 sig_len;
+	__u16 pad;
+	char class_name[JT_JCLASS_MAX];	/* "java/lang/String" */
+	char method[JT_JMETHOD_MAX];		/* "indexOf" */
+	char sig[JT_JSIG_MAX];			/* "(II)I" */
+};
+
 /* JT_EV_SAMPLE: ips holds nr_kernel kernel frames then nr_user user frames, leaf first */
 struct jt_ev_sample {
 	struct jt_ev_hdr h;
@@ -123,6 +150,8 @@ struct jt_storm_args {
 _Static_assert(sizeof(struct jt_ev_hdr) == 24, "jt_ev_hdr layout");
 _Static_assert(sizeof(struct jt_ev_call) == 32, "jt_ev_call layout");
 _Static_assert(sizeof(struct jt_ev_code) == 56 + JT_NAME_MAX, "jt_ev_code layout");
+_Static_assert(sizeof(struct jt_ev_jcode) == 56 + JT_JCLASS_MAX + JT_JMETHOD_MAX + JT_JSIG_MAX,
+	       "jt_ev_jcode layout");
 _Static_assert(sizeof(struct jt_ev_sample) == 32 + 16 * JT_MAX_FRAMES, "jt_ev_sample layout");
 _Static_assert(sizeof(struct jt_ev_exec) == 48 + JT_PATH_MAX, "jt_ev_exec layout");
 _Static_assert(sizeof(struct jt_ev_proc) == 48, "jt_ev_proc layout");

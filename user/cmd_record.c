@@ -35,7 +35,7 @@ struct record_opts {
 	double duration;	/* seconds, 0: until stopped */
 	size_t ringbuf_bytes;
 	uint64_t window_ns;
-	bool calls, kstack, force, verbose, no_perfmap, no_agent;
+	bool calls, kstack, force, verbose, no_perfmap, no_agent, no_usdt;
 	uint32_t pids[MAX_PIDS];
 	int nr_pids;
 	char **command;		/* NULL-terminated, or NULL */
@@ -67,7 +67,8 @@ static const char usage[] =
 "  -p, --pid PID[,PID]    only these processes and their children\n"
 "  -F, --freq HZ          sampling frequency per CPU (default 99; 0 turns sampling off)\n"
 "  -d, --duration SECS    stop after SECS seconds\n"
-"  -c, --calls            record method enter/leave from the agent (exact call counts)\n"
+"  -c, --calls            record method enter/leave from the agent and HotSpot's USDT\n"
+"                         probes (java -XX:+DTraceMethodProbes): exact call counts\n"
 "  -g, --kernel-stack     add kernel frames to samples\n"
 "  -o, --output FILE      the log to write (default jitrace.jtl)\n"
 "  -f, --force            replace FILE if it exists\n"
@@ -76,6 +77,7 @@ static const char usage[] =
 "      --window MS        how late an event may arrive and still be put in order (100)\n"
 "      --no-perfmap       do not read /tmp/perf-PID.map files\n"
 "      --no-agent         do not probe libjitrace-agent (names from perf maps only)\n"
+"      --no-usdt          do not probe HotSpot's USDT probes in libjvm.so\n"
 "  -v, --verbose          show libbpf's messages\n"
 "  -h, --help             this help\n"
 "\n"
@@ -123,7 +125,7 @@ static int parse_pids(struct record_opts *o, char *list)
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_AGENT = 256, OPT_RINGBUF, OPT_WINDOW, OPT_NO_PERFMAP, OPT_NO_AGENT };
+	enum { OPT_AGENT = 256, OPT_RINGBUF, OPT_WINDOW, OPT_NO_PERFMAP, OPT_NO_AGENT, OPT_NO_USDT };
 	static const struct option longopts[] = {
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -138,6 +140,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "no-perfmap", no_argument, NULL, OPT_NO_PERFMAP },
 		{ "no-agent", no_argument, NULL, OPT_NO_AGENT },
+		{ "no-usdt", no_argument, NULL, OPT_NO_USDT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -208,6 +211,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_NO_AGENT:
 			o->no_agent = true;
 			break;
+		case OPT_NO_USDT:
+			o->no_usdt = true;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -221,8 +227,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if (o->calls && o->no_agent) {
-		jt_err("--calls and --no-agent: calls come only from the agent");
+	if (o->calls && o->no_agent && o->no_usdt) {
+		jt_err("--calls with --no-agent and --no-usdt: calls come only from the agent "
+		       "and HotSpot's USDT probes");
 		return -EINVAL;
 	}
 	return 0;
@@ -497,19 +504,21 @@ int jt_cmd_record(int argc, char **argv)
 	r.tty = isatty(STDERR_FILENO);
 	r.start_ns = jt_now_ns();
 	fill_header(&hdr, &r.o, r.start_ns);
+	bo = (struct jt_bpf_opts){
+		.agent_path = r.o.agent_path, .sample_hz = r.o.hz,
+		.ringbuf_bytes = r.o.ringbuf_bytes, .calls = r.o.calls, .kstack = r.o.kstack,
+		.usdt = !r.o.no_usdt,
+		.filter_pids = r.o.nr_pids || r.o.command, .attach = true,
+		.verbose = r.o.verbose,
+	};
+	/* BPF first: without the privileges it needs, no empty log is left behind */
+	r.bpf = jt_bpf__open(&bo);
+	if (!r.bpf)
+		goto fail;
 	r.log = jt_logw__create(r.o.output, &hdr, r.o.force);
 	if (!r.log)
 		goto fail;
 	sink = jt_logw__sink(r.log);
-	bo = (struct jt_bpf_opts){
-		.agent_path = r.o.agent_path, .sample_hz = r.o.hz,
-		.ringbuf_bytes = r.o.ringbuf_bytes, .calls = r.o.calls, .kstack = r.o.kstack,
-		.filter_pids = r.o.nr_pids || r.o.command, .attach = true,
-		.verbose = r.o.verbose,
-	};
-	r.bpf = jt_bpf__open(&bo);
-	if (!r.bpf)
-		goto fail;
 	po.window_ns = r.o.window_ns;
 	po.follow_perfmaps = !r.o.no_perfmap;
 	r.pl = jt_pipeline__new(&po, &sink);

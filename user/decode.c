@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Checking ring-buffer records and turning them into struct jt_event. */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "decode.h"
+#include "jt_javaname.h"
 
 static size_t bounded_len(const char *s, size_t max)
 {
@@ -18,7 +20,7 @@ int jt_decode(const void *data, size_t len, struct jt_event *ev)
 
 	if (len < sizeof(*h) || h->size > len || h->size < sizeof(*h))
 		return -EINVAL;
-	memset(ev, 0, sizeof(*ev));
+	memset(ev, 0, offsetof(struct jt_event, name_buf));
 	ev->ts = h->ts;
 	ev->type = h->type;
 	ev->pid = h->pid;
@@ -50,6 +52,24 @@ int jt_decode(const void *data, size_t len, struct jt_event *ev)
 		ev->src = c->src;
 		ev->str = c->name;
 		ev->str_len = bounded_len(c->name, c->name_len);
+		return 0;
+	}
+	case JT_EV_JAVA_CODE: {
+		const struct jt_ev_jcode *j = data;
+
+		if (len < sizeof(*j) || j->class_len > JT_JCLASS_MAX ||
+		    j->method_len > JT_JMETHOD_MAX || j->sig_len > JT_JSIG_MAX ||
+		    j->start + j->size < j->start)
+			return -EINVAL;
+		ev->type = JT_EV_CODE_LOAD;
+		ev->id = j->id;
+		ev->start = j->start;
+		ev->size = j->size;
+		ev->src = JT_SRC_USDT;
+		ev->str = ev->name_buf;
+		ev->str_len = jt_java_name(ev->name_buf, sizeof(ev->name_buf), j->class_name,
+					   j->class_len, j->method, j->method_len, j->sig,
+					   j->sig_len);
 		return 0;
 	}
 	case JT_EV_SAMPLE: {

@@ -8,7 +8,7 @@
 
 #include "jt_events.h"
 
-/* One event, pointing into the record it was decoded from. */
+/* One event, pointing into the record it was decoded from (or into its own name_buf). */
 struct jt_event {
 	uint64_t ts;
 	uint32_t type;		/* enum jt_ev_type */
@@ -27,12 +27,16 @@ struct jt_event {
 	uint16_t nr_kernel;	/* sample: ips[0..nr_kernel) are kernel frames, */
 	uint16_t nr_user;	/* then ips[nr_kernel..nr_kernel+nr_user) user frames */
 	const __u64 *ips;
+	/* A name composed while decoding (HotSpot USDT): str points here. Last, and not
+	 * cleared, so that decoding other records does not pay for it. */
+	char name_buf[JT_NAME_MAX];
 };
 
 /*
  * Decode the record at data (len bytes, as the ring buffer delivered it). Returns 0, or
  * -EINVAL for a malformed record (unknown type, sizes that do not fit). Never reads
- * outside [data, data+len).
+ * outside [data, data+len). A JT_EV_JAVA_CODE record comes out as a JT_EV_CODE_LOAD of
+ * source JT_SRC_USDT named "pkg.Class.method(params)".
  */
 int jt_decode(const void *data, size_t len, struct jt_event *ev);
 

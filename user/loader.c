@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Loading and attaching jitrace's BPF programs: uprobes, samplers, tracepoints. */
+#include <dirent.h>
 #include <errno.h>
+#include <glob.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,6 +27,15 @@ struct jt_bpf {
 	int max_links;
 	int nr_samplers;
 	int ncpus;
+	int nr_jvms;
+};
+
+/* The libjvm.so files probed, by inode: one file can have many paths (symlinked JDK dirs). */
+#define MAX_JVMS 64
+struct jvm_files {
+	dev_t dev[MAX_JVMS];
+	ino_t ino[MAX_JVMS];
+	int n;
 };
 
 static int libbpf_print_all(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -71,6 +84,102 @@ static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *p
 		return err;
 	}
 	return keep_link(b, link);
+}
+
+static int attach_usdt(struct jt_bpf *b, struct bpf_program *prog, const char *path,
+		       const char *probe)
+{
+	struct bpf_link *link;
+
+	/* pid -1: every process that maps this libjvm.so, now or later */
+	link = bpf_program__attach_usdt(prog, -1, path, "hotspot", probe, NULL);
+	if (!link) {
+		int err = -errno;
+
+		jt_err("warning: %s: attaching USDT hotspot:%s: %s; recording goes on without "
+		       "this JVM's probes", path, probe, strerror(-err));
+		return err;
+	}
+	return keep_link(b, link);
+}
+
+/* Probe one libjvm.so unless it is one already probed; a failure is reported, not fatal. */
+static void attach_jvm(struct jt_bpf *b, struct jvm_files *seen, const char *path, bool calls)
+{
+	struct jitrace_bpf *s = b->skel;
+	struct stat st;
+	int i;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	for (i = 0; i < seen->n; i++)
+		if (seen->dev[i] == st.st_dev && seen->ino[i] == st.st_ino)
+			return;
+	if (seen->n == MAX_JVMS)
+		return;
+	seen->dev[seen->n] = st.st_dev;
+	seen->ino[seen->n++] = st.st_ino;
+	if (attach_usdt(b, s->progs.jt_jvm_load, path, "compiled__method__load") ||
+	    attach_usdt(b, s->progs.jt_jvm_unload, path, "compiled__method__unload"))
+		return;
+	if (calls && (attach_usdt(b, s->progs.jt_jvm_enter, path, "method__entry") ||
+		      attach_usdt(b, s->progs.jt_jvm_return, path, "method__return")))
+		return;
+	b->nr_jvms++;
+}
+
+/* The libjvm.so paths in one /proc/PID/maps, through /proc/PID/root (containers). */
+static void scan_maps(struct jt_bpf *b, struct jvm_files *seen, const char *pid, bool calls)
+{
+	char path[PATH_MAX + 64], line[PATH_MAX + 256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;		/* gone, or a kernel thread */
+	while (fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/'), *nl;
+		size_t n;
+
+		if (!file)
+			continue;
+		nl = strchr(file, '\n');
+		if (nl)
+			*nl = 0;
+		n = strlen(file);
+		if (n < 10 || strcmp(file + n - 10, "/libjvm.so"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/root%s", pid, file);
+		attach_jvm(b, seen, path, calls);
+	}
+	fclose(f);
+}
+
+/* HotSpot's USDT probes in the installed JDKs and in every libjvm.so mapped right now. */
+static void attach_jvms(struct jt_bpf *b, bool calls)
+{
+	struct jvm_files seen = { 0 };
+	struct dirent *d;
+	glob_t g;
+	size_t i;
+	DIR *dir;
+
+	if (!glob("/usr/lib/jvm/*/lib/server/libjvm.so", 0, NULL, &g)) {
+		for (i = 0; i < g.gl_pathc; i++)
+			attach_jvm(b, &seen, g.gl_pathv[i], calls);
+		globfree(&g);
+	}
+	dir = opendir("/proc");
+	if (!dir) {
+		jt_err("warning: reading /proc: %s; only installed JDKs are probed",
+		       strerror(errno));
+		return;
+	}
+	while ((d = readdir(dir)))
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+			scan_maps(b, &seen, d->d_name, calls);
+	closedir(dir);
 }
 
 static int attach_samplers(struct jt_bpf *b, unsigned int hz)
@@ -145,6 +254,8 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 		if (err)
 			return err;
 	}
+	if (o->usdt)
+		attach_jvms(b, o->calls);
 	if (o->sample_hz)
 		return attach_samplers(b, o->sample_hz);
 	return 0;
@@ -266,4 +377,9 @@ int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *drop
 int jt_bpf__nr_samplers(const struct jt_bpf *b)
 {
 	return b->nr_samplers;
+}
+
+int jt_bpf__nr_jvms(const struct jt_bpf *b)
+{
+	return b->nr_jvms;
 }

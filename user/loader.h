@@ -13,7 +13,8 @@ struct jt_bpf_opts {
 	const char *agent_path;	/* library whose stubs are probed; NULL: no uprobes */
 	unsigned int sample_hz;	/* 0: no sampling */
 	size_t ringbuf_bytes;	/* power of two */
-	bool calls;		/* attach enter/leave */
+	bool calls;		/* attach enter/leave (agent stubs, and HotSpot's if usdt) */
+	bool usdt;		/* HotSpot's USDT probes in every libjvm.so found */
 	bool kstack;		/* samples carry kernel frames */
 	bool filter_pids;	/* only pids added with jt_bpf__add_pid, and their children */
 	bool attach;		/* false: load only (benchmarks drive jt_storm) */
@@ -33,5 +34,7 @@ int jt_bpf__drops(const struct jt_bpf *b, uint64_t *out);
 int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *dropped);
 /* How many per-CPU samplers are attached. */
 int jt_bpf__nr_samplers(const struct jt_bpf *b);
+/* How many libjvm.so files carry jitrace's USDT probes. */
+int jt_bpf__nr_jvms(const struct jt_bpf *b);
 
 #endif
