@@ -172,9 +172,12 @@ install: all
 	install -m 0755 $(OUT)/jitrace $(DESTDIR)$(BINDIR)/jitrace
 	install -m 0755 $(AGENT) $(DESTDIR)$(LIBDIR)/libjitrace-agent.so
 	install -m 0644 include/jitrace/agent.h $(DESTDIR)$(INCDIR)/jitrace/agent.h
+	for so in libjitrace-jvmti.so libmono-profiler-jitrace.so; do \
+		if [ -f $(OUT)/$$so ]; then install -m 0755 $(OUT)/$$so $(DESTDIR)$(LIBDIR)/$$so; fi; \
+	done
 
 fmt:
-	clang-format -i $(wildcard user/*.[ch] agent/*.[ch] bpf/*.[ch] tests/*/*.[ch] bench/*.[ch])
+	clang-format -i $(wildcard user/*.[ch] agent/*.[ch] agent/*/*.[ch] bpf/*.[ch] tests/*/*.[ch] bench/*.[ch])
 
 $(OUT) $(OUT)/user $(OUT)/agent $(OUT)/tests $(OUT)/bench $(OUT)/toyjit-obj \
 		$(SAN)/user $(SAN)/agent $(SAN)/tests:

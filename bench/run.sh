@@ -10,3 +10,4 @@ fi
 echo "machine: $(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%d)"
 "$out/bench/bench_calls" "$out/libjitrace-agent.so"
 "$out/bench/bench_collector"
+"$out/bench/bench_offline" "$out/toyjit"

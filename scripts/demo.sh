@@ -8,6 +8,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 log=$out/demo.jtl
+mkdir -p "$out/demo"
 echo "== recording 3 s, whole host, 999 Hz, with calls, while three toy JIT processes run"
 "$out/jitrace" record -a --calls -F 999 -d 3 -f -o "$log" &
 rec=$!
@@ -17,22 +18,11 @@ sleep 1
 "$out/toyjit" calls >/dev/null
 wait
 echo
-echo "== hottest methods (leaf samples), from 'jitrace dump $log'"
-"$out/jitrace" dump "$log" | awk '
-	$2 == "method" { name[$3] = substr($0, index($0, "name=") + 5); pid[$3] = $4 }
-	$2 == "sample" { split($6, f, /[=,]/); leaf = f[2]; sub(/\+.*/, "", leaf); n[leaf]++; total++ }
-	END {
-		for (k in n) {
-			id = "id=" substr(k, 2)
-			label = (substr(k, 1, 1) == "#" && (id in name)) ? name[id] " (" pid[id] ")" : k
-			printf "%7d %5.1f%%  %s\n", n[k], 100 * n[k] / total, label
-		}
-	}' | sort -rn | head -12
+echo "== flame graph"
+"$out/jitrace" flamegraph -f -o "$out/demo/flame.svg" "$log"
 echo
-echo "== calls counted (enter records per method)"
-"$out/jitrace" dump "$log" | awk '
-	$2 == "method" { name[$3] = substr($0, index($0, "name=") + 5) }
-	$2 == "enter" { n[$5]++ }
-	END { for (k in n) printf "%7d  %s\n", n[k], name[k] }' | sort -rn | head -8
+echo "== report of the toy JIT processes (top 8 rows; 'jitrace report $log' shows the whole host)"
+"$out/jitrace" report --comm toyjit --top 8 --procs 3 "$log"
 echo
+echo "Open $out/demo/flame.svg in a browser (click to zoom, Ctrl-F to search)."
 echo "The log is $log; 'jitrace dump $log | less' shows every record."

@@ -235,29 +235,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-/* The agent library that ships with this jitrace: beside it, or in ../lib. */
-static const char *find_agent(char *buf, size_t len)
-{
-	static const char *const rel[] = { "libjitrace-agent.so", "../lib/libjitrace-agent.so" };
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-	size_t i;
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	for (i = 0; i < JT_ARRAY_SIZE(rel); i++) {
-		if ((size_t)snprintf(buf, len, "%s/%s", exe, rel[i]) < len && !access(buf, R_OK))
-			return buf;
-	}
-	return NULL;
-}
-
 /* Say what is being recorded, once everything is attached (tests wait for this line). */
 static void announce(const struct recorder *r)
 {
@@ -485,7 +462,7 @@ int jt_cmd_record(int argc, char **argv)
 	if (r.o.no_agent)
 		r.o.agent_path = NULL;
 	else if (!r.o.agent_path)
-		r.o.agent_path = find_agent(agent_buf, sizeof(agent_buf));
+		r.o.agent_path = jt_agent__find(agent_buf, sizeof(agent_buf));
 	else if (access(r.o.agent_path, R_OK)) {
 		jt_err("--agent %s: %s", r.o.agent_path, strerror(errno));
 		return 2;

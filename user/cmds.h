@@ -5,5 +5,9 @@
 
 int jt_cmd_record(int argc, char **argv);
 int jt_cmd_dump(int argc, char **argv);
+int jt_cmd_report(int argc, char **argv);
+int jt_cmd_flamegraph(int argc, char **argv);
+int jt_cmd_top(int argc, char **argv);
+int jt_cmd_export(int argc, char **argv);
 
 #endif

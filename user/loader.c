@@ -383,3 +383,25 @@ int jt_bpf__nr_jvms(const struct jt_bpf *b)
 {
 	return b->nr_jvms;
 }
+
+const char *jt_agent__find(char *buf, size_t len)
+{
+	static const char *const rel[] = { "libjitrace-agent.so", "../lib/libjitrace-agent.so" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+	size_t i;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (i = 0; i < JT_ARRAY_SIZE(rel); i++) {
+		if ((size_t)snprintf(buf, len, "%s/%s", exe, rel[i]) < len && !access(buf, R_OK))
+			return buf;
+	}
+	return NULL;
+}

@@ -23,6 +23,12 @@ struct jt_bpf_opts {
 
 struct jt_bpf;
 
+/*
+ * The agent library installed with this jitrace: libjitrace-agent.so beside the program
+ * or in ../lib. Returns buf, or NULL if there is none.
+ */
+const char *jt_agent__find(char *buf, size_t len);
+
 /* Open, load and attach. Errors are reported with their cause; NULL is returned. */
 struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o);
 void jt_bpf__close(struct jt_bpf *b);

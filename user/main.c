@@ -17,6 +17,10 @@ static const char usage[] =
 "Commands:\n"
 "  record   record JIT code, samples and calls into a log (root)\n"
 "  dump     print a log, one record a line\n"
+"  report   the hottest methods of a log, per process, with calls if recorded\n"
+"  flamegraph  a log's stacks as an interactive SVG flame graph, or folded stacks\n"
+"  top      a live view of the hottest JIT methods on the host (root)\n"
+"  export   write a log as pprof, speedscope or Chrome trace JSON\n"
 "\n"
 "Run 'jitrace COMMAND --help' for a command's options.\n"
 "\n"
@@ -33,6 +37,10 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "record", jt_cmd_record },
 		{ "dump", jt_cmd_dump },
+		{ "report", jt_cmd_report },
+		{ "flamegraph", jt_cmd_flamegraph },
+		{ "top", jt_cmd_top },
+		{ "export", jt_cmd_export },
 	};
 	size_t i;
 

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Offline views against perf: how long `jitrace report` and `jitrace flamegraph --folded`
+ * take over a log of a million deep samples, and `perf script` per sample over a perf.data
+ * of the toy JIT recorded with `perf record -g -F 4999`. Rounds interleave the three.
+ * Usage: bench_offline [TOYJIT] (default build/toyjit); without perf on the PATH only
+ * jitrace's figures are printed. JT_BENCH_LOG=PATH keeps the generated log there.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "flamegraph.h"
+#include "jt_events.h"
+#include "log.h"
+#include "report.h"
+#include "util.h"
+
+#define SAMPLES 1000000
+#define PIDS 8
+#define METHODS_PER_PID 40	/* 320 JIT methods */
+#define SYMS_PER_PID 24
+#define STACKS 4000		/* distinct stacks the samples are drawn from */
+#define ROUNDS 5
+#define PERF_SECS "8"
+
+union buf {
+	struct jt_rec_hdr h;
+	__u64 align;
+	unsigned char b[4096];
+};
+
+static void *mk(union buf *rb, unsigned type, size_t fixed, size_t var, uint64_t ts)
+{
+	memset(rb->b, 0, jt_round8(fixed + var));
+	rb->h.type = type;
+	rb->h.size = jt_round8(fixed + var);
+	rb->h.ts = ts;
+	return rb;
+}
+
+static int put(struct jt_log_writer *w, union buf *rb)
+{
+	return jt_logw__append(w, &rb->h);
+}
+
+/* A million samples: per pid, libc and the runtime's native frames at the bottom, 15 to
+ * 35 JIT frames above them, a kernel tail on one in eight; drawn from STACKS templates with
+ * a skew (a few stacks are hot), leaf offsets varying. */
+static int write_log(const char *path)
+{
+	struct jt_log_header h = { .start_ns = 1000000000ULL, .ncpus = 2, .sample_hz = 4999,
+				   .flags = JT_LOG_F_SYSTEM_WIDE | JT_LOG_F_KSTACK };
+	struct jt_log_writer *w = jt_logw__create(path, &h, true);
+	static struct jt_frame stacks[STACKS][48];
+	static unsigned depth[STACKS], owner[STACKS];
+	unsigned seed = 42, i, k, p;
+	uint64_t ts = h.start_ns, id = 1;
+	union buf rb;
+	char name[128];
+	int err = 0;
+
+	if (!w)
+		return -1;
+	for (p = 0; p < PIDS && !err; p++) {
+		struct jt_rec_proc *pr = mk(&rb, JT_REC_PROC, sizeof(*pr), 20, ts);
+		struct jt_rec_module *m;
+		struct jt_rec_symbol *s;
+		struct jt_rec_method *me;
+
+		pr->pid = 1000 + p;
+		snprintf(pr->comm, sizeof(pr->comm), "java%u", p);
+		pr->cmdline_len = 20;
+		memcpy(pr->cmdline, "java -jar service.jar", 20);
+		err = put(w, &rb);
+		m = mk(&rb, JT_REC_MODULE, sizeof(*m), 33, ts);
+		m->id = p + 1;
+		m->pid = 1000 + p;
+		m->path_len = 33;
+		memcpy(m->path, "/usr/lib/jvm/lib/server/libjvm.so", 33);
+		err = err ?: put(w, &rb);
+		for (k = 0; k < SYMS_PER_PID && !err; k++) {
+			int n = snprintf(name, sizeof(name), "JVM_native_helper_%u::call", k);
+
+			s = mk(&rb, JT_REC_SYMBOL, sizeof(*s), n, ts);
+			s->id = p * SYMS_PER_PID + k + 1;
+			s->module = p + 1;
+			s->pid = 1000 + p;
+			s->name_len = n;
+			memcpy(s->name, name, n);
+			err = put(w, &rb);
+		}
+		for (k = 0; k < METHODS_PER_PID && !err; k++) {
+			int n = snprintf(name, sizeof(name),
+					 "Lcom/example/service/Handler%u;::process%u(Ljava/lang/String;)V",
+					 k % 7, k);
+
+			me = mk(&rb, JT_REC_METHOD, sizeof(*me), n, ts);
+			me->id = id++;
+			me->pid = 1000 + p;
+			me->start = 0x7f0000000000ULL + me->id * 0x1000;
+			me->size = 0x400;
+			me->name_len = n;
+			memcpy(me->name, name, n);
+			err = put(w, &rb);
+		}
+	}
+	for (i = 0; i < STACKS; i++) {
+		unsigned jit = 15 + rand_r(&seed) % 21, n = 0, kern = rand_r(&seed) % 8 == 0;
+
+		p = rand_r(&seed) % PIDS;
+		owner[i] = 1000 + p;
+		if (kern) {
+			stacks[i][n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_KERNEL, 0),
+							    0xffffffff81000000ULL + rand_r(&seed) % 64 * 0x40 };
+			stacks[i][n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_KERNEL, 0),
+							    0xffffffff81a00000ULL };
+		}
+		for (k = 0; k < jit; k++)	/* leaf first; callers from a small hot set */
+			stacks[i][n++] = (struct jt_frame){
+				JT_FRAME_REF(JT_FRAME_METHOD, p * METHODS_PER_PID + 1 +
+					     (k < 3 ? (unsigned)rand_r(&seed) % METHODS_PER_PID :
+						      (k * 7 + i % 3) % METHODS_PER_PID)),
+				0x40 + rand_r(&seed) % 8 * 4 };
+		for (k = 0; k < 4; k++)
+			stacks[i][n++] = (struct jt_frame){
+				JT_FRAME_REF(JT_FRAME_SYMBOL, p * SYMS_PER_PID + 1 + k), 0x10 };
+		stacks[i][n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_MODULE, p + 1), 0x2724a };
+		depth[i] = n;
+	}
+	for (i = 0; i < SAMPLES && !err; i++) {
+		/* skewed: the square of a uniform number favours low stack numbers */
+		double u = (double)rand_r(&seed) / RAND_MAX;
+		unsigned st = (unsigned)(u * u * (STACKS - 1));
+		struct jt_rec_sample *s = mk(&rb, JT_REC_SAMPLE, sizeof(*s),
+					     depth[st] * sizeof(struct jt_frame), ts);
+
+		s->pid = s->tid = owner[st];
+		s->cpu = i & 1;
+		s->nr_frames = depth[st];
+		memcpy(s->frames, stacks[st], depth[st] * sizeof(struct jt_frame));
+		s->frames[0].off += rand_r(&seed) % 4;
+		err = put(w, &rb);
+		ts += 100000;	/* 100 s in all */
+	}
+	if (err) {
+		jt_logw__abort(w);
+		return -1;
+	}
+	return jt_logw__close(w);
+}
+
+static double secs_now(void)
+{
+	return jt_now_ns() / 1e9;
+}
+
+static double time_report(const char *log, FILE *null)
+{
+	struct jt_report_opts o = { .path = log, .top = 20, .procs = 10 };
+	double t = secs_now();
+
+	jt_filter__init(&o.filter);
+	if (jt_report(null, &o))
+		exit(1);
+	return secs_now() - t;
+}
+
+static double time_folded(const char *log, FILE *null)
+{
+	struct jt_flame_opts o = { .path = log, .folded = true };
+	double t = secs_now();
+
+	jt_filter__init(&o.filter);
+	if (jt_flamegraph(null, &o))
+		exit(1);
+	return secs_now() - t;
+}
+
+static int run(char *const argv[], const char *out)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout) || !freopen("/dev/null", "w", stderr))
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Samples perf script prints (lines that start a sample: not indented, not blank). */
+static long perf_samples(const char *data)
+{
+	char cmd[512], line[4096];
+	long n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s 2>/dev/null", data);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '\t' && line[0] != ' ' && line[0] != '\n')
+			n++;
+	pclose(f);
+	return n;
+}
+
+static double time_perf(const char *data)
+{
+	char *argv[] = { "perf", "script", "-i", (char *)data, NULL };
+	double t = secs_now();
+
+	if (run(argv, "/dev/null"))
+		return -1;
+	return secs_now() - t;
+}
+
+static void print(const char *what, double *v, double per)
+{
+	bench_sort(v, ROUNDS);
+	printf("  %-37s median %7.3f s  (min %.3f, max %.3f)  %6.0f ns/sample\n", what,
+	       v[ROUNDS / 2], v[0], v[ROUNDS - 1], v[ROUNDS / 2] / per * 1e9);
+}
+
+int main(int argc, char **argv)
+{
+	const char *toyjit = argc > 1 ? argv[1] : "build/toyjit";
+	char dir[] = "/tmp/jt_bench_offline.XXXXXX", log[256], data[64];
+	double rep[ROUNDS], fold[ROUNDS], perf[ROUNDS];
+	bool have_perf = !system("perf --version >/dev/null 2>&1");
+	long nperf = 0;
+	FILE *null;
+	int r;
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(log, sizeof(log), "%s/1m.jtl", dir);
+	snprintf(data, sizeof(data), "%s/perf.data", dir);
+	printf("offline views: %d samples, 20 to 40 frames, %d processes, %d JIT methods\n",
+	       SAMPLES, PIDS, PIDS * METHODS_PER_PID);
+	fflush(stdout);		/* before perf's fork */
+	if (getenv("JT_BENCH_LOG"))	/* keep the log there, to profile a view by hand */
+		snprintf(log, sizeof(log), "%s", getenv("JT_BENCH_LOG"));
+	if (write_log(log))
+		return 1;
+	if (have_perf) {
+		char *rec[] = { "perf", "record", "-q", "-g", "-F", "4999", "-o", data, "--",
+				(char *)toyjit, "split", "--ms", PERF_SECS "000", NULL };
+
+		if (run(rec, "/dev/null") || (nperf = perf_samples(data)) <= 0) {
+			fprintf(stderr, "bench_offline: perf record of %s failed; jitrace only\n",
+				toyjit);
+			have_perf = false;
+		}
+	}
+	null = fopen("/dev/null", "w");
+	if (!null)
+		return 1;
+	for (r = 0; r < ROUNDS; r++) {
+		rep[r] = time_report(log, null);
+		fold[r] = time_folded(log, null);
+		perf[r] = have_perf ? time_perf(data) : 0;
+	}
+	print("jitrace report", rep, SAMPLES);
+	print("jitrace flamegraph --folded", fold, SAMPLES);
+	if (have_perf) {
+		double per_perf, per_rep, per_fold;
+
+		print("perf script (toyjit, perf record -g)", perf, nperf);
+		per_perf = perf[ROUNDS / 2] / nperf;
+		per_rep = rep[ROUNDS / 2] / SAMPLES;
+		per_fold = fold[ROUNDS / 2] / SAMPLES;
+		printf("  perf.data held %ld samples; per sample, perf script takes %.1fx as long "
+		       "as jitrace report and %.1fx as long as --folded\n", nperf,
+		       per_perf / per_rep, per_perf / per_fold);
+	}
+	fclose(null);
+	if (!getenv("JT_BENCH_LOG"))
+		unlink(log);
+	unlink(data);
+	rmdir(dir);
+	return 0;
+}

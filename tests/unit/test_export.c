@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `jitrace export`: pprof (decoded here), speedscope and Chrome JSON against golden files,
+ * from a log with every frame kind, two processes, nested calls and unbalanced ones; the
+ * filters; call balancing; JSON escaping; protobuf varints.
+ * JT_UPDATE_GOLDEN=1 rewrites the golden files (then read the diff before committing).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "export_chrome.h"
+#include "export_common.h"
+#include "export_pprof.h"
+#include "export_speedscope.h"
+#include "jt_events.h"
+#include "log.h"
+#include "pb.h"
+#include "util.h"
+
+#define FIXTURES "tests/fixtures/export/"
+#define T0 5000000000ULL	/* the header's start_ns */
+#define HZ 100			/* period 10 ms */
+
+struct tmp {
+	char dir[256];
+	char log[512];
+	char out[512];
+};
+
+static int tmp_setup(void **state)
+{
+	const char *base = getenv("TMPDIR");
+	struct tmp *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	snprintf(t->dir, sizeof(t->dir), "%s/jt_test_export.XXXXXX", base ? base : "/tmp");
+	if (!mkdtemp(t->dir)) {
+		free(t);
+		return -1;
+	}
+	snprintf(t->log, sizeof(t->log), "%s/t.jtl", t->dir);
+	snprintf(t->out, sizeof(t->out), "%s/out", t->dir);
+	*state = t;
+	return 0;
+}
+
+static int tmp_teardown(void **state)
+{
+	struct tmp *t = *state;
+	struct dirent *de;
+	DIR *d = opendir(t->dir);
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(t->dir);
+	free(t);
+	return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc(st.st_size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
+	buf[st.st_size] = '\0';
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+/* Compare text with a golden file, or rewrite it under JT_UPDATE_GOLDEN. */
+static void golden(const char *name, const char *text, size_t len)
+{
+	char path[256], *want;
+	size_t wlen, i, line = 1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), FIXTURES "%s", name);
+	if (getenv("JT_UPDATE_GOLDEN")) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		assert_int_equal(fwrite(text, 1, len, f), len);
+		assert_int_equal(fclose(f), 0);
+		return;
+	}
+	want = slurp(path, &wlen);
+	for (i = 0; i < len && i < wlen && text[i] == want[i]; i++)
+		line += text[i] == '\n';
+	if (i != len || len != wlen)
+		fail_msg("%s differs from the output at line %zu", path, line);
+	free(want);
+}
+
+/* ---- the log ---- */
+
+union recbuf {
+	struct jt_rec_hdr h;
+	__u64 align;
+	unsigned char b[1024];
+};
+
+static void *rec(union recbuf *rb, unsigned type, size_t fixed, size_t var, uint64_t ts)
+{
+	size_t size = jt_round8(fixed + var);
+
+	memset(rb->b, 0, size);
+	rb->h.type = type;
+	rb->h.size = size;
+	rb->h.ts = T0 + ts;
+	return rb;
+}
+
+static void add(struct jt_log_writer *w, const union recbuf *rb)
+{
+	assert_int_equal(jt_logw__append(w, &rb->h), 0);
+}
+
+static void add_proc(struct jt_log_writer *w, uint64_t ts, uint32_t pid, const char *comm)
+{
+	union recbuf rb;
+	struct jt_rec_proc *p = rec(&rb, JT_REC_PROC, sizeof(*p), 0, ts);
+
+	p->pid = pid;
+	strncpy(p->comm, comm, sizeof(p->comm) - 1);
+	add(w, &rb);
+}
+
+static void add_method(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint64_t id,
+		       uint64_t start, const char *name, size_t name_len)
+{
+	union recbuf rb;
+	struct jt_rec_method *m = rec(&rb, JT_REC_METHOD, sizeof(*m), name_len, ts);
+
+	m->id = id;
+	m->pid = pid;
+	m->start = start;
+	m->size = 0x100;
+	m->load_ts = T0 + ts;
+	m->src = JT_SRC_AGENT;
+	m->name_len = name_len;
+	memcpy(m->name, name, name_len);
+	add(w, &rb);
+}
+
+static void add_module(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint64_t id,
+		       const char *path)
+{
+	union recbuf rb;
+	struct jt_rec_module *m = rec(&rb, JT_REC_MODULE, sizeof(*m), strlen(path), ts);
+
+	m->id = id;
+	m->pid = pid;
+	m->start = 0x7f0000000000ULL;
+	m->end = 0x7f0000100000ULL;
+	m->path_len = strlen(path);
+	memcpy(m->path, path, m->path_len);
+	add(w, &rb);
+}
+
+static void add_symbol(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint64_t id,
+		       uint64_t module, const char *name)
+{
+	union recbuf rb;
+	struct jt_rec_symbol *s = rec(&rb, JT_REC_SYMBOL, sizeof(*s), strlen(name), ts);
+
+	s->id = id;
+	s->pid = pid;
+	s->module = module;
+	s->start = module ? 0x1000 : 0xffffffff81000000ULL;
+	s->size = 0x80;
+	s->name_len = strlen(name);
+	memcpy(s->name, name, s->name_len);
+	add(w, &rb);
+}
+
+static void add_call(struct jt_log_writer *w, unsigned type, uint64_t ts, uint32_t pid,
+		     uint32_t tid, uint64_t id)
+{
+	union recbuf rb;
+	struct jt_rec_call *c = rec(&rb, type, sizeof(*c), 0, ts);
+
+	c->pid = pid;
+	c->tid = tid;
+	c->id = id;
+	add(w, &rb);
+}
+
+static void add_sample(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+		       const struct jt_frame *frames, unsigned nr)
+{
+	union recbuf rb;
+	struct jt_rec_sample *s = rec(&rb, JT_REC_SAMPLE, sizeof(*s), nr * sizeof(*frames), ts);
+
+	s->pid = pid;
+	s->tid = tid;
+	s->nr_frames = nr;
+	memcpy(s->frames, frames, nr * sizeof(*frames));
+	add(w, &rb);
+}
+
+#define F(kind, id, off) { JT_FRAME_REF(JT_FRAME_##kind, id), off }
+
+/*
+ * Process 100 "alpha" (threads 100, 101) and 200 "beta" (thread 201). Every frame kind:
+ * JIT methods, ELF and kernel symbols, file+offset, bare user and kernel addresses, and a
+ * method name that is not clean text. Calls: nested, a leave whose enter came before
+ * recording, a leave that skips an inner call's leave, a call open at the end.
+ */
+static void write_log(const char *path)
+{
+	static const char odd[] = "odd \"q\" \\ \x01\t<\xff\xc3\xa9";	/* é after a bad byte */
+	const struct jt_frame deep[] = {	/* leaf first, as samples are */
+		F(KERNEL, 0, 0xffffffff81a00b2cULL),
+		F(SYMBOL, 2, 0x1c),
+		F(METHOD, 2, 0x10),
+		F(METHOD, 1, 0x20),
+		F(SYMBOL, 1, 0x5),
+		F(MODULE, 1, 0x1234),
+		F(USER, 0, 0x401000),
+	};
+	const struct jt_frame shallow[] = { F(METHOD, 1, 0x30), F(MODULE, 1, 0x1234) };
+	const struct jt_frame hot[] = { F(METHOD, 3, 0x8) };
+	const struct jt_frame odd_stack[] = { F(METHOD, 4, 0x4), F(METHOD, 3, 0x8) };
+	struct jt_log_header h = {
+		.start_ns = T0, .realtime_offset_ns = 1700000000000000000LL, .ncpus = 2,
+		.sample_hz = HZ, .flags = JT_LOG_F_CALLS | JT_LOG_F_KSTACK,
+	};
+	struct jt_log_writer *w;
+
+	strcpy(h.hostname, "testhost");
+	w = jt_logw__create(path, &h, false);
+	assert_non_null(w);
+	add_proc(w, 0, 100, "alpha");
+	add_proc(w, 0, 200, "beta");
+	add_module(w, 10, 100, 1, "/usr/lib/libfoo.so");
+	add_symbol(w, 20, 100, 1, 1, "foo_native");
+	add_symbol(w, 20, 0, 2, 0, "do_syscall_64");
+	add_method(w, 30, 100, 1, 0x7f1000000000ULL, "outer", 5);
+	add_method(w, 30, 100, 2, 0x7f1000001000ULL, "inner", 5);
+	add_method(w, 40, 200, 3, 0x7f2000000000ULL, "Hot.spin(int)", 13);
+	add_method(w, 40, 200, 4, 0x7f2000001000ULL, odd, sizeof(odd) - 1);
+
+	add_call(w, JT_REC_LEAVE, 1000, 100, 100, 2);	/* entered before recording */
+	add_call(w, JT_REC_ENTER, 2000, 100, 100, 1);
+	add_call(w, JT_REC_ENTER, 3000, 100, 100, 2);
+	add_sample(w, 3500, 100, 100, deep, JT_ARRAY_SIZE(deep));
+	add_sample(w, 3600, 100, 100, deep, JT_ARRAY_SIZE(deep));
+	add_call(w, JT_REC_LEAVE, 4000, 100, 100, 2);
+	add_call(w, JT_REC_ENTER, 5000, 100, 100, 2);
+	add_call(w, JT_REC_ENTER, 5500, 200, 201, 3);
+	add_sample(w, 5600, 200, 201, hot, 1);
+	add_sample(w, 5700, 100, 101, shallow, JT_ARRAY_SIZE(shallow));
+	add_sample(w, 5800, 200, 201, hot, 1);
+	add_call(w, JT_REC_ENTER, 5900, 200, 201, 4);
+	add_sample(w, 5950, 200, 201, odd_stack, JT_ARRAY_SIZE(odd_stack));
+	add_call(w, JT_REC_LEAVE, 6000, 200, 201, 4);
+	add_sample(w, 6100, 200, 201, hot, 1);
+	add_call(w, JT_REC_LEAVE, 6500, 200, 201, 3);
+	add_call(w, JT_REC_LEAVE, 7000, 100, 100, 1);	/* inner (2) never left */
+	add_call(w, JT_REC_ENTER, 8000, 100, 100, 1);	/* still open at the end */
+	add_sample(w, 8500, 100, 100, deep, JT_ARRAY_SIZE(deep));
+	assert_int_equal(jt_logw__close(w), 0);	/* the end record comes at the last time */
+}
+
+typedef int (*export_fn)(FILE *out, const char *path, const struct jt_export_opts *opts);
+
+/* Run an export into t->out; returns the export's result and the file's bytes. */
+static char *run_export(struct tmp *t, export_fn fn, const struct jt_export_opts *opts,
+			int *ret, size_t *len)
+{
+	FILE *f = fopen(t->out, "w");
+
+	assert_non_null(f);
+	*ret = fn(f, t->log, opts);
+	assert_int_equal(fclose(f), 0);
+	return slurp(t->out, len);
+}
+
+/* ---- a small protobuf decoder that prints the way protoc --decode does ---- */
+
+struct pfield {
+	unsigned num;
+	const char *name;
+	const struct pmsg *msg;		/* embedded message, or NULL for a scalar */
+	bool packed;
+	bool string;
+};
+
+struct pmsg {
+	const struct pfield *fields;
+	size_t n;
+};
+
+#define S(n, nm) { .num = n, .name = nm }
+#define M(n, nm, m) { .num = n, .name = nm, .msg = m }
+#define P(n, nm) { .num = n, .name = nm, .packed = true }
+#define STR(n, nm) { .num = n, .name = nm, .string = true }
+
+static const struct pfield vt_f[] = { S(1, "type"), S(2, "unit") };
+static const struct pmsg vt_m = { vt_f, 2 };
+static const struct pfield label_f[] = { S(1, "key"), S(2, "str"), S(3, "num"),
+					 S(4, "num_unit") };
+static const struct pmsg label_m = { label_f, 4 };
+static const struct pfield sample_f[] = { P(1, "location_id"), P(2, "value"),
+					  M(3, "label", &label_m) };
+static const struct pmsg sample_m = { sample_f, 3 };
+static const struct pfield line_f[] = { S(1, "function_id"), S(2, "line") };
+static const struct pmsg line_m = { line_f, 2 };
+static const struct pfield loc_f[] = { S(1, "id"), S(2, "mapping_id"), S(3, "address"),
+				       M(4, "line", &line_m), S(5, "is_folded") };
+static const struct pmsg loc_m = { loc_f, 5 };
+static const struct pfield fn_f[] = { S(1, "id"), S(2, "name"), S(3, "system_name"),
+				      S(4, "filename"), S(5, "start_line") };
+static const struct pmsg fn_m = { fn_f, 5 };
+static const struct pfield map_f[] = { S(1, "id"), S(2, "memory_start"),
+				       S(3, "memory_limit"), S(4, "file_offset"),
+				       S(5, "filename") };
+static const struct pmsg map_m = { map_f, 5 };
+static const struct pfield profile_f[] = {
+	M(1, "sample_type", &vt_m), M(2, "sample", &sample_m), M(3, "mapping", &map_m),
+	M(4, "location", &loc_m), M(5, "function", &fn_m), STR(6, "string_table"),
+	S(9, "time_nanos"), S(10, "duration_nanos"), M(11, "period_type", &vt_m),
+	S(12, "period"), P(13, "comment"), S(14, "default_sample_type"),
+};
+static const struct pmsg profile_m = { profile_f, JT_ARRAY_SIZE(profile_f) };
+
+static uint64_t varint(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+	int shift = 0;
+
+	for (;;) {
+		assert_true(*p < end && shift < 64);
+		v |= (uint64_t)(**p & 0x7f) << shift;
+		shift += 7;
+		if (!(*(*p)++ & 0x80))
+			return v;
+	}
+}
+
+static void decode(FILE *out, const struct pmsg *m, const unsigned char *p,
+		   const unsigned char *end, int depth)
+{
+	while (p < end) {
+		uint64_t key = varint(&p, end), len;
+		const struct pfield *f = NULL;
+		const unsigned char *sub;
+		size_t i;
+
+		for (i = 0; i < m->n; i++)
+			if (m->fields[i].num == key >> 3)
+				f = &m->fields[i];
+		if (!f)
+			fail_msg("unknown field %llu", (unsigned long long)(key >> 3));
+		if ((key & 7) == 0) {
+			fprintf(out, "%*s%s: %llu\n", 2 * depth, "", f->name,
+				(unsigned long long)varint(&p, end));
+			continue;
+		}
+		assert_int_equal(key & 7, 2);
+		len = varint(&p, end);
+		assert_true(len <= (uint64_t)(end - p));
+		sub = p;
+		p += len;
+		if (f->msg) {
+			fprintf(out, "%*s%s {\n", 2 * depth, "", f->name);
+			decode(out, f->msg, sub, p, depth + 1);
+			fprintf(out, "%*s}\n", 2 * depth, "");
+		} else if (f->packed) {
+			while (sub < p)
+				fprintf(out, "%*s%s: %llu\n", 2 * depth, "", f->name,
+					(unsigned long long)varint(&sub, p));
+		} else {
+			assert_true(f->string);
+			fprintf(out, "%*s%s: \"", 2 * depth, "", f->name);
+			for (; sub < p; sub++)
+				fprintf(out, *sub >= 0x20 && *sub < 0x7f && *sub != '"' &&
+					*sub != '\\' ? "%c" : "\\%03o", *sub);
+			fprintf(out, "\"\n");
+		}
+	}
+}
+
+/* gunzip a whole buffer (checks the gzip header and trailer). */
+static unsigned char *gunzip(const char *gz, size_t len, size_t *out_len)
+{
+	size_t cap = 1 << 20;
+	unsigned char *raw = malloc(cap);
+	z_stream zs = { 0 };
+
+	assert_non_null(raw);
+	assert_true(len > 18 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
+	assert_int_equal(inflateInit2(&zs, 31), Z_OK);
+	zs.next_in = (unsigned char *)gz;
+	zs.avail_in = len;
+	zs.next_out = raw;
+	zs.avail_out = cap;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	*out_len = zs.total_out;
+	inflateEnd(&zs);
+	return raw;
+}
+
+static char *pprof_text(struct tmp *t, const struct jt_export_opts *opts, size_t *len)
+{
+	size_t gzlen, rawlen;
+	char *gz, *text;
+	unsigned char *raw;
+	int ret;
+	FILE *f;
+
+	gz = run_export(t, jt_export_pprof, opts, &ret, &gzlen);
+	assert_int_equal(ret, 0);
+	raw = gunzip(gz, gzlen, &rawlen);
+	f = open_memstream(&text, len);
+	assert_non_null(f);
+	decode(f, &profile_m, raw, raw + rawlen, 0);
+	assert_int_equal(fclose(f), 0);
+	free(raw);
+	free(gz);
+	return text;
+}
+
+/* ---- tests ---- */
+
+static void test_pprof_golden(void **state)
+{
+	struct tmp *t = *state;
+	size_t len;
+	char *text;
+
+	write_log(t->log);
+	text = pprof_text(t, NULL, &len);
+	golden("pprof.txt", text, len);
+	/* what the golden file shows, said plainly: deep merged (3 samples) on thread 100, */
+	assert_non_null(strstr(text, "  value: 3\n  value: 30000000\n"));
+	/* the period in ns at 100 Hz, and the leaf of the deep stack is the kernel address */
+	assert_non_null(strstr(text, "period: 10000000\n"));
+	assert_non_null(strstr(text, "string_table: \"[k] 0xffffffff81a00b2c\"\n"));
+	free(text);
+}
+
+static void test_pprof_filter_by_pid(void **state)
+{
+	struct jt_export_opts o = { .pids = { 200 }, .nr_pids = 1 };
+	struct tmp *t = *state;
+	size_t len;
+	char *text;
+
+	write_log(t->log);
+	text = pprof_text(t, &o, &len);
+	assert_non_null(strstr(text, "\"Hot.spin(int)\""));
+	assert_null(strstr(text, "\"outer\""));
+	assert_null(strstr(text, "num: 100\n"));
+	free(text);
+}
+
+static void test_speedscope_golden(void **state)
+{
+	struct tmp *t = *state;
+	size_t len;
+	char *json;
+	int ret;
+
+	write_log(t->log);
+	json = run_export(t, jt_export_speedscope, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	golden("speedscope.json", json, len);
+	/* the odd name: quote, backslash, control bytes and '<' escaped, a bad byte as U+FFFD */
+	assert_non_null(strstr(json, "\"odd \\\"q\\\" \\\\ \\u0001\\t\\u003c\\ufffd\xc3\xa9\""));
+	free(json);
+}
+
+static void test_speedscope_filter_by_comm(void **state)
+{
+	struct jt_export_opts o = { .comm = "alpha" };
+	struct tmp *t = *state;
+	size_t len;
+	char *json;
+	int ret;
+
+	write_log(t->log);
+	json = run_export(t, jt_export_speedscope, &o, &ret, &len);
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(json, "\"alpha 100/100\""));
+	assert_non_null(strstr(json, "\"alpha 100/101\""));
+	assert_null(strstr(json, "beta"));
+	assert_null(strstr(json, "Hot.spin"));
+	free(json);
+}
+
+static void test_chrome_golden(void **state)
+{
+	struct tmp *t = *state;
+	size_t len;
+	char *json;
+	int ret;
+
+	write_log(t->log);
+	json = run_export(t, jt_export_chrome, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	golden("chrome.json", json, len);
+	free(json);
+}
+
+/* Every B has its E on the same thread, in order, and times never go back. */
+static void test_chrome_balanced(void **state)
+{
+	struct tmp *t = *state;
+	char *json, *line, *save = NULL, ph[2];
+	char names[8][64];
+	unsigned pid, tid, depth[2] = { 0 }, bs = 0;
+	double ts, last[2] = { 0 };
+	size_t len;
+	int ret, n;
+
+	write_log(t->log);
+	json = run_export(t, jt_export_chrome, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	for (line = strtok_r(json, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64];
+		int th;
+
+		n = sscanf(line, "{\"ph\":\"%1[BE]\",\"pid\":%u,\"tid\":%u,\"ts\":%lf,"
+			   "\"cat\":\"jit\",\"name\":\"%63[^\"]\"", ph, &pid, &tid, &ts, name);
+		if (n != 5)
+			continue;
+		assert_true(tid == 100 || tid == 201);
+		th = tid == 201;
+		assert_true(ts >= last[th]);
+		last[th] = ts;
+		if (ph[0] == 'B') {
+			assert_true(depth[th] < 4);
+			strcpy(names[th * 4 + depth[th]++], name);
+			bs++;
+		} else {
+			assert_true(depth[th] > 0);
+			assert_string_equal(names[th * 4 + --depth[th]], name);
+		}
+	}
+	assert_int_equal(depth[0], 0);
+	assert_int_equal(depth[1], 0);
+	assert_int_equal(bs, 6);	/* outer, inner, inner, outer; Hot.spin, odd */
+	free(json);
+}
+
+static int count_open(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
+{
+	char *log = ctx;
+
+	sprintf(log + strlen(log), "O%u/%u:%llu@%llu ", pid, tid, (unsigned long long)id,
+		(unsigned long long)ts);
+	return 0;
+}
+
+static int count_close(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
+{
+	char *log = ctx;
+
+	sprintf(log + strlen(log), "C%u/%u:%llu@%llu ", pid, tid, (unsigned long long)id,
+		(unsigned long long)ts);
+	return 0;
+}
+
+static void call(struct jt_xcalls *c, unsigned type, uint32_t tid, uint64_t id, uint64_t ts,
+		 char *log)
+{
+	static const struct jt_xcalls_ops ops = { count_open, count_close };
+	struct jt_rec_call r = { .h = { .type = type, .size = sizeof(r), .ts = ts },
+				 .id = id, .pid = 1, .tid = tid };
+
+	assert_int_equal(jt_xcalls__feed(c, &r, &ops, log), 0);
+}
+
+static void test_calls_balanced(void **state)
+{
+	static const struct jt_xcalls_ops ops = { count_open, count_close };
+	struct jt_xcalls c = { 0 };
+	char log[1024] = "";
+
+	(void)state;
+	call(&c, JT_REC_LEAVE, 1, 9, 1, log);		/* orphan: dropped */
+	call(&c, JT_REC_ENTER, 1, 1, 2, log);
+	call(&c, JT_REC_ENTER, 1, 2, 3, log);
+	call(&c, JT_REC_ENTER, 2, 1, 3, log);		/* another thread */
+	call(&c, JT_REC_ENTER, 1, 1, 4, log);		/* recursion */
+	call(&c, JT_REC_LEAVE, 1, 1, 5, log);		/* the inner 1 */
+	call(&c, JT_REC_LEAVE, 1, 1, 6, log);		/* the outer 1: closes 2 first */
+	call(&c, JT_REC_ENTER, 1, 3, 7, log);
+	assert_int_equal(jt_xcalls__finish(&c, 8, &ops, log), 0);
+	assert_string_equal(log, "O1/1:1@2 O1/1:2@3 O1/2:1@3 O1/1:1@4 C1/1:1@5 C1/1:2@6 "
+				 "C1/1:1@6 O1/1:3@7 C1/1:3@8 C1/2:1@8 ");
+	assert_int_equal(c.orphan_leaves, 1);
+	assert_int_equal(c.implied_leaves, 1);
+	assert_int_equal(c.open_at_end, 2);
+	jt_xcalls__fini(&c);
+}
+
+static void test_json_escape(void **state)
+{
+	static const char in[] = "a\"b\\c\n\x1f<>\xe2\x82\xac\xed\xa0\x80\xc0\xaf\xf0\x9f\x98";
+	struct jt_xout o;
+	size_t len;
+	char *buf;
+	FILE *f;
+
+	(void)state;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(jt_xout__init(&o, f), 0);
+	jt_xout__json_str(&o, in, sizeof(in) - 1);
+	assert_int_equal(jt_xout__fini(&o), 0);
+	assert_int_equal(fclose(f), 0);
+	/* euro sign kept; a surrogate, an overlong '/' and a cut 4-byte sequence: U+FFFD each */
+	assert_string_equal(buf, "\"a\\\"b\\\\c\\n\\u001f\\u003c>\xe2\x82\xac"
+				 "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	free(buf);
+}
+
+static void test_pb_lengths(void **state)
+{
+	struct jt_pb b = { 0 };
+	unsigned char big[300];
+	size_t m;
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	jt_pb__uint(&b, 1, 300);			/* 08 ac 02 */
+	m = jt_pb__begin(&b, 2);			/* a 300-byte message: 2-byte length */
+	jt_pb__bytes(&b, 1, big, 297);			/* 0a a9 02 + 297 bytes = 300 */
+	jt_pb__end(&b, m);
+	assert_int_equal(b.err, 0);
+	assert_int_equal(b.len, 3 + 1 + 2 + 300);
+	assert_memory_equal(b.buf, "\x08\xac\x02\x12\xac\x02\x0a\xa9\x02x", 10);
+	jt_pb__fini(&b);
+}
+
+static void test_missing_log_is_an_error(void **state)
+{
+	struct tmp *t = *state;
+	FILE *f = fopen(t->out, "w");
+
+	assert_non_null(f);
+	assert_int_equal(jt_export_chrome(f, "/nonexistent/x.jtl", NULL), 1);
+	fclose(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pprof_golden, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_filter_by_pid, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_golden, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_filter_by_comm, tmp_setup,
+						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_golden, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_balanced, tmp_setup, tmp_teardown),
+		cmocka_unit_test(test_calls_balanced),
+		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_pb_lengths),
+		cmocka_unit_test_setup_teardown(test_missing_log_is_an_error, tmp_setup,
+						tmp_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

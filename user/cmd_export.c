@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `jitrace export`: a log as pprof, speedscope or Chrome trace JSON for other tools. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "export_chrome.h"
+#include "export_pprof.h"
+#include "export_speedscope.h"
+#include "util.h"
+
+static const char usage[] =
+"Usage: jitrace export --format pprof|speedscope|chrome FILE [-o OUT] [-p PID[,PID]]\n"
+"                      [--comm NAME]\n"
+"\n"
+"Write a jitrace log in a format other tools read:\n"
+"  pprof       gzipped profile.proto of the samples, for Pyroscope, Parca, `go tool pprof`\n"
+"              (sample types samples/count and cpu/nanoseconds; labels pid, tid, comm)\n"
+"  speedscope  JSON for speedscope.app: per thread a sampled profile and, if the log was\n"
+"              recorded with --calls, an evented profile of every call\n"
+"  chrome      Chrome Trace Event JSON of every call (B/E per thread), for Perfetto or\n"
+"              chrome://tracing; needs a log recorded with --calls\n"
+"Calls are always written balanced: a leave whose enter came before recording is dropped\n"
+"and a call still open at the end is closed at the last timestamp (counted on stderr).\n"
+"\n"
+"  -t, --format FMT       pprof, speedscope or chrome (default: from OUT's name:\n"
+"                         *.pb.gz or *.pprof, *.speedscope.json, *.trace.json)\n"
+"  -o, --output OUT       the file to write (default: standard output, not a terminal\n"
+"                         for pprof)\n"
+"  -p, --pid PID[,PID]    only these processes\n"
+"      --comm NAME        only processes whose command name is NAME\n"
+"  -h, --help             this help\n"
+"\n"
+"Examples:\n"
+"  jitrace export --format pprof app.jtl -o app.pb.gz && go tool pprof -top app.pb.gz\n"
+"  jitrace export app.jtl -o app.speedscope.json --comm java\n"
+"  jitrace export --format chrome calls.jtl -p 4242 -o calls.trace.json\n";
+
+enum fmt { FMT_NONE, FMT_PPROF, FMT_SPEEDSCOPE, FMT_CHROME };
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static enum fmt fmt_of_name(const char *out)
+{
+	if (!out)
+		return FMT_NONE;
+	if (ends_with(out, ".pb.gz") || ends_with(out, ".pprof"))
+		return FMT_PPROF;
+	if (ends_with(out, ".speedscope.json"))
+		return FMT_SPEEDSCOPE;
+	if (ends_with(out, ".trace.json"))
+		return FMT_CHROME;
+	return FMT_NONE;
+}
+
+static int parse_pids(struct jt_export_opts *o, char *list)
+{
+	char *save = NULL, *tok, *end;
+	unsigned long v;
+
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		v = strtoul(tok, &end, 10);
+		if (errno || end == tok || *end || !v || v > INT_MAX || tok[0] == '-') {
+			jt_err("--pid: '%s' is not a process id", tok);
+			return -EINVAL;
+		}
+		if (o->nr_pids == JT_EXPORT_MAX_PIDS) {
+			jt_err("--pid: at most %d processes", JT_EXPORT_MAX_PIDS);
+			return -EINVAL;
+		}
+		o->pids[o->nr_pids++] = v;
+	}
+	return 0;
+}
+
+int jt_cmd_export(int argc, char **argv)
+{
+	enum { OPT_COMM = 256 };
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct jt_export_opts opts = { 0 };
+	const char *out_path = NULL, *log;
+	enum fmt fmt = FMT_NONE;
+	FILE *out;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:o:p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (!strcmp(optarg, "pprof")) {
+				fmt = FMT_PPROF;
+			} else if (!strcmp(optarg, "speedscope")) {
+				fmt = FMT_SPEEDSCOPE;
+			} else if (!strcmp(optarg, "chrome")) {
+				fmt = FMT_CHROME;
+			} else {
+				jt_err("--format: '%s' is not pprof, speedscope or chrome", optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			out_path = strcmp(optarg, "-") ? optarg : NULL;
+			break;
+		case 'p':
+			if (parse_pids(&opts, optarg))
+				return 2;
+			break;
+		case OPT_COMM:
+			opts.comm = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	log = argv[optind];
+	if (fmt == FMT_NONE)
+		fmt = fmt_of_name(out_path);
+	if (fmt == FMT_NONE) {
+		jt_err("export: give --format pprof, speedscope or chrome");
+		return 2;
+	}
+	if (!out_path && fmt == FMT_PPROF && isatty(STDOUT_FILENO)) {
+		jt_err("export: a pprof profile is binary: give -o FILE or redirect the output");
+		return 2;
+	}
+	out = out_path ? fopen(out_path, "w") : stdout;
+	if (!out) {
+		jt_err("%s: %s", out_path, strerror(errno));
+		return 1;
+	}
+	if (fmt == FMT_PPROF)
+		ret = jt_export_pprof(out, log, &opts);
+	else if (fmt == FMT_SPEEDSCOPE)
+		ret = jt_export_speedscope(out, log, &opts);
+	else
+		ret = jt_export_chrome(out, log, &opts);
+	if (out_path) {
+		if (fclose(out) && !ret) {
+			jt_err("%s: %s", out_path, strerror(errno));
+			ret = 1;
+		}
+		if (ret)
+			unlink(out_path);	/* no half-written export left behind */
+	}
+	return ret;
+}

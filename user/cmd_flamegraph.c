@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `jitrace flamegraph`: options, then the flame graph (SVG) or folded stacks of one log. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "flamegraph.h"
+#include "util.h"
+
+static const char usage[] =
+"Usage: jitrace flamegraph [OPTIONS] FILE\n"
+"\n"
+"Draw a jitrace log's sampled stacks as a flame graph: one self-contained SVG (open it\n"
+"in a browser: click a frame to zoom, Search or Ctrl-F to highlight frames matching a\n"
+"regular expression, hover for counts). JIT frames are green, native frames warm,\n"
+"kernel frames blue. A system-wide log, or one with several processes, gets a root per\n"
+"process, \"comm (pid)\". With --folded, write folded stacks instead, one line per stack\n"
+"(\"root;caller;leaf count\"), for flamegraph.pl, inferno or speedscope.\n"
+"\n"
+"  -o, --output FILE  where to write (default: jitrace.svg for SVG, like perf's and\n"
+"                     async-profiler's files; stdout for --folded; '-' is stdout)\n"
+"  -f, --force        replace FILE if it exists\n"
+"      --folded       folded stacks instead of SVG\n"
+"      --annotate     folded: suffix JIT frames _[j] and kernel frames _[k]\n"
+"                     (flamegraph.pl --color=java)\n"
+"  -t, --title TEXT   the SVG's title\n"
+"  -w, --width PX     the SVG's width (default 1200)\n"
+"  -p, --pid PID      only this process\n"
+"      --comm NAME    only processes whose command name (comm) is NAME\n"
+"      --from SECS    only samples SECS or more after the recording began\n"
+"      --to SECS      only samples before SECS after the recording began\n"
+"  -h, --help         this help\n"
+"\n"
+"Examples:\n"
+"  jitrace flamegraph jitrace.jtl                 # writes jitrace.svg\n"
+"  jitrace flamegraph -p 4242 -o app.svg app.jtl\n"
+"  jitrace flamegraph --folded app.jtl | flamegraph.pl > app.svg\n"
+"  jitrace flamegraph --folded app.jtl > app.folded   # speedscope app.folded\n";
+
+int jt_cmd_flamegraph(int argc, char **argv)
+{
+	enum { OPT_COMM = 256, OPT_FROM, OPT_TO, OPT_FOLDED, OPT_ANNOTATE };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+		{ "title", required_argument, NULL, 't' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct jt_flame_opts o = { 0 };
+	const char *output = NULL;
+	bool force = false;
+	unsigned long v;
+	FILE *out = stdout;
+	char *end;
+	int c, ret;
+
+	jt_filter__init(&o.filter);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:ft:w:p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case OPT_FOLDED:
+			o.folded = true;
+			break;
+		case OPT_ANNOTATE:
+			o.annotate = true;
+			break;
+		case 't':
+			o.title = optarg;
+			break;
+		case 'w':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 200 || v > 100000) {
+				jt_err("--width: '%s' is not a width from 200 to 100000 pixels",
+				       optarg);
+				return 2;
+			}
+			o.width = v;
+			break;
+		case 'p':
+			if (jt_filter__parse(&o.filter, "--pid", optarg))
+				return 2;
+			break;
+		case OPT_COMM:
+		case OPT_FROM:
+		case OPT_TO:
+			if (jt_filter__parse(&o.filter, c == OPT_COMM ? "--comm" :
+					     c == OPT_FROM ? "--from" : "--to", optarg))
+				return 2;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs("Try 'jitrace flamegraph --help'.\n", stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (o.annotate && !o.folded) {
+		jt_err("--annotate is for --folded output");
+		return 2;
+	}
+	if (o.filter.to >= 0 && o.filter.to <= o.filter.from) {
+		jt_err("--to %g is not after --from %g", o.filter.to, o.filter.from);
+		return 2;
+	}
+	o.path = argv[optind];
+	if (!output && !o.folded)
+		output = "jitrace.svg";
+	if (output && strcmp(output, "-")) {
+		out = fopen(output, force ? "w" : "wx");
+		if (!out) {
+			jt_err("%s: %s%s", output, strerror(errno),
+			       errno == EEXIST ? " (-f replaces it)" : "");
+			return 1;
+		}
+	}
+	ret = jt_flamegraph(out, &o);
+	if (out != stdout && fclose(out) && !ret) {
+		jt_err("%s: %s", output, strerror(errno));
+		ret = 1;
+	}
+	if (ret && out != stdout)
+		unlink(output);	/* no half-written file that looks like a flame graph */
+	else if (out != stdout)
+		fprintf(stderr, "jitrace: wrote %s\n", output);
+	return ret;
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `jitrace report`: options, then the report of one log. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "report.h"
+#include "util.h"
+
+static const char usage[] =
+"Usage: jitrace report [OPTIONS] FILE\n"
+"\n"
+"The hottest methods of a jitrace log: samples whose leaf is the method (self) and\n"
+"samples with the method anywhere on the stack (total), over the whole log and per\n"
+"process, each with the offsets into it where its self samples fall. A log recorded\n"
+"with --calls adds call counts and inclusive and exclusive times from enter/leave.\n"
+"\n"
+"  -n, --top N        rows per table (default 20; 0: all)\n"
+"  -P, --procs N      process sections (default 10; 0: all)\n"
+"  -s, --sort KEY     order rows by 'self' (default) or 'total' samples\n"
+"  -p, --pid PID      only this process\n"
+"      --comm NAME    only processes whose command name (comm) is NAME\n"
+"      --from SECS    only what happened SECS or more after the recording began\n"
+"      --to SECS      only what happened before SECS after the recording began\n"
+"  -j, --json         JSON for scripts, instead of text\n"
+"  -h, --help         this help\n"
+"\n"
+"Examples:\n"
+"  jitrace report jitrace.jtl\n"
+"  jitrace report --pid 4242 --from 10 --to 20 app.jtl\n"
+"  jitrace report --json --top 0 app.jtl | jq '.all.methods[0]'\n";
+
+int jt_cmd_report(int argc, char **argv)
+{
+	enum { OPT_COMM = 256, OPT_FROM, OPT_TO };
+	static const struct option longopts[] = {
+		{ "top", required_argument, NULL, 'n' },
+		{ "procs", required_argument, NULL, 'P' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct jt_report_opts o = { .top = 20, .procs = 10 };
+	unsigned long v;
+	char *end;
+	int c;
+
+	jt_filter__init(&o.filter);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:P:s:p:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+		case 'P':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v > 1000000) {
+				jt_err("%s: '%s' is not a whole number from 0 to 1000000",
+				       c == 'n' ? "--top" : "--procs", optarg);
+				return 2;
+			}
+			*(c == 'n' ? &o.top : &o.procs) = v;
+			break;
+		case 's':
+			if (!strcmp(optarg, "self")) {
+				o.sort = JT_REPORT_BY_SELF;
+			} else if (!strcmp(optarg, "total")) {
+				o.sort = JT_REPORT_BY_TOTAL;
+			} else {
+				jt_err("--sort: '%s': give self or total", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (jt_filter__parse(&o.filter, "--pid", optarg))
+				return 2;
+			break;
+		case OPT_COMM:
+		case OPT_FROM:
+		case OPT_TO:
+			if (jt_filter__parse(&o.filter, c == OPT_COMM ? "--comm" :
+					     c == OPT_FROM ? "--from" : "--to", optarg))
+				return 2;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs("Try 'jitrace report --help'.\n", stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (o.filter.to >= 0 && o.filter.to <= o.filter.from) {
+		jt_err("--to %g is not after --from %g", o.filter.to, o.filter.from);
+		return 2;
+	}
+	o.path = argv[optind];
+	return jt_report(stdout, &o);
+}

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Shared by the exports: filtered log reading, frame files, interning, call balancing, JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_common.h"
+#include "util.h"
+
+/* ---- interning ---- */
+
+struct jt_xent {
+	char *key;
+	size_t len;
+	size_t next;		/* previous entry with the same hash, + 1; 0: none */
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+long jt_xintern__get(struct jt_xintern *t, const void *key, size_t len, bool *added)
+{
+	uint64_t h = hash_bytes(key, len);
+	size_t i = (size_t)(uintptr_t)jt_hash__get(&t->h, h);
+	struct jt_xent *e;
+
+	if (added)
+		*added = false;
+	while (i) {
+		e = &t->v[i - 1];
+		if (e->len == len && !memcmp(e->key, key, len))
+			return i - 1;
+		i = e->next;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct jt_xent *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	e = &t->v[t->n];
+	e->key = malloc(len ? len : 1);
+	if (!e->key)
+		return -ENOMEM;
+	memcpy(e->key, key, len);
+	e->len = len;
+	e->next = (size_t)(uintptr_t)jt_hash__get(&t->h, h);
+	if (jt_hash__put(&t->h, h, (void *)(uintptr_t)(t->n + 1))) {
+		free(e->key);
+		return -ENOMEM;
+	}
+	if (added)
+		*added = true;
+	return t->n++;
+}
+
+const void *jt_xintern__key(const struct jt_xintern *t, size_t idx, size_t *len)
+{
+	*len = t->v[idx].len;
+	return t->v[idx].key;
+}
+
+void jt_xintern__fini(struct jt_xintern *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->v[i].key);
+	free(t->v);
+	jt_hash__fini(&t->h);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- reading ---- */
+
+int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_export_opts *opts)
+{
+	memset(s, 0, sizeof(*s));
+	s->path = path;
+	s->opts = opts;
+	s->r = jt_logr__open(path);
+	if (!s->r)
+		return -1;
+	s->lv = jt_lv__new();
+	if (!s->lv) {
+		jt_logr__close(s->r);
+		s->r = NULL;
+		return -1;
+	}
+	s->hdr = jt_logr__header(s->r);
+	s->last_ts = s->hdr->start_ns;
+	return 0;
+}
+
+void jt_xsrc__close(struct jt_xsrc *s)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&s->mod_file, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(&s->mod_file);
+	jt_hash__fini(&s->sym_mod);
+	jt_lv__free(s->lv);
+	jt_logr__close(s->r);
+	s->lv = NULL;
+	s->r = NULL;
+}
+
+/* Remember which file a module is and which module a symbol is in, for frame files. */
+static int note_files(struct jt_xsrc *s, const struct jt_rec_hdr *rec)
+{
+	if (rec->type == JT_REC_MODULE) {
+		const struct jt_rec_module *m = (const void *)rec;
+		const char *slash = memrchr(m->path, '/', m->path_len);
+		const char *base = slash ? slash + 1 : m->path;
+		char *name = strndup(base, m->path + m->path_len - base);
+		char *old = jt_hash__get(&s->mod_file, m->id);
+
+		if (!name || jt_hash__put(&s->mod_file, m->id, name)) {
+			free(name);
+			return -ENOMEM;
+		}
+		free(old);
+	} else if (rec->type == JT_REC_SYMBOL) {
+		const struct jt_rec_symbol *y = (const void *)rec;
+
+		if (!y->module)
+			jt_hash__del(&s->sym_mod, y->id);
+		else if (jt_hash__put(&s->sym_mod, y->id, (void *)(uintptr_t)(y->module + 1)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool wanted(const struct jt_xsrc *s, uint32_t pid)
+{
+	const struct jt_export_opts *o = s->opts;
+	const struct jt_lv_proc *p;
+	int i;
+
+	if (!o)
+		return true;
+	if (o->nr_pids) {
+		for (i = 0; i < o->nr_pids && o->pids[i] != pid; i++)
+			;
+		if (i == o->nr_pids)
+			return false;
+	}
+	if (o->comm) {
+		p = jt_lv__proc(s->lv, pid);
+		if (!p || strcmp(p->comm, o->comm))
+			return false;
+	}
+	return true;
+}
+
+const struct jt_rec_hdr *jt_xsrc__next(struct jt_xsrc *s, int *err)
+{
+	const struct jt_rec_hdr *rec;
+	uint32_t pid;
+
+	*err = 0;
+	while ((rec = jt_logr__next(s->r))) {
+		if (rec->ts > s->last_ts)
+			s->last_ts = rec->ts;
+		switch (rec->type) {
+		case JT_REC_SAMPLE:
+			pid = ((const struct jt_rec_sample *)rec)->pid;
+			break;
+		case JT_REC_ENTER:
+		case JT_REC_LEAVE:
+			pid = ((const struct jt_rec_call *)rec)->pid;
+			break;
+		default:
+			if (jt_lv__add(s->lv, rec)) {
+				*err = -ENOMEM;
+				return NULL;
+			}
+			if (note_files(s, rec)) {
+				jt_err("%s: out of memory", s->path);
+				*err = -ENOMEM;
+				return NULL;
+			}
+			continue;
+		}
+		if (wanted(s, pid))
+			return rec;
+		s->filtered++;
+	}
+	return NULL;
+}
+
+int jt_xsrc__finish(struct jt_xsrc *s)
+{
+	switch (jt_logr__state(s->r)) {
+	case JT_LOGR_TRUNCATED:
+		jt_err("%s: truncated: %s; exported up to the last whole block", s->path,
+		       jt_logr__why(s->r));
+		return 0;
+	case JT_LOGR_CORRUPT:
+		jt_err("%s: corrupt: %s", s->path, jt_logr__why(s->r));
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+const char *jt_xsrc__frame(const struct jt_xsrc *s, const struct jt_frame *f, char *buf,
+			   const char **file, enum jt_lv_kind *kind)
+{
+	const char *name = jt_lv__frame(s->lv, f, buf, JT_EXPORT_NAME_CAP, kind);
+	uint64_t mod = 0;
+	const char *base;
+
+	switch (*kind) {
+	case JT_LV_JIT:
+		*file = "[jit]";
+		break;
+	case JT_LV_KERNEL:
+		*file = "[kernel]";
+		break;
+	case JT_LV_NATIVE:
+		if (JT_FRAME_KIND(f->ref) == JT_FRAME_MODULE)
+			mod = JT_FRAME_ID(f->ref) + 1;
+		else
+			mod = (uintptr_t)jt_hash__get(&s->sym_mod, JT_FRAME_ID(f->ref));
+		base = mod ? jt_hash__get(&s->mod_file, mod - 1) : NULL;
+		*file = base ? base : "[unknown]";
+		break;
+	default:
+		*file = "[unknown]";
+		break;
+	}
+	return name;
+}
+
+const char *jt_xsrc__method(const struct jt_xsrc *s, uint64_t id, char *buf)
+{
+	const struct jt_lv_method *m = jt_lv__method(s->lv, id);
+
+	if (m)
+		return m->name;
+	snprintf(buf, JT_EXPORT_NAME_CAP, "[unknown method %" PRIu64 "]", id);
+	return buf;
+}
+
+uint64_t jt_xsrc__rel(const struct jt_xsrc *s, uint64_t ts)
+{
+	return ts > s->hdr->start_ns ? ts - s->hdr->start_ns : 0;
+}
+
+/* ---- call balancing ---- */
+
+struct xstack {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static uint64_t thread_key(uint32_t pid, uint32_t tid)
+{
+	return (uint64_t)pid << 32 | tid;
+}
+
+static struct xstack *stack_of(struct jt_xcalls *c, uint64_t key)
+{
+	struct xstack *st = jt_hash__get(&c->threads, key);
+
+	if (st)
+		return st;
+	if (c->nr_order == c->cap_order) {
+		size_t cap = c->cap_order ? 2 * c->cap_order : 16;
+		uint64_t *o = realloc(c->order, cap * sizeof(*o));
+
+		if (!o)
+			return NULL;
+		c->order = o;
+		c->cap_order = cap;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st || jt_hash__put(&c->threads, key, st)) {
+		free(st);
+		return NULL;
+	}
+	c->order[c->nr_order++] = key;
+	return st;
+}
+
+int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec,
+		    const struct jt_xcalls_ops *ops, void *ctx)
+{
+	struct xstack *st = stack_of(c, thread_key(rec->pid, rec->tid));
+	size_t i;
+	int err;
+
+	if (!st)
+		return -ENOMEM;
+	if (rec->h.type == JT_REC_ENTER) {
+		if (st->n == st->cap) {
+			size_t cap = st->cap ? 2 * st->cap : 16;
+			uint64_t *ids = realloc(st->ids, cap * sizeof(*ids));
+
+			if (!ids)
+				return -ENOMEM;
+			st->ids = ids;
+			st->cap = cap;
+		}
+		st->ids[st->n++] = rec->id;
+		return ops->open(ctx, rec->pid, rec->tid, rec->id, rec->h.ts);
+	}
+	/* a leave closes the innermost open call of its method, and every call above it */
+	for (i = st->n; i > 0 && st->ids[i - 1] != rec->id; i--)
+		;
+	if (!i) {
+		c->orphan_leaves++;
+		return 0;
+	}
+	while (st->n >= i) {
+		if (st->n > i)
+			c->implied_leaves++;
+		err = ops->close(ctx, rec->pid, rec->tid, st->ids[--st->n], rec->h.ts);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, const struct jt_xcalls_ops *ops,
+		      void *ctx)
+{
+	size_t t;
+	int err;
+
+	for (t = 0; t < c->nr_order; t++) {
+		struct xstack *st = jt_hash__get(&c->threads, c->order[t]);
+
+		while (st->n) {
+			c->open_at_end++;
+			err = ops->close(ctx, c->order[t] >> 32, (uint32_t)c->order[t],
+					 st->ids[--st->n], ts);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+void jt_xcalls__report(const struct jt_xcalls *c, const char *path)
+{
+	if (c->orphan_leaves)
+		jt_err("%s: %" PRIu64 " leave(s) of calls entered before recording began: "
+		       "dropped", path, c->orphan_leaves);
+	if (c->implied_leaves)
+		jt_err("%s: %" PRIu64 " call(s) without a leave of their own: closed when "
+		       "their caller left", path, c->implied_leaves);
+	if (c->open_at_end)
+		jt_err("%s: %" PRIu64 " call(s) still open at the end: closed at the last "
+		       "timestamp", path, c->open_at_end);
+}
+
+void jt_xcalls__fini(struct jt_xcalls *c)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&c->threads, &pos, &key, &val)) {
+		free(((struct xstack *)val)->ids);
+		free(val);
+	}
+	jt_hash__fini(&c->threads);
+	free(c->order);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- output ---- */
+
+#define XOUT_CAP (256U * 1024)
+
+int jt_xout__init(struct jt_xout *o, FILE *f)
+{
+	memset(o, 0, sizeof(*o));
+	o->f = f;
+	o->buf = malloc(XOUT_CAP);
+	return o->buf ? 0 : -ENOMEM;
+}
+
+static void xflush(struct jt_xout *o)
+{
+	if (o->len && !o->err && fwrite(o->buf, 1, o->len, o->f) != o->len)
+		o->err = errno ? errno : EIO;
+	o->len = 0;
+}
+
+void jt_xout__mem(struct jt_xout *o, const void *p, size_t n)
+{
+	if (o->len + n > XOUT_CAP)
+		xflush(o);
+	if (n > XOUT_CAP) {
+		if (!o->err && fwrite(p, 1, n, o->f) != n)
+			o->err = errno ? errno : EIO;
+		return;
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+void jt_xout__str(struct jt_xout *o, const char *s)
+{
+	jt_xout__mem(o, s, strlen(s));
+}
+
+void jt_xout__printf(struct jt_xout *o, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		jt_xout__mem(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+void jt_xout__u64(struct jt_xout *o, uint64_t v)
+{
+	jt_xout__printf(o, "%" PRIu64, v);
+}
+
+void jt_xout__usec(struct jt_xout *o, uint64_t ns)
+{
+	jt_xout__printf(o, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates and code points past U+10FFFF are not UTF-8 */
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, run, len;
+	char esc[8];
+
+	jt_xout__mem(o, "\"", 1);
+	while (i < n) {
+		/* copy a run of bytes that need nothing */
+		for (run = i; run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' &&
+			      p[run] != '\\' && p[run] != '<'; run++)
+			;
+		jt_xout__mem(o, s + i, run - i);
+		i = run;
+		if (i == n)
+			break;
+		if (p[i] >= 0x80) {
+			len = utf8_len(p + i, n - i);
+			if (len) {
+				jt_xout__mem(o, s + i, len);
+				i += len;
+			} else {
+				jt_xout__mem(o, "\\ufffd", 6);
+				i++;
+			}
+			continue;
+		}
+		switch (p[i]) {
+		case '"':
+			jt_xout__mem(o, "\\\"", 2);
+			break;
+		case '\\':
+			jt_xout__mem(o, "\\\\", 2);
+			break;
+		case '\n':
+			jt_xout__mem(o, "\\n", 2);
+			break;
+		case '\t':
+			jt_xout__mem(o, "\\t", 2);
+			break;
+		default:	/* other control characters, and '<' */
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[p[i] >> 4];
+			esc[5] = hex[p[i] & 15];
+			jt_xout__mem(o, esc, 6);
+			break;
+		}
+		i++;
+	}
+	jt_xout__mem(o, "\"", 1);
+}
+
+int jt_xout__fini(struct jt_xout *o)
+{
+	int err;
+
+	xflush(o);
+	if (!o->err && fflush(o->f))
+		o->err = errno ? errno : EIO;
+	err = o->err;
+	free(o->buf);
+	o->buf = NULL;
+	return err;
+}

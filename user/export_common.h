@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the exports (pprof, speedscope, chrome) share: reading a log with the --pid/--comm
+ * filter, each frame's name and file, interning, balancing enter/leave per thread, and a
+ * buffered writer with JSON string escaping.
+ */
+#ifndef JT_EXPORT_COMMON_H
+#define JT_EXPORT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hash.h"
+#include "logview.h"
+#include "log.h"
+
+#define JT_EXPORT_MAX_PIDS 64
+#define JT_EXPORT_NAME_CAP 256	/* buffer for a frame name formatted from file+offset */
+
+struct jt_export_opts {
+	uint32_t pids[JT_EXPORT_MAX_PIDS];	/* only these processes (nr_pids 0: all) */
+	int nr_pids;
+	const char *comm;			/* only processes of this comm (NULL: all) */
+};
+
+/* ---- interning: byte strings to dense indexes 0, 1, 2, ... in order of first sight ---- */
+struct jt_xintern {
+	struct jt_hash h;	/* hash of key -> last entry index + 1 with that hash */
+	struct jt_xent *v;
+	size_t n, cap;
+};
+
+/* The index of key, added if new (*added says so; may be NULL). Returns >= 0 or -ENOMEM. */
+long jt_xintern__get(struct jt_xintern *t, const void *key, size_t len, bool *added);
+const void *jt_xintern__key(const struct jt_xintern *t, size_t idx, size_t *len);
+void jt_xintern__fini(struct jt_xintern *t);
+
+/* ---- reading a log for an export ---- */
+struct jt_xsrc {
+	const char *path;
+	const struct jt_export_opts *opts;
+	struct jt_log_reader *r;
+	struct jt_lv *lv;
+	struct jt_hash mod_file;	/* module id -> base name (char *) */
+	struct jt_hash sym_mod;		/* symbol id -> module id + 1 (kernel symbols absent) */
+	const struct jt_log_header *hdr;
+	uint64_t last_ts;		/* of any record read so far */
+	uint64_t filtered;		/* samples and calls left out by the filter */
+};
+
+/* Open the log at path; errors are reported (naming it). Returns 0 or -1. */
+int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_export_opts *opts);
+/*
+ * The next sample, enter or leave record of a wanted process; every other record only
+ * updates what the log defines. NULL at the end or on an error (then *err is set, reported).
+ */
+const struct jt_rec_hdr *jt_xsrc__next(struct jt_xsrc *s, int *err);
+/* After the last record: a truncated log is explained and accepted, a corrupt one is an
+ * error (reported). Returns 0 or -1. */
+int jt_xsrc__finish(struct jt_xsrc *s);
+void jt_xsrc__close(struct jt_xsrc *s);
+/*
+ * A frame's name (as jt_lv__frame) and the file it is in: the module's base name for
+ * native code, "[jit]", "[kernel]" or "[unknown]". buf holds JT_EXPORT_NAME_CAP bytes.
+ */
+const char *jt_xsrc__frame(const struct jt_xsrc *s, const struct jt_frame *f, char *buf,
+			   const char **file, enum jt_lv_kind *kind);
+/* The name of a method an enter or leave names; "[unknown method N]" formatted into buf. */
+const char *jt_xsrc__method(const struct jt_xsrc *s, uint64_t id, char *buf);
+/* ns since the header's start_ns; a time before it counts as 0. */
+uint64_t jt_xsrc__rel(const struct jt_xsrc *s, uint64_t ts);
+
+/* ---- enter/leave made into properly nested open/close pairs per thread ---- */
+struct jt_xcalls_ops {
+	/* a call opens or closes on thread (pid, tid) at ts; return nonzero to stop */
+	int (*open)(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts);
+	int (*close)(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts);
+};
+
+struct jt_xcalls {
+	struct jt_hash threads;		/* pid << 32 | tid -> struct xthread_stack */
+	uint64_t *order;		/* thread keys in order of first sight, for the end */
+	size_t nr_order, cap_order;
+	/* fix-ups, so that the output is always balanced */
+	uint64_t orphan_leaves;		/* a leave whose enter was before recording: dropped */
+	uint64_t implied_leaves;	/* calls closed because a caller's leave came first */
+	uint64_t open_at_end;		/* calls still open at the end: closed at the last time */
+};
+
+/* Feed one enter or leave record. Returns 0, -ENOMEM, or what a callback returned. */
+int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec,
+		    const struct jt_xcalls_ops *ops, void *ctx);
+/* Close every call still open, at ts, innermost first, threads in order of first sight. */
+int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, const struct jt_xcalls_ops *ops,
+		      void *ctx);
+/* Tell what was fixed up (if anything) on stderr, naming the log. */
+void jt_xcalls__report(const struct jt_xcalls *c, const char *path);
+void jt_xcalls__fini(struct jt_xcalls *c);
+
+/* ---- buffered output ---- */
+struct jt_xout {
+	FILE *f;
+	char *buf;
+	size_t len;
+	int err;		/* errno of the first failure */
+};
+
+int jt_xout__init(struct jt_xout *o, FILE *f);	/* 0 or -ENOMEM */
+void jt_xout__mem(struct jt_xout *o, const void *p, size_t n);
+void jt_xout__str(struct jt_xout *o, const char *s);
+void jt_xout__printf(struct jt_xout *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void jt_xout__u64(struct jt_xout *o, uint64_t v);
+/* ns as microseconds with three decimals: 1234567 -> 1234.567 */
+void jt_xout__usec(struct jt_xout *o, uint64_t ns);
+/*
+ * A JSON string, quotes included, from bytes that are not trusted to be UTF-8: quote,
+ * backslash and control characters escaped, '<' too (safe inside an HTML script), each
+ * invalid UTF-8 byte as U+FFFD.
+ */
+void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n);
+/* Flush and free; returns 0 or the errno of the first failed write. */
+int jt_xout__fini(struct jt_xout *o);
+
+#endif

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/* pprof export: samples merged by stack, encoded as profile.proto by hand, then gzipped. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "export_pprof.h"
+#include "pb.h"
+#include "util.h"
+
+/* Profile's fields (tests/views/profile.proto) */
+enum {
+	P_SAMPLE_TYPE = 1, P_SAMPLE, P_MAPPING, P_LOCATION, P_FUNCTION, P_STRING_TABLE,
+	P_DROP_FRAMES, P_KEEP_FRAMES, P_TIME_NANOS, P_DURATION_NANOS, P_PERIOD_TYPE, P_PERIOD,
+	P_COMMENT, P_DEFAULT_SAMPLE_TYPE,
+};
+
+/* The key samples are merged by: who, then the locations leaf first. */
+struct skey {
+	uint32_t pid, tid;
+	uint32_t comm;		/* string index */
+	uint32_t nr;
+	uint64_t locs[];	/* location ids */
+};
+
+struct pprof {
+	struct jt_xsrc src;
+	struct jt_xintern strings;	/* string_table */
+	struct jt_xintern functions;	/* name '\0' file */
+	struct jt_xintern locations;	/* struct jt_frame */
+	struct jt_xintern samples;	/* struct skey */
+	uint64_t *loc_addr;		/* by location index */
+	uint32_t *loc_func;		/* function index by location index */
+	uint64_t *counts;		/* by sample index */
+	size_t cap_locs, cap_samples;
+	struct skey *key;		/* scratch for one sample's key */
+	uint64_t nr_samples;
+	long s[8];			/* string indexes of fixed_strings() */
+};
+
+static int grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+	void **p = pp;
+	size_t n = *cap ? *cap : 256;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static long str_idx(struct pprof *p, const char *s)
+{
+	return jt_xintern__get(&p->strings, s, strlen(s), NULL);
+}
+
+/* The location of a frame, with its function, created at first sight. Returns its index. */
+static long location(struct pprof *p, const struct jt_frame *f)
+{
+	char buf[JT_EXPORT_NAME_CAP], *fkey;
+	const struct jt_lv_method *m;
+	size_t nlen, flen, cap_func;
+	const char *name, *file;
+	enum jt_lv_kind kind;
+	long loc, fn;
+	bool added;
+
+	loc = jt_xintern__get(&p->locations, f, sizeof(*f), &added);
+	if (loc < 0 || !added)
+		return loc;
+	name = jt_xsrc__frame(&p->src, f, buf, &file, &kind);
+	nlen = strlen(name);
+	flen = strlen(file);
+	fkey = malloc(nlen + 1 + flen);
+	if (!fkey)
+		return -ENOMEM;
+	memcpy(fkey, name, nlen + 1);
+	memcpy(fkey + nlen + 1, file, flen);
+	fn = jt_xintern__get(&p->functions, fkey, nlen + 1 + flen, &added);
+	free(fkey);
+	if (fn < 0 || (added && (str_idx(p, name) < 0 || str_idx(p, file) < 0)))
+		return -ENOMEM;
+
+	cap_func = p->cap_locs;
+	if (grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
+	    grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)))
+		return -ENOMEM;
+	/* a JIT frame's address is where it ran; others keep the offset the log has */
+	m = JT_FRAME_KIND(f->ref) == JT_FRAME_METHOD ?
+		jt_lv__method(p->src.lv, JT_FRAME_ID(f->ref)) : NULL;
+	p->loc_addr[loc] = m ? m->start + f->off : f->off;
+	p->loc_func[loc] = fn;
+	return loc;
+}
+
+static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
+{
+	const struct jt_lv_proc *proc = jt_lv__proc(p->src.lv, s->pid);
+	size_t klen = sizeof(*p->key) + s->nr_frames * sizeof(p->key->locs[0]);
+	long idx, comm;
+	unsigned i;
+	bool added;
+
+	comm = str_idx(p, proc ? proc->comm : "");
+	if (comm < 0)
+		return -ENOMEM;
+	p->key->pid = s->pid;
+	p->key->tid = s->tid;
+	p->key->comm = comm;
+	p->key->nr = s->nr_frames;
+	for (i = 0; i < s->nr_frames; i++) {
+		long loc = location(p, &s->frames[i]);
+
+		if (loc < 0)
+			return -ENOMEM;
+		p->key->locs[i] = loc + 1;
+	}
+	idx = jt_xintern__get(&p->samples, p->key, klen, &added);
+	if (idx < 0 || grow(&p->counts, &p->cap_samples, idx + 1, sizeof(*p->counts)))
+		return -ENOMEM;
+	if (added)
+		p->counts[idx] = 0;
+	p->counts[idx]++;
+	p->nr_samples++;
+	return 0;
+}
+
+static void value_type(struct jt_pb *b, unsigned field, long type, long unit)
+{
+	size_t m = jt_pb__begin(b, field);
+
+	jt_pb__uint(b, 1, type);
+	jt_pb__uint(b, 2, unit);
+	jt_pb__end(b, m);
+}
+
+static void label(struct jt_pb *b, long key, long str, uint64_t num)
+{
+	size_t m = jt_pb__begin(b, 3);
+
+	jt_pb__uint(b, 1, key);
+	if (str)
+		jt_pb__uint(b, 2, str);
+	else
+		jt_pb__uint(b, 3, num);
+	jt_pb__end(b, m);
+}
+
+/* The strings the encoding itself names, interned first so they lead the table. */
+enum { S_SAMPLES, S_COUNT, S_CPU, S_NS, S_PID, S_TID, S_COMM, S_HOST, NR_S };
+
+static int fixed_strings(struct pprof *p)
+{
+	const struct jt_log_header *h = p->src.hdr;
+	static const char *const fixed[] = {
+		[S_SAMPLES] = "samples", [S_COUNT] = "count", [S_CPU] = "cpu",
+		[S_NS] = "nanoseconds", [S_PID] = "pid", [S_TID] = "tid", [S_COMM] = "comm",
+	};
+	char host[sizeof(h->hostname) + 8];
+	int i;
+
+	/* index 0 of the string table is "" */
+	if (jt_xintern__get(&p->strings, "", 0, NULL) < 0)
+		return -ENOMEM;
+	for (i = 0; i < S_HOST; i++)
+		if ((p->s[i] = str_idx(p, fixed[i])) < 0)
+			return -ENOMEM;
+	snprintf(host, sizeof(host), "host=%.*s", (int)sizeof(h->hostname), h->hostname);
+	p->s[S_HOST] = str_idx(p, host);
+	return p->s[S_HOST] < 0 ? -ENOMEM : 0;
+}
+
+static int encode(struct pprof *p, struct jt_pb *b)
+{
+	const struct jt_log_header *h = p->src.hdr;
+	uint64_t period = h->sample_hz ? 1000000000ULL / h->sample_hz : 0;
+	long s_samples = p->s[S_SAMPLES], s_count = p->s[S_COUNT], s_cpu = p->s[S_CPU];
+	long s_ns = p->s[S_NS], s_pid = p->s[S_PID], s_tid = p->s[S_TID];
+	long s_comm = p->s[S_COMM], s_host = p->s[S_HOST];
+	size_t i, j, m, mm, len;
+
+	value_type(b, P_SAMPLE_TYPE, s_samples, s_count);
+	value_type(b, P_SAMPLE_TYPE, s_cpu, s_ns);
+	for (i = 0; i < p->samples.n; i++) {
+		const struct skey *k = jt_xintern__key(&p->samples, i, &len);
+
+		m = jt_pb__begin(b, P_SAMPLE);
+		mm = jt_pb__begin(b, 1);		/* location_id, packed */
+		for (j = 0; j < k->nr; j++)
+			jt_pb__varint(b, k->locs[j]);
+		jt_pb__end(b, mm);
+		mm = jt_pb__begin(b, 2);		/* value, packed */
+		jt_pb__varint(b, p->counts[i]);
+		jt_pb__varint(b, p->counts[i] * period);
+		jt_pb__end(b, mm);
+		label(b, s_pid, 0, k->pid);
+		label(b, s_tid, 0, k->tid);
+		if (k->comm)
+			label(b, s_comm, k->comm, 0);
+		jt_pb__end(b, m);
+	}
+	for (i = 0; i < p->locations.n; i++) {
+		m = jt_pb__begin(b, P_LOCATION);
+		jt_pb__uint(b, 1, i + 1);
+		if (p->loc_addr[i])
+			jt_pb__uint(b, 3, p->loc_addr[i]);
+		mm = jt_pb__begin(b, 4);		/* line */
+		jt_pb__uint(b, 1, p->loc_func[i] + 1);
+		jt_pb__end(b, mm);
+		jt_pb__end(b, m);
+	}
+	for (i = 0; i < p->functions.n; i++) {
+		const char *key = jt_xintern__key(&p->functions, i, &len);
+		size_t nlen = strlen(key);
+		long name = jt_xintern__get(&p->strings, key, nlen, NULL);
+		long file = jt_xintern__get(&p->strings, key + nlen + 1, len - nlen - 1, NULL);
+
+		m = jt_pb__begin(b, P_FUNCTION);
+		jt_pb__uint(b, 1, i + 1);
+		jt_pb__uint(b, 2, name);
+		jt_pb__uint(b, 3, name);
+		jt_pb__uint(b, 4, file);
+		jt_pb__end(b, m);
+	}
+	for (i = 0; i < p->strings.n; i++) {
+		const char *s = jt_xintern__key(&p->strings, i, &len);
+
+		jt_pb__bytes(b, P_STRING_TABLE, s, len);
+	}
+	jt_pb__uint(b, P_TIME_NANOS, h->start_ns + h->realtime_offset_ns);
+	jt_pb__uint(b, P_DURATION_NANOS, jt_xsrc__rel(&p->src, p->src.last_ts));
+	value_type(b, P_PERIOD_TYPE, s_cpu, s_ns);
+	jt_pb__uint(b, P_PERIOD, period);
+	m = jt_pb__begin(b, P_COMMENT);
+	jt_pb__varint(b, s_host);
+	jt_pb__end(b, m);
+	jt_pb__uint(b, P_DEFAULT_SAMPLE_TYPE, s_cpu);
+	return b->err;
+}
+
+/* gzip (windowBits 31: a gzip header and trailer) straight into out. */
+static int gzip_to(FILE *out, const struct jt_pb *b, const char *what)
+{
+	unsigned char chunk[64 * 1024];
+	z_stream zs = { 0 };
+	int zerr, ret = 0;
+	size_t n;
+
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY)) {
+		jt_err("%s: zlib: cannot start compressing", what);
+		return -1;
+	}
+	zs.next_in = b->buf;
+	zs.avail_in = b->len;	/* a profile is far below 4 GiB */
+	do {
+		zs.next_out = chunk;
+		zs.avail_out = sizeof(chunk);
+		zerr = deflate(&zs, Z_FINISH);
+		n = sizeof(chunk) - zs.avail_out;
+		if (n && fwrite(chunk, 1, n, out) != n) {
+			jt_err("%s: writing the profile: %s", what, strerror(errno ? errno : EIO));
+			ret = -1;
+			break;
+		}
+	} while (zerr == Z_OK);
+	if (!ret && zerr != Z_STREAM_END) {
+		jt_err("%s: zlib: %s", what, zs.msg ? zs.msg : "compression failed");
+		ret = -1;
+	}
+	deflateEnd(&zs);
+	if (!ret && fflush(out)) {
+		jt_err("%s: writing the profile: %s", what, strerror(errno));
+		ret = -1;
+	}
+	return ret;
+}
+
+int jt_export_pprof(FILE *out, const char *path, const struct jt_export_opts *opts)
+{
+	struct pprof p = { 0 };
+	const struct jt_rec_hdr *rec;
+	struct jt_pb b = { 0 };
+	int err = 0, ret = 1;
+
+	if (jt_xsrc__open(&p.src, path, opts))
+		return 1;
+	p.key = malloc(sizeof(*p.key) + UINT16_MAX * sizeof(p.key->locs[0]));
+	if (!p.key || fixed_strings(&p))
+		goto nomem;
+	while ((rec = jt_xsrc__next(&p.src, &err))) {
+		if (rec->type == JT_REC_SAMPLE && add_sample(&p, (const void *)rec))
+			goto nomem;
+	}
+	if (err)
+		goto cleanup;
+	if (jt_xsrc__finish(&p.src))
+		goto cleanup;
+	if (encode(&p, &b))
+		goto nomem;
+	if (!p.nr_samples)
+		jt_err("%s: no samples to export%s", path,
+		       p.src.filtered ? " (the filter left none)" : "");
+	ret = gzip_to(out, &b, path) ? 1 : 0;
+	goto cleanup;
+nomem:
+	jt_err("%s: out of memory", path);
+cleanup:
+	jt_pb__fini(&b);
+	free(p.key);
+	free(p.loc_addr);
+	free(p.loc_func);
+	free(p.counts);
+	jt_xintern__fini(&p.strings);
+	jt_xintern__fini(&p.functions);
+	jt_xintern__fini(&p.locations);
+	jt_xintern__fini(&p.samples);
+	jt_xsrc__close(&p.src);
+	return ret;
+}

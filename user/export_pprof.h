@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* `jitrace export --format pprof`: a log's samples as a gzip-compressed pprof profile. */
+#ifndef JT_EXPORT_PPROF_H
+#define JT_EXPORT_PPROF_H
+
+#include <stdio.h>
+
+#include "export_common.h"
+
+/*
+ * Write the samples of the log at path (those opts lets through; opts may be NULL) to out
+ * as a gzip-compressed perftools.profiles.Profile (tests/views/profile.proto), as Pyroscope
+ * and Parca take it: sample types samples/count and cpu/nanoseconds, identical stacks of a
+ * thread merged, locations leaf first, labels pid, tid and comm. Returns 0 (a truncated log
+ * is explained on stderr and exported), or 1 (reported).
+ */
+int jt_export_pprof(FILE *out, const char *path, const struct jt_export_opts *opts);
+
+#endif

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/* speedscope export: frames shared, samples and balanced calls kept per thread. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_speedscope.h"
+#include "util.h"
+
+#define SCHEMA "https://www.speedscope.app/file-format-schema.json"
+
+struct ssample {
+	size_t off;		/* into the thread's frames */
+	uint32_t n;
+	uint64_t weight;	/* ns */
+};
+
+struct sevent {
+	uint64_t at;		/* ns since the recording began */
+	uint32_t frame;
+	char type;		/* 'O' or 'C' */
+};
+
+struct sthread {
+	uint32_t pid, tid;
+	char comm[16];
+	uint32_t *frames;	/* every sample's stack, root first, one after another */
+	size_t nr_frames, cap_frames;
+	struct ssample *samples;
+	size_t nr_samples, cap_samples;
+	struct sevent *events;
+	size_t nr_events, cap_events;
+};
+
+struct sscope {
+	struct jt_xsrc src;
+	struct jt_xintern frames;	/* name '\0' file */
+	struct jt_xintern raw;		/* struct jt_frame -> index into raw_frame */
+	uint32_t *raw_frame;		/* frame index of each raw frame */
+	size_t cap_raw;
+	struct jt_hash methods;		/* method id -> frame index + 1 */
+	struct jt_hash by_key;		/* pid << 32 | tid -> struct sthread */
+	struct sthread **threads;	/* in order of first sight */
+	size_t nr_threads, cap_threads;
+	struct jt_xcalls calls;
+	uint32_t *stack;		/* scratch: one sample, root first */
+	uint64_t period;
+};
+
+static int grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+	void **p = pp;
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static long frame_idx(struct sscope *s, const char *name, const char *file)
+{
+	size_t nlen = strlen(name), flen = strlen(file);
+	char *key = malloc(nlen + 1 + flen);
+	long idx;
+
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, name, nlen + 1);
+	memcpy(key + nlen + 1, file, flen);
+	idx = jt_xintern__get(&s->frames, key, nlen + 1 + flen, NULL);
+	free(key);
+	return idx;
+}
+
+static long raw_idx(struct sscope *s, const struct jt_frame *f)
+{
+	char buf[JT_EXPORT_NAME_CAP];
+	const char *name, *file;
+	enum jt_lv_kind kind;
+	bool added;
+	long r, idx;
+
+	r = jt_xintern__get(&s->raw, f, sizeof(*f), &added);
+	if (r < 0 || !added)
+		return r < 0 ? r : s->raw_frame[r];
+	name = jt_xsrc__frame(&s->src, f, buf, &file, &kind);
+	idx = frame_idx(s, name, file);
+	if (idx < 0 || grow(&s->raw_frame, &s->cap_raw, r + 1, sizeof(*s->raw_frame)))
+		return -ENOMEM;
+	s->raw_frame[r] = idx;
+	return idx;
+}
+
+static struct sthread *thread(struct sscope *s, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	struct sthread *t = jt_hash__get(&s->by_key, key);
+	const struct jt_lv_proc *p;
+
+	if (t)
+		return t;
+	if (grow(&s->threads, &s->cap_threads, s->nr_threads + 1, sizeof(*s->threads)))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t || jt_hash__put(&s->by_key, key, t)) {
+		free(t);
+		return NULL;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	p = jt_lv__proc(s->src.lv, pid);
+	if (p)
+		memcpy(t->comm, p->comm, sizeof(t->comm));
+	s->threads[s->nr_threads++] = t;
+	return t;
+}
+
+static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
+{
+	struct sthread *t = thread(s, r->pid, r->tid);
+	struct ssample *last;
+	unsigned i, n = r->nr_frames;
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		long idx = raw_idx(s, &r->frames[n - 1 - i]);	/* root first */
+
+		if (idx < 0)
+			return -ENOMEM;
+		s->stack[i] = idx;
+	}
+	/* the same stack as the thread's last sample: one longer sample */
+	last = t->nr_samples ? &t->samples[t->nr_samples - 1] : NULL;
+	if (last && last->n == n &&
+	    !memcmp(t->frames + last->off, s->stack, n * sizeof(*s->stack))) {
+		last->weight += s->period;
+		return 0;
+	}
+	if (grow(&t->frames, &t->cap_frames, t->nr_frames + n, sizeof(*t->frames)) ||
+	    grow(&t->samples, &t->cap_samples, t->nr_samples + 1, sizeof(*t->samples)))
+		return -ENOMEM;
+	memcpy(t->frames + t->nr_frames, s->stack, n * sizeof(*s->stack));
+	t->samples[t->nr_samples++] = (struct ssample){ t->nr_frames, n, s->period };
+	t->nr_frames += n;
+	return 0;
+}
+
+static int event(struct sscope *s, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts,
+		 char type)
+{
+	struct sthread *t = thread(s, pid, tid);
+	uintptr_t idx = (uintptr_t)jt_hash__get(&s->methods, id);
+	char buf[JT_EXPORT_NAME_CAP];
+
+	if (!t)
+		return -ENOMEM;
+	if (!idx) {
+		long f = frame_idx(s, jt_xsrc__method(&s->src, id, buf), "[jit]");
+
+		if (f < 0 || jt_hash__put(&s->methods, id, (void *)(uintptr_t)(f + 1)))
+			return -ENOMEM;
+		idx = f + 1;
+	}
+	if (grow(&t->events, &t->cap_events, t->nr_events + 1, sizeof(*t->events)))
+		return -ENOMEM;
+	t->events[t->nr_events++] = (struct sevent){ jt_xsrc__rel(&s->src, ts), idx - 1, type };
+	return 0;
+}
+
+static int on_open(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
+{
+	return event(ctx, pid, tid, id, ts, 'O');
+}
+
+static int on_close(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
+{
+	return event(ctx, pid, tid, id, ts, 'C');
+}
+
+static const struct jt_xcalls_ops ops = { on_open, on_close };
+
+static void profile_name(struct jt_xout *o, const struct sthread *t, const char *what)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%.16s %u/%u%s", t->comm, t->pid, t->tid, what);
+	jt_xout__json_str(o, name, strlen(name));
+}
+
+static void write_json(struct sscope *s, struct jt_xout *o)
+{
+	const char *base = strrchr(s->src.path, '/');
+	uint64_t end = jt_xsrc__rel(&s->src, s->src.last_ts), total;
+	size_t i, j, k, len, nlen;
+	bool first = true;
+
+	base = base ? base + 1 : s->src.path;
+	jt_xout__str(o, "{\"$schema\":\"" SCHEMA "\",\"exporter\":\"jitrace\",\"name\":");
+	jt_xout__json_str(o, base, strlen(base));
+	jt_xout__str(o, ",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
+	for (i = 0; i < s->frames.n; i++) {
+		const char *key = jt_xintern__key(&s->frames, i, &len);
+
+		nlen = strlen(key);
+		jt_xout__str(o, i ? ",\n{\"name\":" : "\n{\"name\":");
+		jt_xout__json_str(o, key, nlen);
+		jt_xout__str(o, ",\"file\":");
+		jt_xout__json_str(o, key + nlen + 1, len - nlen - 1);
+		jt_xout__str(o, "}");
+	}
+	jt_xout__str(o, "]},\n\"profiles\":[");
+	for (i = 0; i < s->nr_threads; i++) {
+		const struct sthread *t = s->threads[i];
+
+		if (!t->nr_samples)
+			continue;
+		for (j = 0, total = 0; j < t->nr_samples; j++)
+			total += t->samples[j].weight;
+		jt_xout__str(o, first ? "\n{\"type\":\"sampled\",\"name\":" :
+					",\n{\"type\":\"sampled\",\"name\":");
+		first = false;
+		profile_name(o, t, "");
+		jt_xout__str(o, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":");
+		jt_xout__u64(o, total);
+		jt_xout__str(o, ",\n\"samples\":[");
+		for (j = 0; j < t->nr_samples; j++) {
+			const struct ssample *sm = &t->samples[j];
+
+			jt_xout__str(o, j ? ",[" : "[");
+			for (k = 0; k < sm->n; k++)
+				jt_xout__printf(o, k ? ",%u" : "%u", t->frames[sm->off + k]);
+			jt_xout__str(o, "]");
+		}
+		jt_xout__str(o, "],\n\"weights\":[");
+		for (j = 0; j < t->nr_samples; j++) {
+			if (j)
+				jt_xout__str(o, ",");
+			jt_xout__u64(o, t->samples[j].weight);
+		}
+		jt_xout__str(o, "]}");
+	}
+	for (i = 0; i < s->nr_threads; i++) {
+		const struct sthread *t = s->threads[i];
+
+		if (!t->nr_events)
+			continue;
+		jt_xout__str(o, first ? "\n{\"type\":\"evented\",\"name\":" :
+					",\n{\"type\":\"evented\",\"name\":");
+		first = false;
+		profile_name(o, t, " calls");
+		jt_xout__str(o, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":");
+		jt_xout__u64(o, end);
+		jt_xout__str(o, ",\n\"events\":[");
+		for (j = 0; j < t->nr_events; j++) {
+			const struct sevent *e = &t->events[j];
+
+			jt_xout__printf(o, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":",
+					j ? ",\n" : "", e->type, e->frame);
+			jt_xout__u64(o, e->at);
+			jt_xout__str(o, "}");
+		}
+		jt_xout__str(o, "]}");
+	}
+	jt_xout__str(o, "]}\n");
+}
+
+int jt_export_speedscope(FILE *out, const char *path, const struct jt_export_opts *opts)
+{
+	struct sscope s = { 0 };
+	const struct jt_rec_hdr *rec;
+	struct jt_xout o = { 0 };
+	int err = 0, ret = 1;
+	size_t i;
+
+	if (jt_xsrc__open(&s.src, path, opts))
+		return 1;
+	if (s.src.hdr->sample_hz)
+		s.period = 1000000000ULL / s.src.hdr->sample_hz;
+	s.stack = malloc(UINT16_MAX * sizeof(*s.stack));
+	if (!s.stack)
+		goto nomem;
+	while ((rec = jt_xsrc__next(&s.src, &err))) {
+		if (rec->type == JT_REC_SAMPLE)
+			err = add_sample(&s, (const void *)rec);
+		else
+			err = jt_xcalls__feed(&s.calls, (const void *)rec, &ops, &s);
+		if (err)
+			goto nomem;
+	}
+	if (err || jt_xsrc__finish(&s.src))
+		goto cleanup;
+	if (jt_xcalls__finish(&s.calls, s.src.last_ts, &ops, &s))
+		goto nomem;
+	jt_xcalls__report(&s.calls, path);
+	if (!s.nr_threads)
+		jt_err("%s: no samples or calls to export%s", path,
+		       s.src.filtered ? " (the filter left none)" : "");
+	if (jt_xout__init(&o, out))
+		goto nomem;
+	write_json(&s, &o);
+	err = jt_xout__fini(&o);
+	if (err)
+		jt_err("%s: writing the export: %s", path, strerror(err));
+	else
+		ret = 0;
+	goto cleanup;
+nomem:
+	jt_err("%s: out of memory", path);
+cleanup:
+	for (i = 0; i < s.nr_threads; i++) {
+		free(s.threads[i]->frames);
+		free(s.threads[i]->samples);
+		free(s.threads[i]->events);
+		free(s.threads[i]);
+	}
+	free(s.threads);
+	free(s.stack);
+	free(s.raw_frame);
+	jt_hash__fini(&s.by_key);
+	jt_hash__fini(&s.methods);
+	jt_xintern__fini(&s.frames);
+	jt_xintern__fini(&s.raw);
+	jt_xcalls__fini(&s.calls);
+	jt_xsrc__close(&s.src);
+	return ret;
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The filters shared by the views of a log: process id, command name, time range. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+#include "util.h"
+
+void jt_filter__init(struct jt_filter *f)
+{
+	*f = (struct jt_filter){ .to = -1, .to_ns = UINT64_MAX };
+}
+
+static int parse_secs(const char *what, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < 0) {
+		jt_err("%s: '%s' is not a number of seconds (0 or more)", what, arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int jt_filter__parse(struct jt_filter *f, const char *what, const char *arg)
+{
+	unsigned long v;
+	char *end;
+
+	if (!strcmp(what, "--pid")) {
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || v > UINT32_MAX) {
+			jt_err("--pid: '%s' is not a process id", arg);
+			return -EINVAL;
+		}
+		f->has_pid = true;
+		f->pid = v;
+		return 0;
+	}
+	if (!strcmp(what, "--comm")) {
+		if (!arg[0] || strlen(arg) > 15) {
+			jt_err("--comm: '%s' is not a command name (1 to 15 characters)", arg);
+			return -EINVAL;
+		}
+		f->comm = arg;
+		return 0;
+	}
+	if (!strcmp(what, "--from"))
+		return parse_secs(what, arg, &f->from);
+	if (!strcmp(what, "--to"))
+		return parse_secs(what, arg, &f->to);
+	jt_err("no filter %s", what);
+	return -EINVAL;
+}
+
+void jt_filter__start(struct jt_filter *f, uint64_t start_ns)
+{
+	f->from_ns = start_ns + (uint64_t)(f->from * 1e9);
+	f->to_ns = f->to < 0 ? UINT64_MAX : start_ns + (uint64_t)(f->to * 1e9);
+}
+
+bool jt_filter__keep(const struct jt_filter *f, const struct jt_lv *lv, uint64_t ts,
+		     uint32_t pid)
+{
+	const struct jt_lv_proc *p;
+
+	if (ts < f->from_ns || ts >= f->to_ns)
+		return false;
+	if (f->has_pid && pid != f->pid)
+		return false;
+	if (f->comm) {
+		p = jt_lv__proc(lv, pid);
+		if (!p || strcmp(p->comm, f->comm))
+			return false;
+	}
+	return true;
+}
+
+bool jt_filter__describe(const struct jt_filter *f, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+#define ADD(...) (n += snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__))
+	if (f->has_pid)
+		ADD("%spid %u", n ? ", " : "", f->pid);
+	if (f->comm)
+		ADD("%scomm %s", n ? ", " : "", f->comm);
+	if (f->from > 0 || f->to >= 0) {
+		ADD("%sfrom %g s", n ? ", " : "", f->from);
+		if (f->to >= 0)
+			ADD(" to %g s", f->to);
+	}
+#undef ADD
+	return n > 0;
+}

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `jitrace flamegraph`: the log's stacks merged and drawn as a self-contained SVG with its
+ * own script (zoom, search, tooltips), or written as folded stacks. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph.h"
+#include "folded.h"
+#include "log.h"
+#include "logview.h"
+#include "stacks.h"
+#include "util.h"
+
+#define FRAME_H 16		/* pixels per level */
+#define PAD_X 10
+#define PAD_TOP 44		/* title and buttons */
+#define PAD_BOTTOM 28		/* the detail line */
+#define CHAR_W 7.2		/* 12 px monospace */
+
+struct svg {
+	FILE *out;
+	const struct jt_stacks *s;
+	const struct jt_lv *lv;
+	bool per_proc;
+	uint64_t total;
+	double scale;		/* pixels per sample */
+	double min_width;
+	unsigned int width, height, levels;
+};
+
+/* Text for XML: names are clean UTF-8 (stacks.c); only markup characters need escaping. */
+static void xml(FILE *out, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && s[i]; i++) {
+		switch (s[i]) {
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		case '\'':
+			fputs("&apos;", out);
+			break;
+		default:
+			fputc(s[i], out);
+		}
+	}
+}
+
+/* Bytes of the first chars UTF-8 characters of s, and how many characters s has. */
+static size_t utf8_prefix(const char *s, size_t chars, size_t *count)
+{
+	size_t i, n = 0, cut = 0;
+
+	for (i = 0; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xc0) == 0x80)
+			continue;
+		if (n == chars)
+			cut = i;
+		n++;
+	}
+	*count = n;
+	return n > chars ? cut : i;
+}
+
+/* The label that fits w pixels: the name, or its start and "..", or nothing. */
+static void label(FILE *out, const char *name, double w)
+{
+	long fit = (long)((w - 6) / CHAR_W);
+	size_t chars, cut;
+
+	if (fit < 3)
+		return;
+	cut = utf8_prefix(name, fit, &chars);
+	if (chars <= (size_t)fit) {
+		xml(out, name, SIZE_MAX);
+		return;
+	}
+	cut = utf8_prefix(name, fit - 2, &chars);
+	xml(out, name, cut);
+	fputs("..", out);
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261U;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619U;
+	return h;
+}
+
+/* A colour family per kind (JIT green, native warm, kernel blue), the shade from the name. */
+static void colour(char *buf, size_t cap, const char *name, int kind)
+{
+	uint32_t h = hash_str(name);
+	double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
+
+	switch (kind) {
+	case JT_LV_JIT:
+		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(60 + 70 * a), (int)(170 + 60 * b),
+			 (int)(60 + 50 * a));
+		break;
+	case JT_LV_NATIVE:
+		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(220 + 35 * b), (int)(110 + 110 * a),
+			 (int)(40 + 40 * b));
+		break;
+	case JT_LV_KERNEL:
+		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(90 + 50 * a), (int)(150 + 50 * b),
+			 (int)(215 + 40 * a));
+		break;
+	case JT_LV_UNKNOWN:
+		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(170 + 30 * a), (int)(170 + 30 * a),
+			 (int)(170 + 30 * a));
+		break;
+	case -1:		/* a process */
+		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(180 + 30 * a), (int)(160 + 30 * b), 225);
+		break;
+	default:		/* everything */
+		snprintf(buf, cap, "rgb(200,200,200)");
+		break;
+	}
+}
+
+static const char *kind_word(int kind)
+{
+	return kind == -1 ? "process" : kind == -2 ? "all" : jt_lv__kind_name(kind);
+}
+
+static void frame(struct svg *g, const char *name, int kind, uint64_t start, uint64_t n,
+		  unsigned int level)
+{
+	double x = PAD_X + start * g->scale, w = n * g->scale;
+	double y = g->height - PAD_BOTTOM - (level + 1.0) * FRAME_H;
+	char fill[32];
+
+	colour(fill, sizeof(fill), name, kind);
+	fprintf(g->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
+		"\" data-d=\"%u\"><title>", start, n, level);
+	xml(g->out, name, SIZE_MAX);
+	fprintf(g->out, "\n%" PRIu64 " sample%s, %.2f%%, %s</title><rect x=\"%.1f\" y=\"%.0f\" "
+		"width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.0f\">",
+		n, n == 1 ? "" : "s", g->total ? 100.0 * n / g->total : 0, kind_word(kind), x, y,
+		w, FRAME_H - 1, fill, x + 3, y + 11.5);
+	label(g->out, name, w);
+	fputs("</text></g>\n", g->out);
+}
+
+/* Levels a node's subtree needs, counting only frames wide enough to be drawn. */
+static unsigned int levels(const struct svg *g, uint32_t idx, unsigned int level)
+{
+	const struct jt_stk_node *n = jt_stacks__node(g->s, idx);
+	unsigned int most = level + 1, l;
+	uint32_t c;
+
+	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(g->s, c)->next) {
+		const struct jt_stk_node *k = jt_stacks__node(g->s, c);
+		unsigned int next = k->depth == 1 && !g->per_proc ? level : level + 1;
+
+		if (k->total * g->scale < g->min_width)
+			continue;
+		l = levels(g, c, next);
+		if (l > most)
+			most = l;
+	}
+	return most;
+}
+
+static void draw(struct svg *g, uint32_t idx, uint64_t start, unsigned int level)
+{
+	const struct jt_stk_node *n = jt_stacks__node(g->s, idx);
+	unsigned int next = level + 1;
+	char label_buf[64];
+	uint32_t c;
+
+	if (n->depth == 0) {
+		frame(g, "all", -2, start, n->total, level);
+	} else if (n->depth == 1 && g->per_proc) {
+		jt_stacks__proc_label(g->lv, n->name, label_buf, sizeof(label_buf));
+		frame(g, label_buf, -1, start, n->total, level);
+	} else if (n->depth == 1) {
+		next = level;	/* one process: its frames sit on "all" */
+	} else {
+		enum jt_lv_kind kind;
+		const char *name = jt_stacks__name(g->s, n->name, &kind);
+
+		frame(g, name, kind, start, n->total, level);
+	}
+	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(g->s, c)->next) {
+		const struct jt_stk_node *k = jt_stacks__node(g->s, c);
+
+		if (k->total * g->scale >= g->min_width)
+			draw(g, c, start, next);
+		start += k->total;
+	}
+}
+
+/*
+ * The viewer: zoom on click (or #zoom=REGEX in the URL: the first frame matching), search
+ * (button, Ctrl-F, or #search=REGEX), details on hover. An error anywhere marks the
+ * document (data-jserror) and shows itself; data-ready says init() finished.
+ */
+static const char script[] =
+"\"use strict\";\n"
+"var frames = [], details, matched, unzoomBtn, searchBtn, W, XPAD, TOTAL;\n"
+"var CHAR = 7.2;\n"
+"function fail(msg) {\n"
+"  var root = document.documentElement, t;\n"
+"  root.setAttribute('data-jserror', String(msg));\n"
+"  t = document.createElementNS('http://www.w3.org/2000/svg', 'text');\n"
+"  t.setAttribute('id', 'jserror'); t.setAttribute('x', '10'); t.setAttribute('y', '40');\n"
+"  t.setAttribute('fill', 'red'); t.textContent = 'JavaScript error: ' + msg;\n"
+"  root.appendChild(t);\n"
+"}\n"
+"window.onerror = function (msg, src, line) { fail(msg + ' (line ' + line + ')'); };\n"
+"function nameOf(g) { return g.firstChild.textContent.split('\\n')[0]; }\n"
+"function infoOf(g) { return g.firstChild.textContent.split('\\n')[1]; }\n"
+"function attr(g, a) { return +g.getAttribute(a); }\n"
+"function place(g, x, w) {\n"
+"  var r = g.childNodes[1], t = g.childNodes[2], name = nameOf(g);\n"
+"  var fit = Math.floor((w - 6) / CHAR);\n"
+"  r.setAttribute('x', x.toFixed(1)); r.setAttribute('width', w.toFixed(1));\n"
+"  t.setAttribute('x', (x + 3).toFixed(1));\n"
+"  t.textContent = fit < 3 ? '' : name.length <= fit ? name : name.slice(0, fit - 2) + '..';\n"
+"  g.style.display = '';\n"
+"}\n"
+"function zoom(z) {\n"
+"  var s = attr(z, 'data-s'), n = attr(z, 'data-n'), d = attr(z, 'data-d');\n"
+"  frames.forEach(function (g) {\n"
+"    var gs = attr(g, 'data-s'), gn = attr(g, 'data-n'), gd = attr(g, 'data-d');\n"
+"    g.classList.remove('parent');\n"
+"    if (gd < d && gs <= s && gs + gn >= s + n) {\n"
+"      place(g, XPAD, W); g.classList.add('parent');\n"
+"    } else if (gd >= d && gs >= s && gs + gn <= s + n && gn / n * W >= 0.1) {\n"
+"      place(g, XPAD + (gs - s) / n * W, gn / n * W);\n"
+"    } else {\n"
+"      g.style.display = 'none';\n"
+"    }\n"
+"  });\n"
+"  unzoomBtn.classList.toggle('hide', d === 0);\n"
+"}\n"
+"function unzoom() { zoom(frames[0]); }\n"
+"function search(re) {\n"
+"  var spans = [], n = 0, end = -1;\n"
+"  frames.forEach(function (g) {\n"
+"    var hit = re !== null && re.test(nameOf(g));\n"
+"    g.classList.toggle('match', hit);\n"
+"    if (hit) spans.push([attr(g, 'data-s'), attr(g, 'data-s') + attr(g, 'data-n')]);\n"
+"  });\n"
+"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+"  spans.forEach(function (sp) {\n"
+"    if (sp[1] <= end) return;\n"
+"    n += sp[1] - Math.max(sp[0], end); end = sp[1];\n"
+"  });\n"
+"  matched.textContent = re === null ? '' : 'Matched: ' + (TOTAL ? 100 * n / TOTAL : 0).toFixed(1) + '%';\n"
+"  searchBtn.classList.toggle('active', re !== null);\n"
+"}\n"
+"function askSearch() {\n"
+"  var t = window.prompt('Search frames (regular expression; empty clears):', '');\n"
+"  if (t === null) return;\n"
+"  if (t === '') { search(null); return; }\n"
+"  try { search(new RegExp(t)); } catch (e) { window.alert('Not a regular expression: ' + t); }\n"
+"}\n"
+"function init() {\n"
+"  var root = document.documentElement, h = decodeURIComponent(location.hash || '');\n"
+"  frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));\n"
+"  details = document.getElementById('details'); matched = document.getElementById('matched');\n"
+"  unzoomBtn = document.getElementById('unzoom'); searchBtn = document.getElementById('search');\n"
+"  W = +root.getAttribute('data-w'); XPAD = +root.getAttribute('data-x');\n"
+"  TOTAL = +root.getAttribute('data-total');\n"
+"  var box = document.getElementById('frames');\n"
+"  box.addEventListener('click', function (e) {\n"
+"    var g = e.target.closest('g.f'); if (g) zoom(g);\n"
+"  });\n"
+"  box.addEventListener('mouseover', function (e) {\n"
+"    var g = e.target.closest('g.f');\n"
+"    if (g) details.textContent = nameOf(g) + ': ' + infoOf(g);\n"
+"  });\n"
+"  box.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+"  unzoomBtn.addEventListener('click', unzoom);\n"
+"  searchBtn.addEventListener('click', askSearch);\n"
+"  window.addEventListener('keydown', function (e) {\n"
+"    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); askSearch(); }\n"
+"    else if (e.key === 'Escape') { search(null); unzoom(); }\n"
+"  });\n"
+"  if (h.indexOf('#search=') === 0) search(new RegExp(h.slice(8)));\n"
+"  if (h.indexOf('#zoom=') === 0) {\n"
+"    var re = new RegExp(h.slice(6));\n"
+"    var hit = frames.filter(function (g) { return re.test(nameOf(g)); })[0];\n"
+"    if (hit) zoom(hit);\n"
+"  }\n"
+"  root.setAttribute('data-ready', frames.length);\n"
+"}\n"
+"window.addEventListener('load', function () {\n"
+"  try { init(); } catch (e) { fail(e && e.stack ? e.stack : e); }\n"
+"});\n";
+
+static const char style[] =
+"text { font-family: monospace; font-size: 12px; fill: #000; }\n"
+"g.f text { pointer-events: none; }\n"
+"g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
+"g.f.match rect { fill: rgb(230,0,230); }\n"
+"g.f.parent rect { opacity: 0.6; }\n"
+"#title { font-size: 16px; }\n"
+".btn { cursor: pointer; fill: #225; text-decoration: underline; }\n"
+".btn.active { fill: rgb(180,0,180); }\n"
+".hide { display: none; }\n";
+
+static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_lv *lv,
+		     const struct jt_flame_opts *o, uint32_t log_flags, uint64_t dropped,
+		     const struct jt_log_header *hdr)
+{
+	const struct jt_stk_node *root = jt_stacks__node(s, JT_STK_ROOT);
+	struct svg g = { .out = out, .s = s, .lv = lv, .total = root->total };
+	unsigned int width = o->width ? o->width : 1200;
+
+	g.per_proc = jt_stacks__per_proc(s, log_flags);
+	g.width = width;
+	g.min_width = o->min_width > 0 ? o->min_width : 0.1;
+	g.scale = g.total ? (double)(width - 2 * PAD_X) / g.total : 0;
+	g.levels = levels(&g, JT_STK_ROOT, 0);
+	g.height = PAD_TOP + g.levels * FRAME_H + PAD_BOTTOM;
+
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
+		"height=\"%u\" viewBox=\"0 0 %u %u\" data-total=\"%" PRIu64 "\" data-w=\"%u\" "
+		"data-x=\"%d\">\n<style>\n%s</style>\n<script><![CDATA[\n%s]]></script>\n",
+		width, g.height, width, g.height, g.total, width - 2 * PAD_X, PAD_X, style,
+		script);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f6f6f2\"/>\n"
+		"<text id=\"title\" x=\"%u\" y=\"22\" text-anchor=\"middle\">", width / 2);
+	if (o->title) {
+		xml(out, o->title, SIZE_MAX);
+	} else {
+		fputs("Flame graph: ", out);
+		xml(out, o->path, SIZE_MAX);
+	}
+	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"38\" text-anchor=\"middle\">"
+		"%" PRIu64 " samples at %u Hz, %" PRIu64 " lost; JIT green, native warm, kernel "
+		"blue; click to zoom</text>\n", width / 2, g.total, hdr->sample_hz, dropped);
+	fprintf(out, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"22\">Reset zoom</text>\n"
+		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search"
+		"</text>\n<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+		"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n"
+		"<g id=\"frames\">\n", PAD_X, width - PAD_X, PAD_X, g.height - 10, width - PAD_X,
+		g.height - 10);
+	draw(&g, JT_STK_ROOT, 0, 0);
+	fputs("</g>\n</svg>\n", out);
+	return 0;
+}
+
+int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
+{
+	struct jt_filter filt = o->filter;
+	struct jt_log_header hdr;
+	struct jt_log_reader *lr = jt_logr__open(o->path);
+	const struct jt_rec_hdr *rec;
+	struct jt_stacks *s = NULL;
+	struct jt_lv *lv = NULL;
+	uint64_t dropped = 0;
+	uint32_t leaf;
+	int ret = 1, err = 0;
+
+	if (!lr)
+		return 1;
+	hdr = *jt_logr__header(lr);
+	jt_filter__start(&filt, hdr.start_ns);
+	lv = jt_lv__new();
+	s = jt_stacks__new();
+	if (!lv || !s)
+		goto out;
+	while (!err && (rec = jt_logr__next(lr))) {
+		err = jt_lv__add(lv, rec) ?: jt_stacks__saw(s, rec);
+		if (err)
+			break;
+		if (rec->type == JT_REC_SAMPLE) {
+			const struct jt_rec_sample *smp = (const void *)rec;
+
+			if (jt_filter__keep(&filt, lv, rec->ts, smp->pid))
+				err = jt_stacks__add(s, lv, smp, &leaf);
+		} else if (rec->type == JT_REC_DROP) {
+			dropped += ((const struct jt_rec_drop *)rec)->count;
+		}
+	}
+	if (err)
+		goto out;
+	switch (jt_logr__state(lr)) {
+	case JT_LOGR_TRUNCATED:
+		jt_err("%s: truncated: %s; drawn up to the last whole block", o->path,
+		       jt_logr__why(lr));
+		break;
+	case JT_LOGR_CORRUPT:
+		jt_err("%s: corrupt: %s", o->path, jt_logr__why(lr));
+		goto out;
+	default:
+		break;
+	}
+	jt_stacks__sort(s);
+	if (o->folded)
+		err = jt_folded__write(out, s, lv, jt_stacks__per_proc(s, hdr.flags), o->annotate);
+	else
+		err = write_svg(out, s, lv, o, hdr.flags, dropped, &hdr);
+	if (err == -ENOMEM)
+		jt_err("out of memory writing the flame graph");
+	else if (err || fflush(out) || ferror(out))
+		jt_err("writing the flame graph: %s", strerror(errno ? errno : EIO));
+	else
+		ret = 0;
+out:
+	jt_stacks__free(s);
+	jt_lv__free(lv);
+	jt_logr__close(lr);
+	return ret;
+}

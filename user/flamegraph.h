@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* `jitrace flamegraph`: a log's samples as an interactive SVG flame graph, or folded stacks. */
+#ifndef JT_FLAMEGRAPH_H
+#define JT_FLAMEGRAPH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "filter.h"
+
+struct jt_flame_opts {
+	const char *path;	/* the log */
+	struct jt_filter filter;
+	bool folded;		/* "root;caller;leaf count" lines instead of SVG */
+	bool annotate;		/* folded: JIT frames end in _[j], kernel frames in _[k] */
+	const char *title;	/* SVG title; NULL: "Flame graph: LOG" */
+	unsigned int width;	/* SVG width in pixels; 0: 1200 */
+	double min_width;	/* SVG: frames narrower (pixels) are left out; <= 0: 0.1 */
+};
+
+/*
+ * Read the log at o->path and write its flame graph to out. Stacks are merged by frame
+ * name, root (caller) first; with a root per process ("comm (pid)") when the recording was
+ * system-wide or more than one process has samples. Returns 0 (also for a truncated log,
+ * said on stderr) or 1 (reported).
+ */
+int jt_flamegraph(FILE *out, const struct jt_flame_opts *o);
+
+#endif

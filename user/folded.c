@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Folded stacks from the merged stack tree: one line per stack with self samples. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "util.h"
+
+struct line {
+	char *buf;
+	size_t len, cap;
+};
+
+static int reserve(struct line *l, size_t more)
+{
+	size_t cap = l->cap ? l->cap : 4096;
+	char *b;
+
+	if (l->len + more <= l->cap)
+		return 0;
+	while (cap < l->len + more)
+		cap *= 2;
+	b = realloc(l->buf, cap);
+	if (!b)
+		return -ENOMEM;
+	l->buf = b;
+	l->cap = cap;
+	return 0;
+}
+
+/* Append a frame's name, ';' turned into ':' so it cannot split the stack. */
+static int put_name(struct line *l, const char *name, const char *suffix)
+{
+	size_t n = strlen(name), m = strlen(suffix), i;
+
+	if (reserve(l, n + m + 1))
+		return -ENOMEM;
+	if (l->len)
+		l->buf[l->len++] = ';';
+	for (i = 0; i < n; i++)
+		l->buf[l->len++] = name[i] == ';' ? ':' : name[i];
+	memcpy(l->buf + l->len, suffix, m);
+	l->len += m;
+	return 0;
+}
+
+struct walk {
+	FILE *out;
+	const struct jt_stacks *s;
+	const struct jt_lv *lv;
+	bool per_proc, annotate;
+	struct line l;
+};
+
+static int walk(struct walk *w, uint32_t idx)
+{
+	const struct jt_stk_node *n = jt_stacks__node(w->s, idx);
+	size_t mark = w->l.len;
+	char num[32];
+	uint32_t c;
+	int len;
+
+	if (n->depth == 1 && w->per_proc) {
+		char label[64];
+
+		jt_stacks__proc_label(w->lv, n->name, label, sizeof(label));
+		if (put_name(&w->l, label, ""))
+			return -ENOMEM;
+	} else if (n->depth >= 2) {
+		enum jt_lv_kind kind;
+		const char *name = jt_stacks__name(w->s, n->name, &kind);
+		const char *sfx = !w->annotate ? "" : kind == JT_LV_JIT ? "_[j]" :
+				  kind == JT_LV_KERNEL ? "_[k]" : "";
+
+		if (put_name(&w->l, name, sfx))
+			return -ENOMEM;
+	}
+	if (n->self && n->depth >= 1) {
+		len = snprintf(num, sizeof(num), " %" PRIu64 "\n", n->self);
+		if (!w->l.len) {	/* a sample without frames: name its process */
+			char label[64];
+
+			jt_stacks__proc_label(w->lv, n->name, label, sizeof(label));
+			if (fputs(label, w->out) == EOF)
+				return -EIO;
+		}
+		if (fwrite(w->l.buf, 1, w->l.len, w->out) != w->l.len ||
+		    fwrite(num, 1, len, w->out) != (size_t)len)
+			return -EIO;
+	}
+	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(w->s, c)->next) {
+		int err = walk(w, c);
+
+		if (err)
+			return err;
+	}
+	w->l.len = mark;
+	return 0;
+}
+
+int jt_folded__write(FILE *out, const struct jt_stacks *s, const struct jt_lv *lv,
+		     bool per_proc, bool annotate)
+{
+	struct walk w = { .out = out, .s = s, .lv = lv, .per_proc = per_proc,
+			  .annotate = annotate };
+	int err = walk(&w, JT_STK_ROOT);
+
+	free(w.l.buf);
+	return err;
+}

@@ -1,0 +1,880 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `jitrace report`: hot methods by self and total samples, per log and per process, and
+ * call counts with inclusive and exclusive times from enter/leave records. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hash.h"
+#include "jt_events.h"
+#include "log.h"
+#include "logview.h"
+#include "names.h"
+#include "report.h"
+#include "stacks.h"
+#include "util.h"
+
+#define NR_OFFS 3		/* hottest offsets shown per method */
+
+struct offc {
+	uint64_t off, n;
+};
+
+/* A method (an interned name) in one process, or over every process. */
+struct entry {
+	uint32_t name;
+	uint64_t self, total;
+	uint64_t calls, incl_ns, excl_ns;
+	bool has_calls;
+	struct jt_hash offs;	/* offset -> self samples there, held as the pointer's value */
+	struct offc top[NR_OFFS];
+};
+
+struct section {
+	uint32_t pid;
+	uint64_t samples, calls;
+	struct jt_hash entries;	/* name -> struct entry */
+};
+
+/* An activation on a thread's call stack. */
+struct cframe {
+	uint64_t id, ts;
+	uint64_t child_ns;	/* inclusive time of the calls it made that returned */
+};
+
+struct thread {
+	struct cframe *v;
+	size_t n, cap;
+};
+
+struct mstat {
+	uint32_t pid;
+	uint64_t calls, incl_ns, excl_ns;
+};
+
+struct rep {
+	const struct jt_report_opts *o;
+	struct jt_filter filt;	/* o's, with its time range resolved */
+	struct jt_log_header hdr;
+	struct jt_lv *lv;
+	struct jt_stacks *stk;
+	struct jt_hash procs;	/* pid -> struct section */
+	struct section all;
+	struct jt_hash threads;	/* pid << 32 | tid -> struct thread */
+	struct jt_hash mstats;	/* method id -> struct mstat */
+	uint64_t samples, enters, leaves;
+	uint64_t leave_no_enter;	/* a leave whose enter the log does not hold */
+	uint64_t closed_by_outer;	/* activations left without their own leave */
+	uint64_t open_at_end;		/* activations still open when the log ends */
+	uint64_t drops[JT_DROP_MAX], drops_other;
+	uint64_t last_ts;
+	bool any_calls;
+};
+
+static const char nomem[] = "out of memory making the report";
+
+static struct section *section_get(struct rep *r, uint32_t pid)
+{
+	struct section *s = jt_hash__get(&r->procs, pid);
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->pid = pid;
+	if (jt_hash__put(&r->procs, pid, s)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static struct entry *entry_get(struct section *s, uint32_t name)
+{
+	struct entry *e = jt_hash__get(&s->entries, name);
+
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->name = name;
+	if (jt_hash__put(&s->entries, name, e)) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static int offs_add(struct jt_hash *h, uint64_t off, uint64_t n)
+{
+	uintptr_t cur = (uintptr_t)jt_hash__get(h, off);
+
+	return jt_hash__put(h, off, (void *)(cur + n));
+}
+
+static void section_free(struct section *s)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&s->entries, &pos, &key, &val)) {
+		jt_hash__fini(&((struct entry *)val)->offs);
+		free(val);
+	}
+	jt_hash__fini(&s->entries);
+}
+
+static void rep_free(struct rep *r)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&r->procs, &pos, &key, &val)) {
+		section_free(val);
+		free(val);
+	}
+	jt_hash__fini(&r->procs);
+	section_free(&r->all);
+	pos = 0;
+	while (jt_hash__next(&r->threads, &pos, &key, &val)) {
+		free(((struct thread *)val)->v);
+		free(val);
+	}
+	jt_hash__fini(&r->threads);
+	pos = 0;
+	while (jt_hash__next(&r->mstats, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(&r->mstats);
+	jt_stacks__free(r->stk);
+	jt_lv__free(r->lv);
+}
+
+/* ---- reading ---- */
+
+static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
+{
+	const struct jt_frame *leaf = smp->frames;
+	struct section *s;
+	struct entry *e;
+	uint32_t node;
+	int64_t name;
+	unsigned kind;
+
+	if (jt_stacks__add(r->stk, r->lv, smp, &node))
+		return -ENOMEM;
+	r->samples++;
+	if (!smp->nr_frames)
+		return 0;
+	/* where in the leaf method its samples fall: only methods and symbols have an inside */
+	kind = JT_FRAME_KIND(leaf->ref);
+	if (kind != JT_FRAME_METHOD && kind != JT_FRAME_SYMBOL)
+		return 0;
+	name = jt_stacks__node(r->stk, node)->name;
+	s = section_get(r, smp->pid);
+	e = s ? entry_get(s, name) : NULL;
+	if (!e || offs_add(&e->offs, leaf->off, 1))
+		goto nomem;
+	return 0;
+nomem:
+	jt_err("%s", nomem);
+	return -ENOMEM;
+}
+
+static struct thread *thread_get(struct rep *r, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	struct thread *t = jt_hash__get(&r->threads, key);
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (t && jt_hash__put(&r->threads, key, t)) {
+		free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+static struct mstat *mstat_get(struct rep *r, uint64_t id, uint32_t pid)
+{
+	struct mstat *m = jt_hash__get(&r->mstats, id);
+
+	if (m)
+		return m;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->pid = pid;
+	if (jt_hash__put(&r->mstats, id, m)) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static int on_enter(struct rep *r, const struct jt_rec_call *c)
+{
+	struct thread *t = thread_get(r, c->pid, c->tid);
+	struct mstat *m = mstat_get(r, c->id, c->pid);
+
+	if (!t || !m)
+		goto nomem;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 32;
+		struct cframe *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = (struct cframe){ .id = c->id, .ts = c->h.ts };
+	m->calls++;
+	r->enters++;
+	return 0;
+nomem:
+	jt_err("%s", nomem);
+	return -ENOMEM;
+}
+
+/*
+ * A leave closes the innermost open activation of its method. Activations above it never
+ * saw their own leave (a lost record, a longjmp, an exception): they are dropped without
+ * time and counted. A leave with no activation at all (entered before the log began) is
+ * counted and otherwise ignored.
+ */
+static int on_leave(struct rep *r, const struct jt_rec_call *c)
+{
+	struct thread *t = thread_get(r, c->pid, c->tid);
+	struct mstat *m;
+	uint64_t dur;
+	size_t k, j;
+
+	if (!t)
+		goto nomem;
+	r->leaves++;
+	for (k = t->n; k > 0 && t->v[k - 1].id != c->id; k--)
+		;
+	if (!k) {
+		r->leave_no_enter++;
+		return 0;
+	}
+	k--;
+	r->closed_by_outer += t->n - 1 - k;
+	m = mstat_get(r, c->id, c->pid);
+	if (!m)
+		goto nomem;
+	dur = c->h.ts - t->v[k].ts;
+	m->excl_ns += dur > t->v[k].child_ns ? dur - t->v[k].child_ns : 0;
+	/* a recursive method's inner activations are inside its outermost one: count it once */
+	for (j = 0; j < k && t->v[j].id != c->id; j++)
+		;
+	if (j == k)
+		m->incl_ns += dur;
+	if (k)
+		t->v[k - 1].child_ns += dur;
+	t->n = k;
+	return 0;
+nomem:
+	jt_err("%s", nomem);
+	return -ENOMEM;
+}
+
+static int read_log(struct rep *r, struct jt_log_reader *lr)
+{
+	const struct jt_filter *f = &r->filt;
+	const struct jt_rec_hdr *rec;
+	int err = 0;
+
+	while (!err && (rec = jt_logr__next(lr))) {
+		r->last_ts = rec->ts;
+		err = jt_lv__add(r->lv, rec) ?: jt_stacks__saw(r->stk, rec);
+		if (err)
+			break;
+		switch (rec->type) {
+		case JT_REC_SAMPLE: {
+			const struct jt_rec_sample *s = (const void *)rec;
+
+			if (jt_filter__keep(f, r->lv, rec->ts, s->pid))
+				err = on_sample(r, s);
+			break;
+		}
+		case JT_REC_ENTER:
+		case JT_REC_LEAVE: {
+			const struct jt_rec_call *c = (const void *)rec;
+
+			r->any_calls = true;
+			if (!jt_filter__keep(f, r->lv, rec->ts, c->pid))
+				break;
+			err = rec->type == JT_REC_ENTER ? on_enter(r, c) : on_leave(r, c);
+			break;
+		}
+		case JT_REC_DROP: {
+			const struct jt_rec_drop *d = (const void *)rec;
+
+			if (d->what < JT_DROP_MAX)
+				r->drops[d->what] += d->count;
+			else
+				r->drops_other += d->count;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return err;
+}
+
+/* ---- adding up ---- */
+
+/* Self and total per method of one process's subtree; total counts a sample once. */
+static int sum_tree(struct rep *r, struct section *s, uint32_t node, uint32_t *onpath)
+{
+	const struct jt_stk_node *n = jt_stacks__node(r->stk, node);
+	struct entry *e = NULL;
+	uint32_t c;
+
+	if (n->depth >= 2) {
+		e = entry_get(s, n->name);
+		if (!e)
+			return -ENOMEM;
+		e->self += n->self;
+		if (!onpath[n->name])
+			e->total += n->total;
+		onpath[n->name]++;
+	}
+	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(r->stk, c)->next)
+		if (sum_tree(r, s, c, onpath))
+			return -ENOMEM;
+	if (n->depth >= 2)
+		onpath[n->name]--;
+	return 0;
+}
+
+static void top_offsets(struct entry *e)
+{
+	size_t pos = 0;
+	uint64_t off;
+	void *val;
+	int i, j;
+
+	while (jt_hash__next(&e->offs, &pos, &off, &val)) {
+		struct offc c = { off, (uintptr_t)val };
+
+		for (i = 0; i < NR_OFFS; i++)
+			if (c.n > e->top[i].n || (c.n == e->top[i].n && e->top[i].n &&
+						   c.off < e->top[i].off))
+				break;
+		if (i == NR_OFFS)
+			continue;
+		for (j = NR_OFFS - 1; j > i; j--)
+			e->top[j] = e->top[j - 1];
+		e->top[i] = c;
+	}
+}
+
+/* Fold one process's method into the whole log's. */
+static int merge_entry(struct rep *r, const struct entry *e)
+{
+	struct entry *g = entry_get(&r->all, e->name);
+	size_t pos = 0;
+	uint64_t off;
+	void *val;
+
+	if (!g)
+		return -ENOMEM;
+	g->self += e->self;
+	g->total += e->total;
+	g->calls += e->calls;
+	g->incl_ns += e->incl_ns;
+	g->excl_ns += e->excl_ns;
+	g->has_calls |= e->has_calls;
+	while (jt_hash__next(&e->offs, &pos, &off, &val))
+		if (offs_add(&g->offs, off, (uintptr_t)val))
+			return -ENOMEM;
+	return 0;
+}
+
+static int add_up(struct rep *r)
+{
+	uint32_t *onpath = calloc(jt_stacks__nr_names(r->stk) + 1, sizeof(*onpath));
+	const struct jt_stk_node *root = jt_stacks__node(r->stk, JT_STK_ROOT);
+	struct section *s;
+	size_t pos = 0, epos;
+	uint64_t key;
+	void *val;
+	uint32_t c;
+	int err = -ENOMEM;
+
+	if (!onpath)
+		goto out;
+	for (c = root->child; c != JT_STK_NONE; c = jt_stacks__node(r->stk, c)->next) {
+		const struct jt_stk_node *p = jt_stacks__node(r->stk, c);
+
+		s = section_get(r, p->name);
+		if (!s || sum_tree(r, s, c, onpath))
+			goto out;
+		s->samples = p->total;
+	}
+	while (jt_hash__next(&r->mstats, &pos, &key, &val)) {
+		const struct mstat *m = val;
+		struct jt_frame f = { JT_FRAME_REF(JT_FRAME_METHOD, key), 0 };
+		int64_t name = jt_stacks__frame(r->stk, r->lv, &f);
+		struct entry *e;
+
+		s = section_get(r, m->pid);
+		if (name < 0 || !s || !(e = entry_get(s, name)))
+			goto out;
+		e->has_calls = true;
+		e->calls += m->calls;
+		e->incl_ns += m->incl_ns;
+		e->excl_ns += m->excl_ns;
+		s->calls += m->calls;
+	}
+	pos = 0;
+	while (jt_hash__next(&r->procs, &pos, &key, &val)) {
+		s = val;
+		r->all.samples += s->samples;
+		r->all.calls += s->calls;
+		epos = 0;
+		while (jt_hash__next(&s->entries, &epos, &key, &val)) {
+			top_offsets(val);
+			if (merge_entry(r, val))
+				goto out;
+		}
+	}
+	epos = 0;
+	while (jt_hash__next(&r->all.entries, &epos, &key, &val))
+		top_offsets(val);
+	pos = 0;
+	while (jt_hash__next(&r->threads, &pos, &key, &val))
+		r->open_at_end += ((struct thread *)val)->n;
+	err = 0;
+out:
+	if (err)
+		jt_err("%s", nomem);
+	free(onpath);
+	return err;
+}
+
+/* ---- ordering ---- */
+
+struct sort_ctx {
+	const struct jt_stacks *stk;
+	enum jt_report_sort by;
+	bool calls;		/* order by inclusive time instead */
+};
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_entries(const void *pa, const void *pb, void *ctx)
+{
+	const struct entry *a = *(const struct entry *const *)pa;
+	const struct entry *b = *(const struct entry *const *)pb;
+	const struct sort_ctx *sc = ctx;
+	enum jt_lv_kind ka, kb;
+	int c;
+
+	if (sc->calls)
+		c = cmp_u64_desc(a->incl_ns, b->incl_ns) ?: cmp_u64_desc(a->calls, b->calls);
+	else if (sc->by == JT_REPORT_BY_TOTAL)
+		c = cmp_u64_desc(a->total, b->total) ?: cmp_u64_desc(a->self, b->self);
+	else
+		c = cmp_u64_desc(a->self, b->self) ?: cmp_u64_desc(a->total, b->total);
+	if (c)
+		return c;
+	c = strcmp(jt_stacks__name(sc->stk, a->name, &ka), jt_stacks__name(sc->stk, b->name, &kb));
+	return c ?: (int)ka - (int)kb;
+}
+
+/* The section's rows in order, at most top of them (0: all); *n gets the count. */
+static struct entry **rows(const struct rep *r, const struct section *s, bool calls, size_t *n)
+{
+	struct sort_ctx sc = { r->stk, r->o->sort, calls };
+	struct entry **v = malloc((s->entries.count + 1) * sizeof(*v));
+	size_t pos = 0, k = 0;
+	uint64_t key;
+	void *val;
+
+	if (!v) {
+		jt_err("%s", nomem);
+		return NULL;
+	}
+	while (jt_hash__next(&s->entries, &pos, &key, &val)) {
+		const struct entry *e = val;
+
+		if (calls ? e->has_calls : e->self || e->total)
+			v[k++] = val;
+	}
+	qsort_r(v, k, sizeof(*v), cmp_entries, &sc);
+	if (r->o->top && k > r->o->top)
+		k = r->o->top;
+	*n = k;
+	return v;
+}
+
+static int cmp_sections(const void *pa, const void *pb)
+{
+	const struct section *a = *(const struct section *const *)pa;
+	const struct section *b = *(const struct section *const *)pb;
+
+	return cmp_u64_desc(a->samples, b->samples) ?: cmp_u64_desc(a->calls, b->calls) ?:
+	       (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+static struct section **sections(const struct rep *r, size_t *n)
+{
+	struct section **v = malloc((r->procs.count + 1) * sizeof(*v));
+	size_t pos = 0, k = 0;
+	uint64_t key;
+	void *val;
+
+	if (!v) {
+		jt_err("%s", nomem);
+		return NULL;
+	}
+	while (jt_hash__next(&r->procs, &pos, &key, &val)) {
+		const struct section *s = val;
+
+		if (s->samples || s->calls)
+			v[k++] = val;
+	}
+	qsort(v, k, sizeof(*v), cmp_sections);
+	if (r->o->procs && k > r->o->procs)
+		k = r->o->procs;
+	*n = k;
+	return v;
+}
+
+/* ---- text ---- */
+
+static double pct(uint64_t n, uint64_t of)
+{
+	return of ? 100.0 * n / of : 0;
+}
+
+static uint64_t drops_total(const struct rep *r)
+{
+	uint64_t n = r->drops_other;
+	int i;
+
+	for (i = 0; i < JT_DROP_MAX; i++)
+		n += r->drops[i];
+	return n;
+}
+
+static void fmt_start(const struct rep *r, char *buf, size_t cap)
+{
+	time_t t = (time_t)(((int64_t)r->hdr.start_ns + r->hdr.realtime_offset_ns) / 1000000000LL);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, cap, "?");
+}
+
+static double duration_s(const struct rep *r)
+{
+	return r->last_ts > r->hdr.start_ns ? (r->last_ts - r->hdr.start_ns) / 1e9 : 0;
+}
+
+static void text_header(FILE *out, const struct rep *r)
+{
+	const struct jt_log_header *h = &r->hdr;
+	char when[64], filt[256];
+	int i;
+
+	fmt_start(r, when, sizeof(when));
+	fprintf(out, "jitrace report: %s\n", r->o->path);
+	fprintf(out, "recorded %s on %.64s (%.64s), %.3f s, %u CPUs, %u Hz%s%s%s\n", when,
+		h->hostname, h->kernel, duration_s(r), h->ncpus, h->sample_hz,
+		h->flags & JT_LOG_F_SYSTEM_WIDE ? ", system-wide" : "",
+		h->flags & JT_LOG_F_CALLS ? ", calls" : "",
+		h->flags & JT_LOG_F_KSTACK ? ", kernel stacks" : "");
+	fprintf(out, "%" PRIu64 " samples, %" PRIu64 " calls", r->all.samples, r->enters);
+	if (jt_filter__describe(&r->o->filter, filt, sizeof(filt)))
+		fprintf(out, " (kept: %s)", filt);
+	fprintf(out, "; lost %" PRIu64, drops_total(r));
+	for (i = 0; i < JT_DROP_MAX; i++)
+		if (r->drops[i])
+			fprintf(out, ", %s %" PRIu64, jt_drop__name(i), r->drops[i]);
+	fputc('\n', out);
+}
+
+static void text_methods(FILE *out, const struct rep *r, const struct section *s)
+{
+	size_t n, i;
+	struct entry **v = rows(r, s, false, &n);
+	int k;
+
+	if (!v)
+		return;
+	if (!n) {
+		free(v);
+		return;
+	}
+	fprintf(out, "%9s %6s %9s %6s  %-7s %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "KIND",
+		"METHOD");
+	for (i = 0; i < n; i++) {
+		const struct entry *e = v[i];
+		enum jt_lv_kind kind;
+		const char *name = jt_stacks__name(r->stk, e->name, &kind);
+
+		fprintf(out, "%9" PRIu64 " %5.1f%% %9" PRIu64 " %5.1f%%  %-7s %s\n", e->self,
+			pct(e->self, s->samples), e->total, pct(e->total, s->samples),
+			jt_lv__kind_name(kind), name);
+		if (!e->top[0].n)
+			continue;
+		fprintf(out, "%42s", "hot offsets:");
+		for (k = 0; k < NR_OFFS && e->top[k].n; k++) {
+			double p = pct(e->top[k].n, e->self);
+
+			fprintf(out, "%s +0x%" PRIx64 " %s%.0f%%", k ? "," : "", e->top[k].off,
+				p < 0.5 ? "<" : "", p < 0.5 ? 1 : p);
+		}
+		fputc('\n', out);
+	}
+	free(v);
+}
+
+static void text_calls(FILE *out, const struct rep *r, const struct section *s)
+{
+	size_t n, i;
+	struct entry **v = rows(r, s, true, &n);
+
+	if (!v)
+		return;
+	if (n) {
+		fprintf(out, "\n%10s %12s %12s %10s  %s\n", "CALLS", "INCL_MS", "EXCL_MS",
+			"AVG_US", "METHOD (calls)");
+		for (i = 0; i < n; i++) {
+			const struct entry *e = v[i];
+
+			fprintf(out, "%10" PRIu64 " %12.3f %12.3f %10.3f  %s\n", e->calls,
+				e->incl_ns / 1e6, e->excl_ns / 1e6,
+				e->calls ? e->incl_ns / 1e3 / e->calls : 0,
+				jt_stacks__name(r->stk, e->name, NULL));
+		}
+	}
+	free(v);
+}
+
+static int text_report(FILE *out, const struct rep *r)
+{
+	struct section **procs;
+	size_t n, i;
+	char label[64];
+	const struct jt_lv_proc *p;
+
+	text_header(out, r);
+	if (r->any_calls)
+		fprintf(out, "calls: %" PRIu64 " entered, %" PRIu64 " left; %" PRIu64
+			" leaves without an enter, %" PRIu64 " closed by an outer leave, %" PRIu64
+			" open at the end\n", r->enters, r->leaves, r->leave_no_enter,
+			r->closed_by_outer, r->open_at_end);
+	fprintf(out, "\n== all processes: %" PRIu64 " samples\n", r->all.samples);
+	text_methods(out, r, &r->all);
+	text_calls(out, r, &r->all);
+	procs = sections(r, &n);
+	if (!procs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct section *s = procs[i];
+
+		jt_stacks__proc_label(r->lv, s->pid, label, sizeof(label));
+		p = jt_lv__proc(r->lv, s->pid);
+		fprintf(out, "\n== %s: %" PRIu64 " samples (%.1f%%)", label, s->samples,
+			pct(s->samples, r->all.samples));
+		if (s->calls)
+			fprintf(out, ", %" PRIu64 " calls", s->calls);
+		fprintf(out, "\n");
+		if (p && p->cmdline[0])
+			fprintf(out, "   %s\n", p->cmdline);
+		text_methods(out, r, s);
+		text_calls(out, r, s);
+	}
+	free(procs);
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+/* A JSON string; names are valid UTF-8 already (see stacks.c), cmdlines may not be. */
+static void json_str(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(out, *p < 0x80 ? "\\u%04x" : "\\u00%02x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* Names are clean UTF-8: only quotes and backslashes need escaping. */
+static void json_name(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static int json_section(FILE *out, const struct rep *r, const struct section *s)
+{
+	size_t n, i;
+	struct entry **v = rows(r, s, false, &n);
+	int k;
+
+	if (!v)
+		return -ENOMEM;
+	fprintf(out, "\"samples\": %" PRIu64 ", \"calls\": %" PRIu64 ", \"methods\": [", s->samples,
+		s->calls);
+	for (i = 0; i < n; i++) {
+		const struct entry *e = v[i];
+		enum jt_lv_kind kind;
+		const char *name = jt_stacks__name(r->stk, e->name, &kind);
+
+		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+		json_name(out, name);
+		fprintf(out, ", \"kind\": \"%s\", \"self\": %" PRIu64 ", \"self_pct\": %.2f, "
+			"\"total\": %" PRIu64 ", \"total_pct\": %.2f, \"offsets\": [",
+			jt_lv__kind_name(kind), e->self, pct(e->self, s->samples), e->total,
+			pct(e->total, s->samples));
+		for (k = 0; k < NR_OFFS && e->top[k].n; k++)
+			fprintf(out, "%s{\"offset\": %" PRIu64 ", \"samples\": %" PRIu64 "}",
+				k ? ", " : "", e->top[k].off, e->top[k].n);
+		fputc(']', out);
+		if (e->has_calls)
+			fprintf(out, ", \"calls\": %" PRIu64 ", \"incl_ns\": %" PRIu64
+				", \"excl_ns\": %" PRIu64, e->calls, e->incl_ns, e->excl_ns);
+		fputc('}', out);
+	}
+	free(v);
+	fprintf(out, "]");
+	v = rows(r, s, true, &n);
+	if (!v)
+		return -ENOMEM;
+	fprintf(out, ", \"calls_by_time\": [");
+	for (i = 0; i < n; i++) {
+		const struct entry *e = v[i];
+
+		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+		json_name(out, jt_stacks__name(r->stk, e->name, NULL));
+		fprintf(out, ", \"calls\": %" PRIu64 ", \"incl_ns\": %" PRIu64 ", \"excl_ns\": %"
+			PRIu64 "}", e->calls, e->incl_ns, e->excl_ns);
+	}
+	free(v);
+	fprintf(out, "]");
+	return 0;
+}
+
+static int json_report(FILE *out, const struct rep *r)
+{
+	const struct jt_log_header *h = &r->hdr;
+	char when[64], host[65], kernel[65];
+	struct section **procs;
+	size_t n, i;
+	int k;
+
+	fmt_start(r, when, sizeof(when));
+	snprintf(host, sizeof(host), "%.64s", h->hostname);
+	snprintf(kernel, sizeof(kernel), "%.64s", h->kernel);
+	fprintf(out, "{\"log\": ");
+	json_str(out, r->o->path);
+	fprintf(out, ", \"start\": \"%s\", \"host\": ", when);
+	json_str(out, host);
+	fprintf(out, ", \"kernel\": ");
+	json_str(out, kernel);
+	fprintf(out, ", \"duration_s\": %.6f, \"cpus\": %u, \"hz\": %u, \"system_wide\": %s, "
+		"\"calls_recorded\": %s, \"kernel_stacks\": %s,\n \"lost\": {", duration_s(r),
+		h->ncpus, h->sample_hz, h->flags & JT_LOG_F_SYSTEM_WIDE ? "true" : "false",
+		h->flags & JT_LOG_F_CALLS ? "true" : "false",
+		h->flags & JT_LOG_F_KSTACK ? "true" : "false");
+	for (k = 0; k < JT_DROP_MAX; k++)
+		fprintf(out, "%s\"%s\": %" PRIu64, k ? ", " : "", jt_drop__name(k), r->drops[k]);
+	fprintf(out, "},\n \"call_records\": {\"entered\": %" PRIu64 ", \"left\": %" PRIu64
+		", \"leave_without_enter\": %" PRIu64 ", \"closed_by_outer_leave\": %" PRIu64
+		", \"open_at_end\": %" PRIu64 "},\n \"all\": {", r->enters, r->leaves,
+		r->leave_no_enter, r->closed_by_outer, r->open_at_end);
+	if (json_section(out, r, &r->all))
+		return -ENOMEM;
+	fprintf(out, "},\n \"processes\": [");
+	procs = sections(r, &n);
+	if (!procs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct jt_lv_proc *p = jt_lv__proc(r->lv, procs[i]->pid);
+
+		fprintf(out, "%s\n  {\"pid\": %u, \"comm\": ", i ? "," : "", procs[i]->pid);
+		json_str(out, p ? p->comm : "");
+		fprintf(out, ", \"cmdline\": ");
+		json_str(out, p ? p->cmdline : "");
+		fprintf(out, ", ");
+		if (json_section(out, r, procs[i])) {
+			free(procs);
+			return -ENOMEM;
+		}
+		fputc('}', out);
+	}
+	free(procs);
+	fprintf(out, "]}\n");
+	return 0;
+}
+
+int jt_report(FILE *out, const struct jt_report_opts *o)
+{
+	struct rep r = { .o = o, .filt = o->filter };
+	struct jt_log_reader *lr = jt_logr__open(o->path);
+	int ret = 1;
+
+	if (!lr)
+		return 1;
+	r.hdr = *jt_logr__header(lr);
+	jt_filter__start(&r.filt, r.hdr.start_ns);
+	r.lv = jt_lv__new();
+	r.stk = jt_stacks__new();
+	if (!r.lv || !r.stk || read_log(&r, lr))
+		goto out;
+	switch (jt_logr__state(lr)) {
+	case JT_LOGR_TRUNCATED:
+		jt_err("%s: truncated: %s; reported up to the last whole block", o->path,
+		       jt_logr__why(lr));
+		break;
+	case JT_LOGR_CORRUPT:
+		jt_err("%s: corrupt: %s", o->path, jt_logr__why(lr));
+		goto out;
+	default:
+		break;
+	}
+	if (add_up(&r))
+		goto out;
+	if (o->json ? json_report(out, &r) : text_report(out, &r))
+		goto out;
+	if (fflush(out) || ferror(out)) {
+		jt_err("writing the report: %s", strerror(errno ? errno : EIO));
+		goto out;
+	}
+	ret = 0;
+out:
+	rep_free(&r);
+	jt_logr__close(lr);
+	return ret;
+}

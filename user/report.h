@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* `jitrace report`: hot methods of a log by self and total samples, and calls if recorded. */
+#ifndef JT_REPORT_H
+#define JT_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "filter.h"
+
+enum jt_report_sort {
+	JT_REPORT_BY_SELF,
+	JT_REPORT_BY_TOTAL,
+};
+
+struct jt_report_opts {
+	const char *path;	/* the log */
+	struct jt_filter filter;
+	bool json;
+	enum jt_report_sort sort;
+	unsigned int top;	/* rows per table; 0: all */
+	unsigned int procs;	/* process sections; 0: all */
+};
+
+/*
+ * Read the log at o->path and print its report to out: a header (the log, its duration,
+ * samples, rate, losses), the hottest methods over every kept sample, then per process
+ * (pid and command line); each method with its hottest offsets, and with --calls logs the
+ * call counts and inclusive and exclusive times. Returns 0 (also for a truncated log,
+ * which is said on stderr) or 1 (reported).
+ */
+int jt_report(FILE *out, const struct jt_report_opts *o);
+
+#endif
