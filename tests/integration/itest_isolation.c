@@ -70,10 +70,15 @@ static uint32_t pid_of_comm(const struct it_log *log, const char *comm)
 static void test_container_gets_its_names(void **state)
 {
 	char *log_path = it_path_dup("ns.jtl"), *out = it_path_dup("ns.out");
-	/* perf map names only (--no-agent): found through /proc/PID/root and NStgid */
+	char *build = realpath("build", NULL);
+	/*
+	 * perf map names only (--no-agent): found through /proc/PID/root and NStgid. The
+	 * build directory is bound to /mnt first: the checkout may itself be under /tmp.
+	 */
 	char *argv[] = { IT_JITRACE, "record", "-f", "-F", "999", "--no-agent", "-o", log_path,
 			 "--", "unshare", "--pid", "--mount", "--fork", "--mount-proc", "sh", "-c",
-			 "mount -t tmpfs tmpfs /tmp && exec " IT_TOYJIT " split --ms 2000", NULL };
+			 "mount --bind \"$0\" /mnt && mount -t tmpfs tmpfs /tmp && "
+			 "exec /mnt/toyjit split --ms 2000", build, NULL };
 	struct it_toy toy;
 	struct it_log log;
 	uint32_t host_pid;
@@ -94,6 +99,7 @@ static void test_container_gets_its_names(void **state)
 		      toy.pid, (unsigned long long)a, (unsigned long long)b);
 	assert_true(a > 500 && b > 150);
 	it_log_free(&log);
+	free(build);
 	free(log_path);
 	free(out);
 }
