@@ -35,6 +35,7 @@ BENCHES := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/bench_*.c))
 # a fragment adds its outputs to EXTRA_ALL (built by `make`) and may add tests.
 EXTRA_ALL :=
 include $(sort $(wildcard agent/*/build.mk tests/*/build.mk))
+.DEFAULT_GOAL := all	# not the first rule a fragment defines
 
 .PHONY: all deps clean test unit integration bench demo install vmlinux help fmt
 .DELETE_ON_ERROR:

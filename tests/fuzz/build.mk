@@ -1,0 +1,36 @@
+# Fuzzing (libFuzzer, ASan, UBSan; clang): `make fuzz` builds every tests/fuzz/fuzz_*.c
+# into build/fuzz/ with the user/ modules it needs and runs each for FUZZ_RUNS executions
+# or FUZZ_SECONDS seconds, whichever comes first. New inputs go to build/fuzz/corpus/;
+# a crasher is left in build/fuzz/artifacts/ and fails the target. Not part of `make`.
+
+# Included before `all`: keep whatever default goal was set, so `make` alone still builds all.
+FUZZ_PREV_GOAL := $(.DEFAULT_GOAL)
+
+FUZZ_RUNS ?= 10000000
+FUZZ_SECONDS ?= 1800
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Iuser
+FUZZ_DIR := $(OUT)/fuzz
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+# The modules each target needs, and nothing of libbpf.
+FUZZ_SRCS_fuzz_perfmap := user/perfmap.c user/util.c
+FUZZ_SRCS_fuzz_log := user/log_read.c user/logview.c user/hash.c user/names.c user/util.c
+FUZZ_SRCS_fuzz_decode := user/decode.c
+
+.PHONY: fuzz fuzz-build
+
+fuzz-build: $(FUZZ_TARGETS)
+
+define fuzz_rule
+$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(wildcard user/*.h include/*.h)
+	@mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) -lz -o $$@
+endef
+$(foreach t,$(notdir $(FUZZ_TARGETS)),$(eval $(call fuzz_rule,$(t))))
+
+fuzz: $(FUZZ_TARGETS)
+	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_RUNS) $(FUZZ_SECONDS) $(notdir $(FUZZ_TARGETS))
+
+.DEFAULT_GOAL := $(FUZZ_PREV_GOAL)

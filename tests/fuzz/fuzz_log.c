@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the .jtl reader (user/log.h) on untrusted bytes, and what every
+ * offline command does with each record it returns: define it in the log view and name
+ * each frame of a sample. The first byte picks the mode: even, the rest is a whole file;
+ * odd, the rest is the inflated content of one block, wrapped here in a valid header and
+ * a block with the right crc32, so that mutated records get past the block checks.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "log.h"
+#include "logview.h"
+
+/* header + one block of raw bytes; returns its length or 0. */
+static size_t wrap(const uint8_t *raw, size_t len, uint8_t **out)
+{
+	struct jt_log_header h = { .magic = JT_LOG_MAGIC, .version = JT_LOG_VERSION,
+				   .header_size = JT_LOG_HEADER_SIZE, .sample_hz = 99 };
+	size_t room = sizeof(h) + sizeof(struct jt_log_block) + compressBound(len) + 64;
+	struct jt_log_block b = { .magic = JT_LOG_BLOCK_MAGIC, .rawsize = len };
+	z_stream zs = { 0 };
+	uint8_t *buf = malloc(room);
+
+	if (!buf || deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)) {
+		free(buf);
+		return 0;
+	}
+	zs.next_in = (uint8_t *)raw;
+	zs.avail_in = len;
+	zs.next_out = buf + sizeof(h) + sizeof(b);
+	zs.avail_out = room - sizeof(h) - sizeof(b);
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&zs);
+		free(buf);
+		return 0;
+	}
+	b.zsize = zs.total_out;
+	b.crc32 = crc32(0, raw, len);
+	deflateEnd(&zs);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &b, sizeof(b));
+	*out = buf;
+	return sizeof(h) + sizeof(b) + b.zsize;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct jt_rec_hdr *rec;
+	struct jt_log_reader *r;
+	uint8_t *file = NULL;
+	struct jt_lv *lv;
+	enum jt_lv_kind kind;
+	char buf[256];
+
+	if (!size)
+		return 0;
+	if (data[0] & 1) {
+		size = wrap(data + 1, size - 1, &file);
+		if (!size)
+			return 0;
+		data = file;
+	} else {
+		data++;
+		size--;
+	}
+	r = jt_logr__open_mem(data, size);
+	if (!r) {
+		free(file);
+		return 0;
+	}
+	lv = jt_lv__new();
+	while ((rec = jt_logr__next(r))) {
+		if (jt_rec__invalid(rec, rec->size))
+			__builtin_trap();	/* the reader returned what it must reject */
+		if (!lv)
+			continue;
+		jt_lv__add(lv, rec);
+		if (rec->type == JT_REC_SAMPLE) {
+			const struct jt_rec_sample *s = (const void *)rec;
+			unsigned i;
+
+			for (i = 0; i < s->nr_frames; i++)
+				jt_lv__frame(lv, &s->frames[i], buf, sizeof(buf), &kind);
+		}
+	}
+	if (jt_logr__state(r) == JT_LOGR_TRUNCATED || jt_logr__state(r) == JT_LOGR_CORRUPT)
+		(void)jt_logr__why(r);
+	jt_lv__free(lv);
+	jt_logr__close(r);
+	free(file);
+	return 0;
+}
