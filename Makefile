@@ -35,7 +35,8 @@ BENCHES := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/bench_*.c))
 # a fragment adds its outputs to EXTRA_ALL (built by `make`) and may add tests.
 EXTRA_ALL :=
 include $(sort $(wildcard agent/*/build.mk tests/*/build.mk))
-.DEFAULT_GOAL := all	# not the first rule a fragment defines
+# `make` builds all, not the first rule a fragment happens to define
+.DEFAULT_GOAL := all
 
 .PHONY: all deps clean test unit integration bench demo install vmlinux help fmt
 .DELETE_ON_ERROR:
