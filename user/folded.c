@@ -86,7 +86,7 @@ static int walk(struct walk *w, uint32_t idx)
 			if (fputs(label, w->out) == EOF)
 				return -EIO;
 		}
-		if (fwrite(w->l.buf, 1, w->l.len, w->out) != w->l.len ||
+		if ((w->l.len && fwrite(w->l.buf, 1, w->l.len, w->out) != w->l.len) ||
 		    fwrite(num, 1, len, w->out) != (size_t)len)
 			return -EIO;
 	}
