@@ -13,7 +13,7 @@ optional=()
 case "${1:-build}" in
 build | fuzz) required=("${build[@]}") ;;
 demo) required=("${build[@]}") ;;
-test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils)
+test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg)
 	optional=("${runtimes[@]}" "${viewers[@]}") ;;
 bench) required=("${build[@]}" linux-perf)
 	optional=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs) ;;

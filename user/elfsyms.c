@@ -157,37 +157,60 @@ static int finish(struct collect *c, struct jt_elfsyms *s)
 	return 0;
 }
 
-struct jt_elfsyms *jt_elfsyms__load(int fd, const char *name, int *err)
+/* Every symbol section of elf into c, at offsets given by segs. */
+static int collect_file(Elf *elf, const struct seg *segs, size_t nsegs, struct collect *c)
 {
-	struct collect c = { 0 };
-	struct jt_elfsyms *s = NULL;
-	struct seg *segs = NULL;
 	Elf_Scn *scn = NULL;
-	size_t nsegs;
-	Elf *elf;
+	int err;
 
-	(void)name;
-	*err = -ENOEXEC;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return NULL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return NULL;
-	if (elf_kind(elf) != ELF_K_ELF)
-		goto out;
-	*err = read_segs(elf, &segs, &nsegs);
-	if (*err)
-		goto out;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
-		*err = collect_section(elf, scn, &sh, segs, nsegs, &c);
-		if (*err)
-			goto out;
+		err = collect_section(elf, scn, &sh, segs, nsegs, c);
+		if (err)
+			return err;
 	}
+	return 0;
+}
+
+static Elf *open_elf(int fd)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return NULL;
+	}
+	return elf;
+}
+
+struct jt_elfsyms *jt_elfsyms__load(int fd, int debug_fd, int *err)
+{
+	struct collect c = { 0 };
+	struct jt_elfsyms *s = NULL;
+	struct seg *segs = NULL;
+	Elf *elf, *dbg = NULL;
+	size_t nsegs;
+
+	*err = -ENOEXEC;
+	elf = open_elf(fd);
+	if (!elf)
+		return NULL;
+	/* a debug file's segments have no file offsets: the file's own are used for both */
+	*err = read_segs(elf, &segs, &nsegs) ?: collect_file(elf, segs, nsegs, &c);
+	if (!*err && debug_fd >= 0) {
+		dbg = open_elf(debug_fd);
+		if (dbg)
+			*err = collect_file(dbg, segs, nsegs, &c);
+	}
+	if (*err)
+		goto out;
 	*err = -ENOEXEC;
 	if (!c.n)
 		goto out;
@@ -204,8 +227,43 @@ out:
 	free(c.raw);
 	free(c.names);
 	free(segs);
+	elf_end(dbg);
 	elf_end(elf);
 	return s;
+}
+
+size_t jt_elfsyms__build_id(int fd, char *hex, size_t cap)
+{
+	Elf *elf = open_elf(fd);
+	Elf_Scn *scn = NULL;
+	size_t n = 0;
+
+	while (elf && !n && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t off = 0, name_off, desc_off, i;
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) ||
+			    2 * nh.n_descsz + 1 > cap)
+				continue;
+			for (i = 0; i < nh.n_descsz; i++) {
+				hex[2 * i] = "0123456789abcdef"[desc[i] >> 4];
+				hex[2 * i + 1] = "0123456789abcdef"[desc[i] & 15];
+			}
+			hex[2 * i] = '\0';
+			n = nh.n_descsz;
+			break;
+		}
+	}
+	elf_end(elf);
+	return n;
 }
 
 void jt_elfsyms__free(struct jt_elfsyms *s)

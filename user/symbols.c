@@ -14,6 +14,8 @@
 #include "symbols.h"
 #include "util.h"
 
+#define DEBUG_DIR "/usr/lib/debug/.build-id"
+
 /* One file's symbols; files whose identities hash alike are chained. */
 struct file_syms {
 	dev_t dev;
@@ -86,6 +88,21 @@ static bool same_file(const struct file_syms *f, const struct stat *st)
 	       f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
+/*
+ * The separate debug file of the ELF file at fd, found by its build id where Debian's
+ * -dbg packages put it (the id names the exact build, so the host's copy serves a
+ * container's file too). Returns an fd or -1.
+ */
+static int open_debug_file(int fd)
+{
+	char id[2 * 64 + 1], path[sizeof(DEBUG_DIR) + sizeof(id) + 16];
+
+	if (jt_elfsyms__build_id(fd, id, sizeof(id)) < 2)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%.2s/%s.debug", DEBUG_DIR, id, id + 2);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, uint64_t start,
 					  uint64_t end)
 {
@@ -93,7 +110,7 @@ const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, ui
 	char path[128];
 	struct stat st;
 	uint64_t key;
-	int fd, err;
+	int fd, dfd, err;
 
 	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", s->proc_root, pid,
 		 (unsigned long long)start, (unsigned long long)end);
@@ -120,7 +137,10 @@ const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, ui
 	f->ino = st.st_ino;
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
-	f->syms = jt_elfsyms__load(fd, path, &err);
+	dfd = open_debug_file(fd);
+	f->syms = jt_elfsyms__load(fd, dfd, &err);
+	if (dfd >= 0)
+		close(dfd);
 	close(fd);
 	f->next = head;
 	if (jt_hash__put(&s->files, key, f)) {

@@ -219,35 +219,37 @@ static void test_usdt_names_and_split_without_agent(void **state)
 
 /*
  * A sampled stack of Hot.a, leaf first: Hot.a, Hot.outer, Hot.main (all JIT code), the call
- * stub, JavaCalls::call_helper in libjvm.so, ..., JavaMain and ThreadJavaMain in libjli.so
- * (the thread's start): every frame named from leaf to ThreadJavaMain.
+ * stub, JavaCalls::call_helper in libjvm.so, ..., JavaMain and ThreadJavaMain in libjli.so,
+ * start_thread in libc (named from its debug file) and what started it: every frame named,
+ * from the leaf to the root.
  */
 static bool whole_stack(const struct it_log *log, const struct jt_rec_sample *s)
 {
 	static const char *const top[] = { HOT_A, HOT_OUTER, HOT_MAIN };
 	/* below Hot.main, in this order, other frames allowed between */
 	static const char *const below[] = { "call_stub", "JavaCalls::call_helper", "JavaMain",
-					     "ThreadJavaMain" };
+					     "ThreadJavaMain", "start_thread" };
+	const unsigned int nr_below = sizeof(below) / sizeof(below[0]);
 	unsigned int i, n = 0, k = 0;
 	char name[512];
 
 	for (i = 0; i < s->nr_frames; i++) {
-		size_t len = strlen(below[k]);
+		size_t len = k < nr_below ? strlen(below[k]) : 0;
 
 		if (it_frame_is_kernel(log, &s->frames[i]))
 			continue;
 		if (it_frame_name(log, &s->frames[i], name, sizeof(name)))
-			return false;	/* an unnamed frame above the thread's start */
+			return false;	/* an unnamed frame */
 		if (n < 3) {
 			if (strcmp(name, top[n]))
 				return false;
-		} else if (!strncmp(name, below[k], len) && (!name[len] || name[len] == '(')) {
-			if (++k == sizeof(below) / sizeof(below[0]))
-				return true;
+		} else if (k < nr_below && !strncmp(name, below[k], len) &&
+			   (!name[len] || name[len] == '(')) {
+			k++;
 		}
 		n++;
 	}
-	return false;
+	return k == nr_below;
 }
 
 static void test_whole_java_stacks_to_named_native_frames(void **state)

@@ -86,7 +86,7 @@ static void elf_symbols_are_found_by_file_offset(void **state)
 	(void)state;
 	fd = open("/proc/self/exe", O_RDONLY);
 	assert_true(fd >= 0);
-	es = jt_elfsyms__load(fd, "self", &err);
+	es = jt_elfsyms__load(fd, -1, &err);
 	close(fd);
 	assert_non_null(es);
 	assert_true(jt_elfsyms__count(es) > 10);
@@ -114,10 +114,10 @@ static void non_elf_files_have_no_symbols(void **state)
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_null(jt_elfsyms__load(fd, path, &err));	/* empty */
+	assert_null(jt_elfsyms__load(fd, -1, &err));	/* empty */
 	assert_int_equal(err, -ENOEXEC);
 	assert_int_equal(write(fd, "\177ELF garbage that is not an ELF file", 36), 36);
-	assert_null(jt_elfsyms__load(fd, path, &err));
+	assert_null(jt_elfsyms__load(fd, -1, &err));
 	assert_int_equal(err, -ENOEXEC);
 	close(fd);
 	unlink(path);
@@ -331,9 +331,33 @@ static void collector_names_native_and_kernel_frames(void **state)
 	free(cap.recs);
 }
 
+/* Where main returns to: inside libc's __libc_start_call_main, a symbol only its debug file has */
+static uintptr_t main_caller;
+
+static void stripped_library_is_named_from_its_debug_file(void **state)
+{
+	struct jt_symbols *s = jt_symbols__new("/proc");
+	const struct jt_elfsyms *syms;
+	const struct jt_sym *sym;
+	struct mapping m;
+	size_t idx;
+
+	(void)state;
+	assert_non_null(s);
+	find_mapping(main_caller, &m);
+	syms = jt_symbols__file(s, getpid(), m.start, m.end);
+	assert_non_null(syms);
+	sym = jt_elfsyms__find(syms, main_caller - m.start + m.pgoff - 1, &idx);
+	assert_non_null(sym);
+	print_message("main returns into %s (%s)\n", sym->name, strchr(m.line, '/'));
+	assert_string_equal(sym->name, "__libc_start_call_main");
+	jt_symbols__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stripped_library_is_named_from_its_debug_file),
 		cmocka_unit_test(elf_symbols_are_found_by_file_offset),
 		cmocka_unit_test(non_elf_files_have_no_symbols),
 		cmocka_unit_test(kallsyms_keeps_text_and_finds_by_address),
@@ -344,5 +368,6 @@ int main(void)
 						tree_setup, tree_teardown),
 	};
 
+	main_caller = (uintptr_t)__builtin_return_address(0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
