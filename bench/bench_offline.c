@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Offline views against perf: how long `jitrace report` and `jitrace flamegraph --folded`
- * take over a log of a million deep samples, and `perf script` per sample over a perf.data
- * of the toy JIT recorded with `perf record -g -F 4999`. Rounds interleave the three.
- * Usage: bench_offline [TOYJIT] (default build/toyjit); without perf on the PATH only
- * jitrace's figures are printed. JT_BENCH_LOG=PATH keeps the generated log there.
+ * Offline views against perf. One workload (two toy JIT processes, split scenario) is
+ * recorded twice to about a million samples: by `jitrace record -g -F HZ` and by
+ * `perf record -g -F HZ`. Then `jitrace report` and `jitrace flamegraph --folded` over the
+ * one are timed against `perf script` over the other, interleaved. A generated log of a
+ * million deep samples (20 to 40 frames) is timed as well, for stacks as deep as a JVM's.
+ * Usage: bench_offline [TOYJIT] (default build/toyjit; jitrace is beside it); without perf
+ * on the PATH only jitrace's figures are printed. JT_BENCH_LOG=PATH keeps the generated log.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +28,8 @@
 #define SYMS_PER_PID 24
 #define STACKS 4000		/* distinct stacks the samples are drawn from */
 #define ROUNDS 5
-#define PERF_SECS "8"
+#define REC_HZ "20000"		/* per CPU: two CPUs give about 40,000 samples/s */
+#define REC_MS "27000"		/* CPU ms of each of the two processes: about 1.08M samples */
 
 union buf {
 	struct jt_rec_hdr h;
@@ -234,13 +237,54 @@ static void print(const char *what, double *v, double per)
 	       v[ROUNDS / 2], v[0], v[ROUNDS - 1], v[ROUNDS / 2] / per * 1e9);
 }
 
+/* Samples in a jitrace log. */
+static long log_samples(const char *path)
+{
+	struct jt_log_reader *r = jt_logr__open(path);
+	const struct jt_rec_hdr *h;
+	long n = 0;
+
+	if (!r)
+		return -1;
+	while ((h = jt_logr__next(r)))
+		n += h->type == JT_REC_SAMPLE;
+	jt_logr__close(r);
+	return n;
+}
+
+/* Record the workload with jitrace (into log) and, if it can, perf (into data). */
+static int record_workload(const char *toyjit, const char *log, const char *data,
+			   bool *have_perf)
+{
+	char jitrace[512], work[1024];
+	const char *slash = strrchr(toyjit, '/');
+	char *jrec[] = { jitrace, "record", "-f", "-g", "-F", REC_HZ, "-o", (char *)log, "--",
+			 "sh", "-c", work, NULL };
+	char *prec[] = { "perf", "record", "-q", "-g", "-F", REC_HZ, "-o", (char *)data, "--",
+			 "sh", "-c", work, NULL };
+
+	snprintf(jitrace, sizeof(jitrace), "%.*sjitrace", slash ? (int)(slash - toyjit + 1) : 0,
+		 toyjit);
+	snprintf(work, sizeof(work), "%s split --ms %s & %s split --ms %s; wait", toyjit, REC_MS,
+		 toyjit, REC_MS);
+	if (run(jrec, "/dev/null")) {
+		fprintf(stderr, "bench_offline: %s record failed\n", jitrace);
+		return -1;
+	}
+	if (*have_perf && run(prec, "/dev/null")) {
+		fprintf(stderr, "bench_offline: perf record failed; jitrace only\n");
+		*have_perf = false;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *toyjit = argc > 1 ? argv[1] : "build/toyjit";
-	char dir[] = "/tmp/jt_bench_offline.XXXXXX", log[256], data[64];
-	double rep[ROUNDS], fold[ROUNDS], perf[ROUNDS];
+	char dir[] = "/tmp/jt_bench_offline.XXXXXX", deep[256], log[256], data[256];
+	double rep[ROUNDS], fold[ROUNDS], perf[ROUNDS], drep[ROUNDS], dfold[ROUNDS];
 	bool have_perf = !system("perf --version >/dev/null 2>&1");
-	long nperf = 0;
+	long nperf = 0, njit;
 	FILE *null;
 	int r;
 
@@ -248,25 +292,22 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	snprintf(log, sizeof(log), "%s/1m.jtl", dir);
+	snprintf(deep, sizeof(deep), "%s/deep.jtl", dir);
+	snprintf(log, sizeof(log), "%s/toyjit.jtl", dir);
 	snprintf(data, sizeof(data), "%s/perf.data", dir);
-	printf("offline views: %d samples, 20 to 40 frames, %d processes, %d JIT methods\n",
-	       SAMPLES, PIDS, PIDS * METHODS_PER_PID);
-	fflush(stdout);		/* before perf's fork */
 	if (getenv("JT_BENCH_LOG"))	/* keep the log there, to profile a view by hand */
-		snprintf(log, sizeof(log), "%s", getenv("JT_BENCH_LOG"));
-	if (write_log(log))
+		snprintf(deep, sizeof(deep), "%s", getenv("JT_BENCH_LOG"));
+	printf("offline views: the toy JIT recorded at %s Hz by jitrace and by perf; and a "
+	       "generated log of %d samples, 20 to 40 frames, %d processes, %d JIT methods\n",
+	       REC_HZ, SAMPLES, PIDS, PIDS * METHODS_PER_PID);
+	fflush(stdout);		/* before the forks */
+	if (write_log(deep) || record_workload(toyjit, log, data, &have_perf))
 		return 1;
-	if (have_perf) {
-		char *rec[] = { "perf", "record", "-q", "-g", "-F", "4999", "-o", data, "--",
-				(char *)toyjit, "split", "--ms", PERF_SECS "000", NULL };
-
-		if (run(rec, "/dev/null") || (nperf = perf_samples(data)) <= 0) {
-			fprintf(stderr, "bench_offline: perf record of %s failed; jitrace only\n",
-				toyjit);
-			have_perf = false;
-		}
-	}
+	njit = log_samples(log);
+	if (have_perf && (nperf = perf_samples(data)) <= 0)
+		have_perf = false;
+	if (njit <= 0)
+		return 1;
 	null = fopen("/dev/null", "w");
 	if (!null)
 		return 1;
@@ -274,23 +315,28 @@ int main(int argc, char **argv)
 		rep[r] = time_report(log, null);
 		fold[r] = time_folded(log, null);
 		perf[r] = have_perf ? time_perf(data) : 0;
+		drep[r] = time_report(deep, null);
+		dfold[r] = time_folded(deep, null);
 	}
-	print("jitrace report", rep, SAMPLES);
-	print("jitrace flamegraph --folded", fold, SAMPLES);
+	printf("  the toy JIT: jitrace's log holds %ld samples, perf.data %ld\n", njit, nperf);
+	print("jitrace report", rep, njit);
+	print("jitrace flamegraph --folded", fold, njit);
 	if (have_perf) {
-		double per_perf, per_rep, per_fold;
+		double per_perf;
 
-		print("perf script (toyjit, perf record -g)", perf, nperf);
+		print("perf script", perf, nperf);
 		per_perf = perf[ROUNDS / 2] / nperf;
-		per_rep = rep[ROUNDS / 2] / SAMPLES;
-		per_fold = fold[ROUNDS / 2] / SAMPLES;
-		printf("  perf.data held %ld samples; per sample, perf script takes %.1fx as long "
-		       "as jitrace report and %.1fx as long as --folded\n", nperf,
-		       per_perf / per_rep, per_perf / per_fold);
+		printf("  per sample, perf script takes %.1fx as long as jitrace report and %.1fx "
+		       "as long as --folded (target: above 1)\n",
+		       per_perf / (rep[ROUNDS / 2] / njit), per_perf / (fold[ROUNDS / 2] / njit));
 	}
+	printf("  generated deep log, %d samples:\n", SAMPLES);
+	print("jitrace report", drep, SAMPLES);
+	print("jitrace flamegraph --folded", dfold, SAMPLES);
 	fclose(null);
 	if (!getenv("JT_BENCH_LOG"))
-		unlink(log);
+		unlink(deep);
+	unlink(log);
 	unlink(data);
 	rmdir(dir);
 	return 0;
