@@ -16,7 +16,7 @@
 
 static const char usage[] =
 "Usage: jitrace export --format pprof|speedscope|chrome FILE [-o OUT] [-p PID[,PID]]\n"
-"                      [--comm NAME]\n"
+"                      [--comm NAME] [--from SECS] [--to SECS]\n"
 "\n"
 "Write a jitrace log in a format other tools read:\n"
 "  pprof       gzipped profile.proto of the samples, for Pyroscope, Parca, `go tool pprof`\n"
@@ -34,6 +34,8 @@ static const char usage[] =
 "                         for pprof)\n"
 "  -p, --pid PID[,PID]    only these processes\n"
 "      --comm NAME        only processes whose command name is NAME\n"
+"      --from SECS        only what happened SECS or more after the recording began\n"
+"      --to SECS          only what happened before SECS after the recording began\n"
 "  -h, --help             this help\n"
 "\n"
 "Examples:\n"
@@ -63,44 +65,22 @@ static enum fmt fmt_of_name(const char *out)
 	return FMT_NONE;
 }
 
-static int parse_pids(struct jt_export_opts *o, char *list)
-{
-	char *save = NULL, *tok, *end;
-	unsigned long v;
-
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		errno = 0;
-		v = strtoul(tok, &end, 10);
-		if (errno || end == tok || *end || !v || v > INT_MAX || tok[0] == '-') {
-			jt_err("--pid: '%s' is not a process id", tok);
-			return -EINVAL;
-		}
-		if (o->nr_pids == JT_EXPORT_MAX_PIDS) {
-			jt_err("--pid: at most %d processes", JT_EXPORT_MAX_PIDS);
-			return -EINVAL;
-		}
-		o->pids[o->nr_pids++] = v;
-	}
-	return 0;
-}
-
 int jt_cmd_export(int argc, char **argv)
 {
-	enum { OPT_COMM = 256 };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, OPT_COMM },
+		JT_FILTER_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct jt_export_opts opts = { 0 };
+	struct jt_filter filter;
 	const char *out_path = NULL, *log;
 	enum fmt fmt = FMT_NONE;
 	FILE *out;
 	int c, ret;
 
+	jt_filter__init(&filter);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:o:p:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -120,11 +100,11 @@ int jt_cmd_export(int argc, char **argv)
 			out_path = strcmp(optarg, "-") ? optarg : NULL;
 			break;
 		case 'p':
-			if (parse_pids(&opts, optarg))
+		case JT_FILTER_OPT_COMM:
+		case JT_FILTER_OPT_FROM:
+		case JT_FILTER_OPT_TO:
+			if (jt_filter__option(&filter, c, optarg))
 				return 2;
-			break;
-		case OPT_COMM:
-			opts.comm = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -138,6 +118,8 @@ int jt_cmd_export(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
+	if (jt_filter__check(&filter))
+		return 2;
 	log = argv[optind];
 	if (fmt == FMT_NONE)
 		fmt = fmt_of_name(out_path);
@@ -155,11 +137,11 @@ int jt_cmd_export(int argc, char **argv)
 		return 1;
 	}
 	if (fmt == FMT_PPROF)
-		ret = jt_export_pprof(out, log, &opts);
+		ret = jt_export_pprof(out, log, &filter);
 	else if (fmt == FMT_SPEEDSCOPE)
-		ret = jt_export_speedscope(out, log, &opts);
+		ret = jt_export_speedscope(out, log, &filter);
 	else
-		ret = jt_export_chrome(out, log, &opts);
+		ret = jt_export_chrome(out, log, &filter);
 	if (out_path) {
 		if (fclose(out) && !ret) {
 			jt_err("%s: %s", out_path, strerror(errno));

@@ -29,7 +29,7 @@ static const char usage[] =
 "                     (flamegraph.pl --color=java)\n"
 "  -t, --title TEXT   the SVG's title\n"
 "  -w, --width PX     the SVG's width (default 1200)\n"
-"  -p, --pid PID      only this process\n"
+"  -p, --pid PID[,PID...]  only these processes\n"
 "      --comm NAME    only processes whose command name (comm) is NAME\n"
 "      --from SECS    only samples SECS or more after the recording began\n"
 "      --to SECS      only samples before SECS after the recording began\n"
@@ -43,7 +43,7 @@ static const char usage[] =
 
 int jt_cmd_flamegraph(int argc, char **argv)
 {
-	enum { OPT_COMM = 256, OPT_FROM, OPT_TO, OPT_FOLDED, OPT_ANNOTATE };
+	enum { OPT_FOLDED = 256, OPT_ANNOTATE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -51,10 +51,7 @@ int jt_cmd_flamegraph(int argc, char **argv)
 		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
 		{ "title", required_argument, NULL, 't' },
 		{ "width", required_argument, NULL, 'w' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
+		JT_FILTER_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -96,14 +93,10 @@ int jt_cmd_flamegraph(int argc, char **argv)
 			o.width = v;
 			break;
 		case 'p':
-			if (jt_filter__parse(&o.filter, "--pid", optarg))
-				return 2;
-			break;
-		case OPT_COMM:
-		case OPT_FROM:
-		case OPT_TO:
-			if (jt_filter__parse(&o.filter, c == OPT_COMM ? "--comm" :
-					     c == OPT_FROM ? "--from" : "--to", optarg))
+		case JT_FILTER_OPT_COMM:
+		case JT_FILTER_OPT_FROM:
+		case JT_FILTER_OPT_TO:
+			if (jt_filter__option(&o.filter, c, optarg))
 				return 2;
 			break;
 		case 'h':
@@ -122,10 +115,8 @@ int jt_cmd_flamegraph(int argc, char **argv)
 		jt_err("--annotate is for --folded output");
 		return 2;
 	}
-	if (o.filter.to >= 0 && o.filter.to <= o.filter.from) {
-		jt_err("--to %g is not after --from %g", o.filter.to, o.filter.from);
+	if (jt_filter__check(&o.filter))
 		return 2;
-	}
 	o.path = argv[optind];
 	if (!output && !o.folded)
 		output = "jitrace.svg";

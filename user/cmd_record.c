@@ -459,14 +459,9 @@ int jt_cmd_record(int argc, char **argv)
 
 	if (err)
 		return err > 0 ? 0 : 2;
-	if (r.o.no_agent)
-		r.o.agent_path = NULL;
-	else if (!r.o.agent_path)
-		r.o.agent_path = jt_agent__find(agent_buf, sizeof(agent_buf));
-	else if (access(r.o.agent_path, R_OK)) {
-		jt_err("--agent %s: %s", r.o.agent_path, strerror(errno));
+	if (jt_agent__resolve(r.o.agent_path, r.o.no_agent, agent_buf, sizeof(agent_buf),
+			      &r.o.agent_path))
 		return 2;
-	}
 	if (!r.o.agent_path && !r.o.no_agent) {
 		if (r.o.calls) {
 			jt_err("--calls needs libjitrace-agent.so: none beside jitrace or in "

@@ -21,7 +21,7 @@ static const char usage[] =
 "  -n, --top N        rows per table (default 20; 0: all)\n"
 "  -P, --procs N      process sections (default 10; 0: all)\n"
 "  -s, --sort KEY     order rows by 'self' (default) or 'total' samples\n"
-"  -p, --pid PID      only this process\n"
+"  -p, --pid PID[,PID...]  only these processes\n"
 "      --comm NAME    only processes whose command name (comm) is NAME\n"
 "      --from SECS    only what happened SECS or more after the recording began\n"
 "      --to SECS      only what happened before SECS after the recording began\n"
@@ -35,15 +35,11 @@ static const char usage[] =
 
 int jt_cmd_report(int argc, char **argv)
 {
-	enum { OPT_COMM = 256, OPT_FROM, OPT_TO };
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "procs", required_argument, NULL, 'P' },
 		{ "sort", required_argument, NULL, 's' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
+		JT_FILTER_LONGOPTS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -79,14 +75,10 @@ int jt_cmd_report(int argc, char **argv)
 			}
 			break;
 		case 'p':
-			if (jt_filter__parse(&o.filter, "--pid", optarg))
-				return 2;
-			break;
-		case OPT_COMM:
-		case OPT_FROM:
-		case OPT_TO:
-			if (jt_filter__parse(&o.filter, c == OPT_COMM ? "--comm" :
-					     c == OPT_FROM ? "--from" : "--to", optarg))
+		case JT_FILTER_OPT_COMM:
+		case JT_FILTER_OPT_FROM:
+		case JT_FILTER_OPT_TO:
+			if (jt_filter__option(&o.filter, c, optarg))
 				return 2;
 			break;
 		case 'j':
@@ -104,10 +96,8 @@ int jt_cmd_report(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	if (o.filter.to >= 0 && o.filter.to <= o.filter.from) {
-		jt_err("--to %g is not after --from %g", o.filter.to, o.filter.from);
+	if (jt_filter__check(&o.filter))
 		return 2;
-	}
 	o.path = argv[optind];
 	return jt_report(stdout, &o);
 }

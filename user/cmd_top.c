@@ -294,14 +294,9 @@ int jt_cmd_top(int argc, char **argv)
 
 	if (err)
 		return err > 0 ? 0 : 2;
-	if (o.no_agent)
-		o.agent_path = NULL;
-	else if (!o.agent_path)
-		o.agent_path = jt_agent__find(agent_buf, sizeof(agent_buf));
-	else if (access(o.agent_path, R_OK)) {
-		jt_err("--agent %s: %s", o.agent_path, strerror(errno));
+	if (jt_agent__resolve(o.agent_path, o.no_agent, agent_buf, sizeof(agent_buf),
+			      &o.agent_path))
 		return 2;
-	}
 	term = !o.batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	sfd = block_signals();
 	if (sfd < 0)

@@ -129,13 +129,9 @@ void jt_collector__free(struct jt_collector *c)
 
 static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
 {
-	struct proc *p = jt_hash__get(&c->procs, pid);
+	struct proc *p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p || jt_hash__put(&c->procs, pid, p)) {
-		free(p);
+	if (!p) {
 		jt_err("out of memory");
 		return NULL;
 	}

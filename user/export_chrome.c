@@ -72,14 +72,14 @@ static void metadata(struct chrome *c)
 	}
 }
 
-int jt_export_chrome(FILE *out, const char *path, const struct jt_export_opts *opts)
+int jt_export_chrome(FILE *out, const char *path, const struct jt_filter *filter)
 {
 	struct chrome c = { 0 };
 	const struct jt_rec_hdr *rec;
 	const char *base;
 	int err = 0, ret = 1;
 
-	if (jt_xsrc__open(&c.src, path, opts))
+	if (jt_xsrc__open(&c.src, path, filter))
 		return 1;
 	if (jt_xout__init(&c.o, out)) {
 		jt_err("%s: out of memory", path);

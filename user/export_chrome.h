@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "filter.h"
+
 #include "export_common.h"
 
 /*
@@ -14,6 +16,6 @@
  * fix-up is counted on stderr), ts in microseconds since recording began, and
  * process_name / thread_name metadata. Returns 0 or 1 (reported).
  */
-int jt_export_chrome(FILE *out, const char *path, const struct jt_export_opts *opts);
+int jt_export_chrome(FILE *out, const char *path, const struct jt_filter *filter);
 
 #endif

@@ -86,11 +86,14 @@ void jt_xintern__fini(struct jt_xintern *t)
 
 /* ---- reading ---- */
 
-int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_export_opts *opts)
+int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_filter *filter)
 {
 	memset(s, 0, sizeof(*s));
 	s->path = path;
-	s->opts = opts;
+	if (filter)
+		s->filter = *filter;
+	else
+		jt_filter__init(&s->filter);
 	s->r = jt_logr__open(path);
 	if (!s->r)
 		return -1;
@@ -102,71 +105,16 @@ int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_export_op
 	}
 	s->hdr = jt_logr__header(s->r);
 	s->last_ts = s->hdr->start_ns;
+	jt_filter__start(&s->filter, s->hdr->start_ns);
 	return 0;
 }
 
 void jt_xsrc__close(struct jt_xsrc *s)
 {
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-
-	while (jt_hash__next(&s->mod_file, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&s->mod_file);
-	jt_hash__fini(&s->sym_mod);
 	jt_lv__free(s->lv);
 	jt_logr__close(s->r);
 	s->lv = NULL;
 	s->r = NULL;
-}
-
-/* Remember which file a module is and which module a symbol is in, for frame files. */
-static int note_files(struct jt_xsrc *s, const struct jt_rec_hdr *rec)
-{
-	if (rec->type == JT_REC_MODULE) {
-		const struct jt_rec_module *m = (const void *)rec;
-		const char *slash = memrchr(m->path, '/', m->path_len);
-		const char *base = slash ? slash + 1 : m->path;
-		char *name = strndup(base, m->path + m->path_len - base);
-		char *old = jt_hash__get(&s->mod_file, m->id);
-
-		if (!name || jt_hash__put(&s->mod_file, m->id, name)) {
-			free(name);
-			return -ENOMEM;
-		}
-		free(old);
-	} else if (rec->type == JT_REC_SYMBOL) {
-		const struct jt_rec_symbol *y = (const void *)rec;
-
-		if (!y->module)
-			jt_hash__del(&s->sym_mod, y->id);
-		else if (jt_hash__put(&s->sym_mod, y->id, (void *)(uintptr_t)(y->module + 1)))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static bool wanted(const struct jt_xsrc *s, uint32_t pid)
-{
-	const struct jt_export_opts *o = s->opts;
-	const struct jt_lv_proc *p;
-	int i;
-
-	if (!o)
-		return true;
-	if (o->nr_pids) {
-		for (i = 0; i < o->nr_pids && o->pids[i] != pid; i++)
-			;
-		if (i == o->nr_pids)
-			return false;
-	}
-	if (o->comm) {
-		p = jt_lv__proc(s->lv, pid);
-		if (!p || strcmp(p->comm, o->comm))
-			return false;
-	}
-	return true;
 }
 
 const struct jt_rec_hdr *jt_xsrc__next(struct jt_xsrc *s, int *err)
@@ -191,14 +139,9 @@ const struct jt_rec_hdr *jt_xsrc__next(struct jt_xsrc *s, int *err)
 				*err = -ENOMEM;
 				return NULL;
 			}
-			if (note_files(s, rec)) {
-				jt_err("%s: out of memory", s->path);
-				*err = -ENOMEM;
-				return NULL;
-			}
 			continue;
 		}
-		if (wanted(s, pid))
+		if (jt_filter__keep(&s->filter, s->lv, rec->ts, pid))
 			return rec;
 		s->filtered++;
 	}
@@ -224,7 +167,6 @@ const char *jt_xsrc__frame(const struct jt_xsrc *s, const struct jt_frame *f, ch
 			   const char **file, enum jt_lv_kind *kind)
 {
 	const char *name = jt_lv__frame(s->lv, f, buf, JT_EXPORT_NAME_CAP, kind);
-	uint64_t mod = 0;
 	const char *base;
 
 	switch (*kind) {
@@ -235,11 +177,7 @@ const char *jt_xsrc__frame(const struct jt_xsrc *s, const struct jt_frame *f, ch
 		*file = "[kernel]";
 		break;
 	case JT_LV_NATIVE:
-		if (JT_FRAME_KIND(f->ref) == JT_FRAME_MODULE)
-			mod = JT_FRAME_ID(f->ref) + 1;
-		else
-			mod = (uintptr_t)jt_hash__get(&s->sym_mod, JT_FRAME_ID(f->ref));
-		base = mod ? jt_hash__get(&s->mod_file, mod - 1) : NULL;
+		base = jt_lv__frame_file(s->lv, f);
 		*file = base ? base : "[unknown]";
 		break;
 	default:

@@ -12,18 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "filter.h"
 #include "hash.h"
 #include "logview.h"
 #include "log.h"
 
-#define JT_EXPORT_MAX_PIDS 64
 #define JT_EXPORT_NAME_CAP 256	/* buffer for a frame name formatted from file+offset */
-
-struct jt_export_opts {
-	uint32_t pids[JT_EXPORT_MAX_PIDS];	/* only these processes (nr_pids 0: all) */
-	int nr_pids;
-	const char *comm;			/* only processes of this comm (NULL: all) */
-};
 
 /* ---- interning: byte strings to dense indexes 0, 1, 2, ... in order of first sight ---- */
 struct jt_xintern {
@@ -40,18 +34,16 @@ void jt_xintern__fini(struct jt_xintern *t);
 /* ---- reading a log for an export ---- */
 struct jt_xsrc {
 	const char *path;
-	const struct jt_export_opts *opts;
+	struct jt_filter filter;	/* what is kept; its times resolved at open */
 	struct jt_log_reader *r;
 	struct jt_lv *lv;
-	struct jt_hash mod_file;	/* module id -> base name (char *) */
-	struct jt_hash sym_mod;		/* symbol id -> module id + 1 (kernel symbols absent) */
 	const struct jt_log_header *hdr;
 	uint64_t last_ts;		/* of any record read so far */
 	uint64_t filtered;		/* samples and calls left out by the filter */
 };
 
 /* Open the log at path; errors are reported (naming it). Returns 0 or -1. */
-int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_export_opts *opts);
+int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_filter *filter);
 /*
  * The next sample, enter or leave record of a wanted process; every other record only
  * updates what the log defines. NULL at the end or on an error (then *err is set, reported).

@@ -283,14 +283,14 @@ static int gzip_to(FILE *out, const struct jt_pb *b, const char *what)
 	return ret;
 }
 
-int jt_export_pprof(FILE *out, const char *path, const struct jt_export_opts *opts)
+int jt_export_pprof(FILE *out, const char *path, const struct jt_filter *filter)
 {
 	struct pprof p = { 0 };
 	const struct jt_rec_hdr *rec;
 	struct jt_pb b = { 0 };
 	int err = 0, ret = 1;
 
-	if (jt_xsrc__open(&p.src, path, opts))
+	if (jt_xsrc__open(&p.src, path, filter))
 		return 1;
 	p.key = malloc(sizeof(*p.key) + UINT16_MAX * sizeof(p.key->locs[0]));
 	if (!p.key || fixed_strings(&p))

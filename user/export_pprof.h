@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "filter.h"
+
 #include "export_common.h"
 
 /*
@@ -14,6 +16,6 @@
  * thread merged, locations leaf first, labels pid, tid and comm. Returns 0 (a truncated log
  * is explained on stderr and exported), or 1 (reported).
  */
-int jt_export_pprof(FILE *out, const char *path, const struct jt_export_opts *opts);
+int jt_export_pprof(FILE *out, const char *path, const struct jt_filter *filter);
 
 #endif

@@ -273,7 +273,7 @@ static void write_json(struct sscope *s, struct jt_xout *o)
 	jt_xout__str(o, "]}\n");
 }
 
-int jt_export_speedscope(FILE *out, const char *path, const struct jt_export_opts *opts)
+int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *filter)
 {
 	struct sscope s = { 0 };
 	const struct jt_rec_hdr *rec;
@@ -281,7 +281,7 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_export_opt
 	int err = 0, ret = 1;
 	size_t i;
 
-	if (jt_xsrc__open(&s.src, path, opts))
+	if (jt_xsrc__open(&s.src, path, filter))
 		return 1;
 	if (s.src.hdr->sample_hz)
 		s.period = 1000000000ULL / s.src.hdr->sample_hz;

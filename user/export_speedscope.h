@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "filter.h"
+
 #include "export_common.h"
 
 /*
@@ -14,6 +16,6 @@
  * in ns) and, where the log has enter/leave, an "evented" profile of properly nested O/C
  * events (fix-ups told on stderr). Returns 0 or 1 (reported).
  */
-int jt_export_speedscope(FILE *out, const char *path, const struct jt_export_opts *opts);
+int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *filter);
 
 #endif

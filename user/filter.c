@@ -30,22 +30,35 @@ static int parse_secs(const char *what, const char *arg, double *out)
 	return 0;
 }
 
-int jt_filter__parse(struct jt_filter *f, const char *what, const char *arg)
+/* PID[,PID...], added to those already given. */
+static int parse_pids(struct jt_filter *f, const char *arg)
 {
+	const char *p = arg;
 	unsigned long v;
 	char *end;
 
-	if (!strcmp(what, "--pid")) {
+	do {
 		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (errno || end == arg || *end || arg[0] == '-' || v > UINT32_MAX) {
-			jt_err("--pid: '%s' is not a process id", arg);
+		v = strtoul(p, &end, 10);
+		if (errno || end == p || (*end && *end != ',') || *p == '-' || !v ||
+		    v > INT_MAX) {
+			jt_err("--pid: '%s' is not a process id, or a list of them", arg);
 			return -EINVAL;
 		}
-		f->has_pid = true;
-		f->pid = v;
-		return 0;
-	}
+		if (f->nr_pids == JT_FILTER_MAX_PIDS) {
+			jt_err("--pid: at most %d processes", JT_FILTER_MAX_PIDS);
+			return -EINVAL;
+		}
+		f->pids[f->nr_pids++] = v;
+		p = end + 1;
+	} while (*end);
+	return 0;
+}
+
+int jt_filter__parse(struct jt_filter *f, const char *what, const char *arg)
+{
+	if (!strcmp(what, "--pid"))
+		return parse_pids(f, arg);
 	if (!strcmp(what, "--comm")) {
 		if (!arg[0] || strlen(arg) > 15) {
 			jt_err("--comm: '%s' is not a command name (1 to 15 characters)", arg);
@@ -62,6 +75,31 @@ int jt_filter__parse(struct jt_filter *f, const char *what, const char *arg)
 	return -EINVAL;
 }
 
+int jt_filter__option(struct jt_filter *f, int c, const char *arg)
+{
+	switch (c) {
+	case 'p':
+		return jt_filter__parse(f, "--pid", arg);
+	case JT_FILTER_OPT_COMM:
+		return jt_filter__parse(f, "--comm", arg);
+	case JT_FILTER_OPT_FROM:
+		return jt_filter__parse(f, "--from", arg);
+	case JT_FILTER_OPT_TO:
+		return jt_filter__parse(f, "--to", arg);
+	default:
+		return 1;
+	}
+}
+
+int jt_filter__check(const struct jt_filter *f)
+{
+	if (f->to >= 0 && f->to <= f->from) {
+		jt_err("--to %g is not after --from %g", f->to, f->from);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 void jt_filter__start(struct jt_filter *f, uint64_t start_ns)
 {
 	f->from_ns = start_ns + (uint64_t)(f->from * 1e9);
@@ -72,11 +110,16 @@ bool jt_filter__keep(const struct jt_filter *f, const struct jt_lv *lv, uint64_t
 		     uint32_t pid)
 {
 	const struct jt_lv_proc *p;
+	int i;
 
 	if (ts < f->from_ns || ts >= f->to_ns)
 		return false;
-	if (f->has_pid && pid != f->pid)
-		return false;
+	if (f->nr_pids) {
+		for (i = 0; i < f->nr_pids && f->pids[i] != pid; i++)
+			;
+		if (i == f->nr_pids)
+			return false;
+	}
 	if (f->comm) {
 		p = jt_lv__proc(lv, pid);
 		if (!p || strcmp(p->comm, f->comm))
@@ -88,11 +131,12 @@ bool jt_filter__keep(const struct jt_filter *f, const struct jt_lv *lv, uint64_t
 bool jt_filter__describe(const struct jt_filter *f, char *buf, size_t cap)
 {
 	size_t n = 0;
+	int i;
 
 	buf[0] = '\0';
 #define ADD(...) (n += snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__))
-	if (f->has_pid)
-		ADD("%spid %u", n ? ", " : "", f->pid);
+	for (i = 0; i < f->nr_pids; i++)
+		ADD("%s%u", i ? "," : n ? ", pid " : "pid ", f->pids[i]);
 	if (f->comm)
 		ADD("%scomm %s", n ? ", " : "", f->comm);
 	if (f->from > 0 || f->to >= 0) {

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Which part of a log a view (report, flame graph) keeps: --pid, --comm, --from, --to. */
+/*
+ * Which part of a log a view (report, flame graph, exports) keeps: --pid, --comm, --from,
+ * --to, parsed the same way by every command.
+ */
 #ifndef JT_FILTER_H
 #define JT_FILTER_H
 
@@ -9,19 +12,35 @@
 
 #include "logview.h"
 
+#define JT_FILTER_MAX_PIDS 64
+
 struct jt_filter {
-	bool has_pid;
-	uint32_t pid;
+	uint32_t pids[JT_FILTER_MAX_PIDS];	/* only these processes (nr_pids 0: all) */
+	int nr_pids;
 	const char *comm;	/* the process's comm, exact; NULL: any */
 	double from, to;	/* seconds since the recording began; to < 0: to the end */
 	uint64_t from_ns, to_ns;	/* absolute, set by jt_filter__start */
 };
 
+/* getopt_long codes and entries of the filter's options, for a command's table */
+enum { JT_FILTER_OPT_COMM = 0x200, JT_FILTER_OPT_FROM, JT_FILTER_OPT_TO };
+#define JT_FILTER_LONGOPTS                                                   \
+	{ "pid", required_argument, NULL, 'p' },                             \
+	{ "comm", required_argument, NULL, JT_FILTER_OPT_COMM },             \
+	{ "from", required_argument, NULL, JT_FILTER_OPT_FROM },             \
+	{ "to", required_argument, NULL, JT_FILTER_OPT_TO }
+
 /* No filtering. */
 void jt_filter__init(struct jt_filter *f);
-/* Parse one option's value: what is "--pid", "--comm", "--from" or "--to". 0 or -EINVAL
- * (reported with the value). */
+/*
+ * Parse one option's value: what is "--pid" (PID[,PID...]), "--comm", "--from" or "--to".
+ * 0 or -EINVAL (reported with the value).
+ */
 int jt_filter__parse(struct jt_filter *f, const char *what, const char *arg);
+/* The same for getopt_long's c: 1 if c is not a filter option, else 0 or -EINVAL. */
+int jt_filter__option(struct jt_filter *f, int c, const char *arg);
+/* Once every option is in: --to must be after --from. 0 or -EINVAL (reported). */
+int jt_filter__check(const struct jt_filter *f);
 /* Resolve the time range against the log's start (the header's start_ns). */
 void jt_filter__start(struct jt_filter *f, uint64_t start_ns);
 /* Whether a sample or call of pid at ts is kept; lv says the process's comm at that time. */

@@ -104,3 +104,19 @@ bool jt_hash__next(const struct jt_hash *h, size_t *pos, uint64_t *key, void **v
 	}
 	return false;
 }
+
+void *jt_hash__get_new(struct jt_hash *h, uint64_t key, size_t size, bool *added)
+{
+	void *val = jt_hash__get(h, key);
+
+	if (added)
+		*added = !val;
+	if (val)
+		return val;
+	val = calloc(1, size);
+	if (val && jt_hash__put(h, key, val)) {
+		free(val);
+		val = NULL;
+	}
+	return val;
+}

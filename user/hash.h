@@ -23,6 +23,11 @@ void jt_hash__fini(struct jt_hash *h);
 void *jt_hash__get(const struct jt_hash *h, uint64_t key);
 /* Insert or replace; val must not be NULL. Returns 0 or -ENOMEM. */
 int jt_hash__put(struct jt_hash *h, uint64_t key, void *val);
+/*
+ * The value at key, or a new zeroed value of size bytes (calloc) put there; *added says
+ * which (may be NULL). NULL: out of memory.
+ */
+void *jt_hash__get_new(struct jt_hash *h, uint64_t key, size_t size, bool *added);
 /* Remove key; returns what it held, or NULL. */
 void *jt_hash__del(struct jt_hash *h, uint64_t key);
 /* Iterate: start with *pos = 0; returns false at the end. Do not modify while iterating. */

@@ -405,3 +405,23 @@ const char *jt_agent__find(char *buf, size_t len)
 	}
 	return NULL;
 }
+
+int jt_agent__resolve(const char *given, bool no_agent, char *buf, size_t len,
+		      const char **path)
+{
+	*path = NULL;
+	if (no_agent)
+		return 0;
+	if (!given) {
+		*path = jt_agent__find(buf, len);
+		return 0;
+	}
+	if (access(given, R_OK)) {
+		int err = -errno;
+
+		jt_err("--agent %s: %s", given, strerror(-err));
+		return err;
+	}
+	*path = given;
+	return 0;
+}

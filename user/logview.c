@@ -12,7 +12,7 @@
 
 struct lv_symbol {
 	char *name;
-	int kernel;
+	uint64_t module;	/* 0: the kernel */
 };
 
 struct lv_module {
@@ -118,7 +118,7 @@ static int add_symbol(struct jt_lv *lv, const struct jt_rec_symbol *r)
 
 	if (!s)
 		return -ENOMEM;
-	s->kernel = r->module == 0;
+	s->module = r->module;
 	s->name = strndup(r->name, r->name_len);
 	if (!s->name || put(&lv->symbols, r->id, s, free_symbol)) {
 		free(s->name);
@@ -153,19 +153,16 @@ static int add_module(struct jt_lv *lv, const struct jt_rec_module *r)
 /* The process pid, created empty if the log has not named it yet; NULL: no memory. */
 static struct jt_lv_proc *proc_get(struct jt_lv *lv, uint32_t pid)
 {
-	struct jt_lv_proc *p = jt_hash__get(&lv->procs, pid);
+	bool added;
+	struct jt_lv_proc *p = jt_hash__get_new(&lv->procs, pid, sizeof(*p), &added);
 
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->cmdline = strdup("");
-	if (!p->cmdline || jt_hash__put(&lv->procs, pid, p)) {
-		free(p->cmdline);
-		free(p);
-		return NULL;
+	if (p && added) {
+		p->pid = pid;
+		p->cmdline = strdup("");
+		if (!p->cmdline) {
+			free(jt_hash__del(&lv->procs, pid));
+			return NULL;
+		}
 	}
 	return p;
 }
@@ -241,7 +238,7 @@ const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char 
 		s = jt_hash__get(&lv->symbols, id);
 		if (!s)
 			break;
-		*kind = s->kernel ? JT_LV_KERNEL : JT_LV_NATIVE;
+		*kind = s->module ? JT_LV_NATIVE : JT_LV_KERNEL;
 		return s->name;
 	case JT_FRAME_MODULE:
 		mod = jt_hash__get(&lv->modules, id);
@@ -261,6 +258,27 @@ const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char 
 	*kind = JT_LV_UNKNOWN;
 	snprintf(buf, cap, "0x%" PRIx64, (uint64_t)f->off);
 	return buf;
+}
+
+const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f)
+{
+	const struct lv_symbol *s;
+	const struct lv_module *m;
+	uint64_t mod;
+
+	switch (JT_FRAME_KIND(f->ref)) {
+	case JT_FRAME_MODULE:
+		mod = JT_FRAME_ID(f->ref);
+		break;
+	case JT_FRAME_SYMBOL:
+		s = jt_hash__get(&lv->symbols, JT_FRAME_ID(f->ref));
+		mod = s ? s->module : 0;
+		break;
+	default:
+		return NULL;
+	}
+	m = mod ? jt_hash__get(&lv->modules, mod) : NULL;
+	return m ? m->base : NULL;
 }
 
 const struct jt_lv_method *jt_lv__method(const struct jt_lv *lv, uint64_t id)

@@ -56,6 +56,9 @@ int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec);
 const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char *buf,
 			 size_t cap, enum jt_lv_kind *kind);
 
+/* The base name of the file a native frame lies in (a module, or a symbol's module), or NULL. */
+const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f);
+
 /* The method with that id, the process with that pid, or NULL. */
 const struct jt_lv_method *jt_lv__method(const struct jt_lv *lv, uint64_t id);
 const struct jt_lv_proc *jt_lv__proc(const struct jt_lv *lv, uint32_t pid);

@@ -78,35 +78,19 @@ static const char nomem[] = "out of memory making the report";
 
 static struct section *section_get(struct rep *r, uint32_t pid)
 {
-	struct section *s = jt_hash__get(&r->procs, pid);
+	struct section *s = jt_hash__get_new(&r->procs, pid, sizeof(*s), NULL);
 
 	if (s)
-		return s;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->pid = pid;
-	if (jt_hash__put(&r->procs, pid, s)) {
-		free(s);
-		return NULL;
-	}
+		s->pid = pid;
 	return s;
 }
 
 static struct entry *entry_get(struct section *s, uint32_t name)
 {
-	struct entry *e = jt_hash__get(&s->entries, name);
+	struct entry *e = jt_hash__get_new(&s->entries, name, sizeof(*e), NULL);
 
 	if (e)
-		return e;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->name = name;
-	if (jt_hash__put(&s->entries, name, e)) {
-		free(e);
-		return NULL;
-	}
+		e->name = name;
 	return e;
 }
 
@@ -189,33 +173,17 @@ nomem:
 
 static struct thread *thread_get(struct rep *r, uint32_t pid, uint32_t tid)
 {
-	uint64_t key = (uint64_t)pid << 32 | tid;
-	struct thread *t = jt_hash__get(&r->threads, key);
-
-	if (t)
-		return t;
-	t = calloc(1, sizeof(*t));
-	if (t && jt_hash__put(&r->threads, key, t)) {
-		free(t);
-		t = NULL;
-	}
-	return t;
+	return jt_hash__get_new(&r->threads, (uint64_t)pid << 32 | tid, sizeof(struct thread),
+				NULL);
 }
 
 static struct mstat *mstat_get(struct rep *r, uint64_t id, uint32_t pid)
 {
-	struct mstat *m = jt_hash__get(&r->mstats, id);
+	bool added;
+	struct mstat *m = jt_hash__get_new(&r->mstats, id, sizeof(*m), &added);
 
-	if (m)
-		return m;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return NULL;
-	m->pid = pid;
-	if (jt_hash__put(&r->mstats, id, m)) {
-		free(m);
-		return NULL;
-	}
+	if (m && added)
+		m->pid = pid;
 	return m;
 }
 

@@ -34,11 +34,6 @@ struct fixture {
 	uint64_t enters;	/* the toy's enter records */
 };
 
-static bool name_is(const struct jt_rec_method *m, const char *name)
-{
-	return m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
-}
-
 static int record(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -65,7 +60,7 @@ static int record(void **state)
 			const struct jt_rec_method *m = it_leaf_method(&fx->log, (const void *)r);
 
 			fx->samples++;
-			fx->leaf_hot_a += name_is(m, "hot_a");
+			fx->leaf_hot_a += it_name_is(m, "hot_a");
 		}
 		if (r->type == JT_REC_ENTER &&
 		    ((const struct jt_rec_call *)r)->pid == (uint32_t)fx->toy.pid)

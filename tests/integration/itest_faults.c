@@ -55,26 +55,6 @@ static pid_t toy_pid(const char *out)
 	return toy.pid;
 }
 
-/* Leaf samples of pid named name (after ts), and those named anything in others. */
-static uint64_t count_leaf(const struct it_log *log, uint32_t pid, uint64_t after,
-			   const char *name)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < log->n; i++) {
-		const struct jt_rec_sample *s = (const void *)log->recs[i];
-		const struct jt_rec_method *m;
-
-		if (s->h.type != JT_REC_SAMPLE || s->pid != pid || s->h.ts < after)
-			continue;
-		m = it_leaf_method(log, s);
-		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len))
-			n++;
-	}
-	return n;
-}
-
 static bool has_exit(const struct it_log *log, uint32_t pid)
 {
 	size_t i;
@@ -192,8 +172,8 @@ static void test_traced_process_killed_mid_run(void **state)
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
 	assert_true(has_exit(&log, toy));
-	a = count_leaf(&log, toy, 0, "hot_a");
-	b = count_leaf(&log, toy, 0, "hot_b");
+	a = it_count_leaf(&log, toy, 0, "hot_a");
+	b = it_count_leaf(&log, toy, 0, "hot_b");
 	print_message("killed after 1.5 s: hot_a %llu, hot_b %llu samples\n",
 		      (unsigned long long)a, (unsigned long long)b);
 	assert_true(a > 300 && b > 100);
@@ -306,13 +286,13 @@ static void test_pid_reused_during_recording(void **state)
 		    ((const struct jt_rec_exec *)log.recs[i])->pid == (uint32_t)b)
 			exec_b = log.recs[i]->ts;
 	assert_true(exec_b > 0);
-	named_b = count_leaf(&log, b, exec_b, "hot_a") + count_leaf(&log, b, exec_b, "hot_b");
-	crossed = count_leaf(&log, b, exec_b, "old_fn") + count_leaf(&log, b, exec_b, "new_fn") +
-		  count_leaf(&log, b, exec_b, "toy_caller");
+	named_b = it_count_leaf(&log, b, exec_b, "hot_a") + it_count_leaf(&log, b, exec_b, "hot_b");
+	crossed = it_count_leaf(&log, b, exec_b, "old_fn") + it_count_leaf(&log, b, exec_b, "new_fn") +
+		  it_count_leaf(&log, b, exec_b, "toy_caller");
 	print_message("pid %d reused: %llu samples of the new program named, %llu with the "
 		      "old program's names\n", b, (unsigned long long)named_b,
 		      (unsigned long long)crossed);
-	assert_true(count_leaf(&log, a, 0, "old_fn") > 50);	/* the first program was seen */
+	assert_true(it_count_leaf(&log, a, 0, "old_fn") > 50);	/* the first program was seen */
 	assert_true(named_b > 500);
 	assert_int_equal(crossed, 0);
 	it_log_free(&log);
@@ -368,13 +348,13 @@ static void perf_map_changed_mid_run(enum map_change how, const char *what)
 	assert_int_equal(it_wait(rec), 0);
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
-	old_n = count_leaf(&log, toy, 0, "old_fn");
-	new_n = count_leaf(&log, toy, 0, "new_fn");
+	old_n = it_count_leaf(&log, toy, 0, "old_fn");
+	new_n = it_count_leaf(&log, toy, 0, "new_fn");
 	print_message("map %s: old_fn %llu, new_fn %llu samples, %llu bad lines counted\n",
 		      what, (unsigned long long)old_n, (unsigned long long)new_n,
 		      (unsigned long long)drops_of(&log, JT_DROP_PERFMAP_LINE));
 	assert_true(old_n > 300);	/* named before the change */
-	assert_int_equal(count_leaf(&log, toy, 0, "planted_fn"), 0);
+	assert_int_equal(it_count_leaf(&log, toy, 0, "planted_fn"), 0);
 	if (how == MAP_TRUNCATE)	/* the agent's next line lands in the emptied file */
 		assert_true(new_n > 300);
 	if (how == MAP_REWRITE)		/* garbage is counted, not fatal */

@@ -32,11 +32,6 @@ static char agent_opt[PATH_MAX + 64];
 static char agent_calls_opt[PATH_MAX + 64];
 static char *agent_hot_log;		/* recorded once, read by two tests */
 
-static bool name_is(const struct jt_rec_method *m, const char *name)
-{
-	return m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -51,7 +46,7 @@ static uint32_t pid_of(const struct it_log *log, const char *name, uint16_t *src
 	size_t i;
 
 	for (i = 1; i < log->nr_methods; i++) {
-		if (name_is(log->methods[i], name)) {
+		if (it_name_is(log->methods[i], name)) {
 			if (src)
 				*src = log->methods[i]->src;
 			return log->methods[i]->pid;
@@ -92,9 +87,9 @@ static void count_split(const struct it_log *log, uint32_t pid, uint64_t from, u
 			continue;
 		(*all)++;
 		m = it_leaf_method(log, s);
-		if (name_is(m, HOT_A))
+		if (it_name_is(m, HOT_A))
 			(*a)++;
-		else if (name_is(m, HOT_B))
+		else if (it_name_is(m, HOT_B))
 			(*b)++;
 	}
 }
@@ -269,7 +264,7 @@ static void test_whole_java_stacks_to_named_native_frames(void **state)
 		unsigned int k;
 
 		if (s->h.type != JT_REC_SAMPLE || s->pid != pid ||
-		    !name_is(it_leaf_method(&log, s), HOT_A))
+		    !it_name_is(it_leaf_method(&log, s), HOT_A))
 			continue;
 		leaf_a++;
 		if (whole_stack(&log, s)) {
@@ -403,7 +398,7 @@ static void test_late_attach_names_code_compiled_before(void **state)
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
 	for (i = 1; i < log.nr_methods; i++)
-		if (name_is(log.methods[i], HOT_A) && log.methods[i]->pid == (uint32_t)jpid)
+		if (it_name_is(log.methods[i], HOT_A) && log.methods[i]->pid == (uint32_t)jpid)
 			hot_a = log.methods[i];
 	assert_non_null(hot_a);
 	assert_int_equal(hot_a->src, JT_SRC_AGENT);

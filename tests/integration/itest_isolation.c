@@ -34,23 +34,6 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-static uint64_t leaf_named(const struct it_log *log, uint32_t pid, const char *name)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < log->n; i++) {
-		const struct jt_rec_sample *s = (const void *)log->recs[i];
-		const struct jt_rec_method *m;
-
-		if (s->h.type != JT_REC_SAMPLE || s->pid != pid)
-			continue;
-		m = it_leaf_method(log, s);
-		n += m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
-	}
-	return n;
-}
-
 /* The pid whose proc record has comm, or 0. */
 static uint32_t pid_of_comm(const struct it_log *log, const char *comm)
 {
@@ -93,8 +76,8 @@ static void test_container_gets_its_names(void **state)
 	print_message("toy JIT: pid %d inside, %u on the host\n", toy.pid, host_pid);
 	assert_true(host_pid != 0);
 	assert_int_not_equal((uint32_t)toy.pid, host_pid);	/* really in its own namespace */
-	a = leaf_named(&log, host_pid, "hot_a");
-	b = leaf_named(&log, host_pid, "hot_b");
+	a = it_count_leaf(&log, host_pid, 0, "hot_a");
+	b = it_count_leaf(&log, host_pid, 0, "hot_b");
 	print_message("named from the container's own /tmp/perf-%d.map: hot_a %llu, hot_b %llu\n",
 		      toy.pid, (unsigned long long)a, (unsigned long long)b);
 	assert_true(a > 500 && b > 150);

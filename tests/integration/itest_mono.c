@@ -24,11 +24,6 @@
 
 static char *hot_exe;	/* Hot.cs compiled into it_dir() once */
 
-static bool name_is(const struct jt_rec_method *m, const char *name)
-{
-	return m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
-}
-
 static bool name_starts(const struct jt_rec_method *m, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -73,7 +68,7 @@ static void assert_split(const struct it_log *log, uint32_t pid, uint16_t src)
 		m = it_leaf_method(log, s);
 		if (m)
 			assert_int_equal(m->pid, pid);	/* names never cross processes */
-		if (name_is(m, "Hot:Big (int)") || name_is(m, "Hot:Small (int)")) {
+		if (it_name_is(m, "Hot:Big (int)") || it_name_is(m, "Hot:Small (int)")) {
 			if (m->src != src && !(src == JT_SRC_AGENT && m->src == JT_SRC_PERFMAP))
 				fail_msg("%.*s named by source %u", m->name_len, m->name, m->src);
 			if (m->name[4] == 'B')
@@ -282,7 +277,7 @@ static void test_dynamic_methods_unload(void **state)
 		for (k = 0; k < IT_DYNAMIC; k++) {
 			snprintf(name, sizeof(name), "(wrapper dynamic-method) object:Dyn%d (int)",
 				 k);
-			if (!name_is(m, name))
+			if (!it_name_is(m, name))
 				continue;
 			if (c->h.type == JT_REC_ENTER) {
 				assert_false(unloaded[k]);	/* no call after its unload */

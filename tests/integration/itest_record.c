@@ -15,11 +15,6 @@
 #include "jt_events.h"
 #include "lib.h"
 
-static bool name_is(const struct jt_rec_method *m, const char *name)
-{
-	return m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
-}
-
 /* Leaf samples of pid in hot_a and hot_b. */
 static void count_split(const struct it_log *log, uint32_t pid, uint64_t *a, uint64_t *b)
 {
@@ -35,9 +30,9 @@ static void count_split(const struct it_log *log, uint32_t pid, uint64_t *a, uin
 		m = it_leaf_method(log, s);
 		if (m)
 			assert_int_equal(m->pid, pid);	/* names never cross processes */
-		if (name_is(m, "hot_a"))
+		if (it_name_is(m, "hot_a"))
 			(*a)++;
-		else if (name_is(m, "hot_b"))
+		else if (it_name_is(m, "hot_b"))
 			(*b)++;
 	}
 }
@@ -161,16 +156,16 @@ static void test_recompiled_address_names_the_live_code(void **state)
 		if (s->h.type != JT_REC_SAMPLE || s->pid != (uint32_t)toy.pid)
 			continue;
 		m = it_leaf_method(&log, s);
-		if (!name_is(m, "old_fn") && !name_is(m, "new_fn"))
+		if (!it_name_is(m, "old_fn") && !it_name_is(m, "new_fn"))
 			continue;
 		/* the toy JIT's clock is the BPF clock: CLOCK_MONOTONIC */
 		if (s->h.ts < toy.switch_begin) {
-			if (name_is(m, "old_fn"))
+			if (it_name_is(m, "old_fn"))
 				old_before++;
 			else
 				wrong++;
 		} else if (s->h.ts > toy.switch_end) {
-			if (name_is(m, "new_fn"))
+			if (it_name_is(m, "new_fn"))
 				new_after++;
 			else
 				wrong++;

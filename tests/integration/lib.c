@@ -120,6 +120,25 @@ int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf,
 	return -1;
 }
 
+bool it_name_is(const struct jt_rec_method *m, const char *name)
+{
+	return m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
+}
+
+uint64_t it_count_leaf(const struct it_log *log, uint32_t pid, uint64_t after, const char *name)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_sample *s = (const void *)log->recs[i];
+
+		if (s->h.type == JT_REC_SAMPLE && s->pid == pid && s->h.ts >= after)
+			n += it_name_is(it_leaf_method(log, s), name);
+	}
+	return n;
+}
+
 const struct jt_rec_method *it_leaf_method(const struct it_log *log,
 					   const struct jt_rec_sample *s)
 {

@@ -30,6 +30,10 @@ const struct jt_rec_symbol *it_symbol(const struct it_log *log, uint64_t id);
 bool it_frame_is_kernel(const struct it_log *log, const struct jt_frame *f);
 /* A method's or symbol's name into buf; else the address, and -1. */
 int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf, size_t len);
+/* Whether m (which may be NULL) is called exactly name. */
+bool it_name_is(const struct jt_rec_method *m, const char *name);
+/* Samples of pid at or after ts whose leaf method is called name. */
+uint64_t it_count_leaf(const struct it_log *log, uint32_t pid, uint64_t after, const char *name);
 /* The method a sample's leaf user frame is in, or NULL. */
 const struct jt_rec_method *it_leaf_method(const struct it_log *log,
 					   const struct jt_rec_sample *s);

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "dump.h"
 #include "jt_events.h"
 #include "log.h"
@@ -30,13 +32,9 @@ struct tmp {
 
 static int tmp_setup(void **state)
 {
-	const char *base = getenv("TMPDIR");
 	struct tmp *t = calloc(1, sizeof(*t));
 
-	if (!t)
-		return -1;
-	snprintf(t->dir, sizeof(t->dir), "%s/jt_test_dump.XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(t->dir)) {
+	if (!t || scratch_make(t->dir, sizeof(t->dir), "dump")) {
 		free(t);
 		return -1;
 	}
@@ -49,34 +47,10 @@ static int tmp_setup(void **state)
 static int tmp_teardown(void **state)
 {
 	struct tmp *t = *state;
-	struct dirent *de;
-	DIR *d = opendir(t->dir);
 
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(t->dir);
+	scratch_remove(t->dir);
 	free(t);
 	return 0;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	char *buf;
-	int fd = open(path, O_RDONLY);
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc(st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
-	buf[st.st_size] = '\0';
-	close(fd);
-	*len = st.st_size;
-	return buf;
 }
 
 /* ---- building records ---- */

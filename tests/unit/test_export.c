@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "export_chrome.h"
 #include "export_common.h"
 #include "export_pprof.h"
@@ -41,13 +43,9 @@ struct tmp {
 
 static int tmp_setup(void **state)
 {
-	const char *base = getenv("TMPDIR");
 	struct tmp *t = calloc(1, sizeof(*t));
 
-	if (!t)
-		return -1;
-	snprintf(t->dir, sizeof(t->dir), "%s/jt_test_export.XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(t->dir)) {
+	if (!t || scratch_make(t->dir, sizeof(t->dir), "export")) {
 		free(t);
 		return -1;
 	}
@@ -60,35 +58,10 @@ static int tmp_setup(void **state)
 static int tmp_teardown(void **state)
 {
 	struct tmp *t = *state;
-	struct dirent *de;
-	DIR *d = opendir(t->dir);
 
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(t->dir);
+	scratch_remove(t->dir);
 	free(t);
 	return 0;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	char *buf;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc(st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
-	buf[st.st_size] = '\0';
-	close(fd);
-	*len = st.st_size;
-	return buf;
 }
 
 /* Compare text with a golden file, or rewrite it under JT_UPDATE_GOLDEN. */
@@ -285,10 +258,10 @@ static void write_log(const char *path)
 	assert_int_equal(jt_logw__close(w), 0);	/* the end record comes at the last time */
 }
 
-typedef int (*export_fn)(FILE *out, const char *path, const struct jt_export_opts *opts);
+typedef int (*export_fn)(FILE *out, const char *path, const struct jt_filter *filter);
 
 /* Run an export into t->out; returns the export's result and the file's bytes. */
-static char *run_export(struct tmp *t, export_fn fn, const struct jt_export_opts *opts,
+static char *run_export(struct tmp *t, export_fn fn, const struct jt_filter *opts,
 			int *ret, size_t *len)
 {
 	FILE *f = fopen(t->out, "w");
@@ -424,7 +397,7 @@ static unsigned char *gunzip(const char *gz, size_t len, size_t *out_len)
 	return raw;
 }
 
-static char *pprof_text(struct tmp *t, const struct jt_export_opts *opts, size_t *len)
+static char *pprof_text(struct tmp *t, const struct jt_filter *opts, size_t *len)
 {
 	size_t gzlen, rawlen;
 	char *gz, *text;
@@ -465,11 +438,13 @@ static void test_pprof_golden(void **state)
 
 static void test_pprof_filter_by_pid(void **state)
 {
-	struct jt_export_opts o = { .pids = { 200 }, .nr_pids = 1 };
+	struct jt_filter o;
 	struct tmp *t = *state;
 	size_t len;
 	char *text;
 
+	jt_filter__init(&o);
+	assert_int_equal(jt_filter__parse(&o, "--pid", "200"), 0);
 	write_log(t->log);
 	text = pprof_text(t, &o, &len);
 	assert_non_null(strstr(text, "\"Hot.spin(int)\""));
@@ -496,12 +471,14 @@ static void test_speedscope_golden(void **state)
 
 static void test_speedscope_filter_by_comm(void **state)
 {
-	struct jt_export_opts o = { .comm = "alpha" };
+	struct jt_filter o;
 	struct tmp *t = *state;
 	size_t len;
 	char *json;
 	int ret;
 
+	jt_filter__init(&o);
+	assert_int_equal(jt_filter__parse(&o, "--comm", "alpha"), 0);
 	write_log(t->log);
 	json = run_export(t, jt_export_speedscope, &o, &ret, &len);
 	assert_int_equal(ret, 0);

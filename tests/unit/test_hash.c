@@ -220,9 +220,31 @@ static void iteration_visits_each_key_once(void **state)
 	jt_hash__fini(&h);
 }
 
+static void get_new_creates_zeroed_once(void **state)
+{
+	struct jt_hash h = { 0 };
+	uint64_t *a, *b;
+	bool added;
+
+	(void)state;
+	a = jt_hash__get_new(&h, 7, 4 * sizeof(*a), &added);
+	assert_non_null(a);
+	assert_true(added);
+	assert_int_equal(a[0] | a[1] | a[2] | a[3], 0);
+	a[2] = 99;
+	b = jt_hash__get_new(&h, 7, 4 * sizeof(*b), &added);
+	assert_ptr_equal(a, b);
+	assert_false(added);
+	assert_int_equal(b[2], 99);
+	assert_int_equal(h.count, 1);
+	free(jt_hash__del(&h, 7));
+	jt_hash__fini(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(get_new_creates_zeroed_once),
 		cmocka_unit_test(zeroed_hash_is_empty),
 		cmocka_unit_test(put_get_replace_del),
 		cmocka_unit_test(growing_keeps_every_key),

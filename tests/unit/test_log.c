@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "jt_events.h"
 #include "log.h"
 #include "util.h"
@@ -33,13 +35,9 @@ struct tmp {
 
 static int tmp_setup(void **state)
 {
-	const char *base = getenv("TMPDIR");
 	struct tmp *t = calloc(1, sizeof(*t));
 
-	if (!t)
-		return -1;
-	snprintf(t->dir, sizeof(t->dir), "%s/jt_test_log.XXXXXX", base ? base : "/tmp");
-	if (!mkdtemp(t->dir)) {
+	if (!t || scratch_make(t->dir, sizeof(t->dir), "log")) {
 		free(t);
 		return -1;
 	}
@@ -50,15 +48,8 @@ static int tmp_setup(void **state)
 static int tmp_teardown(void **state)
 {
 	struct tmp *t = *state;
-	struct dirent *de;
-	DIR *d = opendir(t->dir);
 
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(t->dir);
+	scratch_remove(t->dir);
 	free(t);
 	return 0;
 }
@@ -67,23 +58,6 @@ static const char *tpath(struct tmp *t, const char *name)
 {
 	snprintf(t->path, sizeof(t->path), "%s/%s", t->dir, name);
 	return t->path;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	char *buf;
-	int fd = open(path, O_RDONLY);
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc(st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
-	buf[st.st_size] = '\0';
-	close(fd);
-	*len = st.st_size;
-	return buf;
 }
 
 static void spit(const char *path, const void *buf, size_t len)
