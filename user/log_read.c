@@ -28,7 +28,9 @@ struct jt_log_reader {
 	bool zinit;
 	struct jt_log_header hdr;
 	unsigned char *zbuf;		/* compressed data read from the file */
-	unsigned char *raw;		/* JT_LOG_BLOCK_MAX bytes: the current block, inflated */
+	size_t zbuf_cap;
+	unsigned char *raw;		/* the current block, inflated */
+	size_t raw_cap;			/* grown to the largest block seen, up to the limit */
 	size_t raw_len;
 	size_t pos;			/* next record in raw */
 	z_stream zs;
@@ -168,6 +170,24 @@ static const char *inflate_problem(const z_stream *zs, int ret)
 	return zError(ret);
 }
 
+/* Make *buf hold at least need bytes; false if there is no memory. */
+static bool grow(unsigned char **buf, size_t *cap, size_t need)
+{
+	size_t c = *cap ? *cap : 4096;
+	unsigned char *p;
+
+	if (need <= *cap)
+		return true;
+	while (c < need)
+		c *= 2;
+	p = realloc(*buf, c);
+	if (!p)
+		return false;
+	*buf = p;
+	*cap = c;
+	return true;
+}
+
 /* Inflate and check the next block into raw; false (state set) when there is none. */
 static bool next_block(struct jt_log_reader *r)
 {
@@ -202,6 +222,13 @@ static bool next_block(struct jt_log_reader *r)
 		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": sizes %u (raw), %u "
 		     "(compressed) above the limits %u, %lu", r->block_off, b.rawsize, b.zsize,
 		     JT_LOG_BLOCK_MAX, zmax);
+		return false;
+	}
+	/* buffers as large as the blocks: small logs (and fuzzing) stay cheap */
+	if (!grow(&r->raw, &r->raw_cap, b.rawsize ? b.rawsize : 1) ||
+	    (r->path && !grow(&r->zbuf, &r->zbuf_cap, b.zsize ? b.zsize : 1))) {
+		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": out of memory for its "
+		     "%u bytes", r->block_off, b.rawsize);
 		return false;
 	}
 	p = take(r, r->zbuf, b.zsize, &got);
@@ -299,13 +326,9 @@ static struct jt_log_reader *reader_new(const char *path)
 	if (!r)
 		goto nomem;
 	r->fd = -1;
-	r->raw = malloc(JT_LOG_BLOCK_MAX);
-	if (!r->raw)
-		goto nomem;
 	if (path) {
 		r->path = strdup(path);
-		r->zbuf = malloc(compressBound(JT_LOG_BLOCK_MAX));
-		if (!r->path || !r->zbuf)
+		if (!r->path)
 			goto nomem;
 	}
 	if (inflateInit2(&r->zs, -15) != Z_OK)	/* raw deflate, see log_write.c */
