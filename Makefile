@@ -158,8 +158,9 @@ $(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/libjt.a $(AGENT) | $(OUT)/bench
 	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c %.a,$^) -L$(OUT) -ljitrace-agent \
 		-Wl,-rpath,'$$ORIGIN/..' $(LDLIBS) -lpthread -o $@
 
-bench: all $(BENCHES)
+bench:
 	@scripts/deps.sh bench
+	$(MAKE) all $(BENCHES)
 	@bench/run.sh $(OUT)
 
 # ---- demo ----

@@ -4,6 +4,7 @@
 #define JT_BENCH_H
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Keep the calling thread on one CPU, so rounds do not differ by where threads land. */
@@ -27,6 +28,35 @@ static inline int bench_cmp_double(const void *a, const void *b)
 static inline void bench_sort(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), bench_cmp_double);
+}
+
+/*
+ * Output. Each benchmark prints its own Markdown section on stdout (progress goes to
+ * stderr); bench/run.sh puts the sections together into bench/RESULTS.md. A line that
+ * begins "MISSED: " names a missed target, with the gap and what holds it back; run.sh
+ * lifts those lines into the list at the top of RESULTS.md.
+ */
+static inline void bench_table_head(void)
+{
+	printf("| figure | target | median | min | max | |\n");
+	printf("| --- | --- | --- | --- | --- | --- |\n");
+}
+
+/*
+ * One row: v[] (n values, sorted here) printed with fmt ("%.2f", say) and unit; target
+ * and verdict are free text ("<= 1.30x", "met"), "" for none.
+ */
+static inline void bench_row(const char *what, const char *target, const char *fmt,
+			     const char *unit, double *v, int n, const char *verdict)
+{
+	char med[32], lo[32], hi[32];
+
+	bench_sort(v, n);
+	snprintf(med, sizeof(med), fmt, v[n / 2]);
+	snprintf(lo, sizeof(lo), fmt, v[0]);
+	snprintf(hi, sizeof(hi), fmt, v[n - 1]);
+	printf("| %s | %s | **%s%s** | %s | %s | %s |\n", what, target, med, unit, lo, hi,
+	       verdict);
 }
 
 #endif

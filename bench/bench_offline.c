@@ -230,13 +230,6 @@ static double time_perf(const char *data)
 	return secs_now() - t;
 }
 
-static void print(const char *what, double *v, double per)
-{
-	bench_sort(v, ROUNDS);
-	printf("  %-37s median %7.3f s  (min %.3f, max %.3f)  %6.0f ns/sample\n", what,
-	       v[ROUNDS / 2], v[0], v[ROUNDS - 1], v[ROUNDS / 2] / per * 1e9);
-}
-
 /* Samples in a jitrace log. */
 static long log_samples(const char *path)
 {
@@ -297,10 +290,7 @@ int main(int argc, char **argv)
 	snprintf(data, sizeof(data), "%s/perf.data", dir);
 	if (getenv("JT_BENCH_LOG"))	/* keep the log there, to profile a view by hand */
 		snprintf(deep, sizeof(deep), "%s", getenv("JT_BENCH_LOG"));
-	printf("offline views: the toy JIT recorded at %s Hz by jitrace and by perf; and a "
-	       "generated log of %d samples, 20 to 40 frames, %d processes, %d JIT methods\n",
-	       REC_HZ, SAMPLES, PIDS, PIDS * METHODS_PER_PID);
-	fflush(stdout);		/* before the forks */
+	fprintf(stderr, "bench_offline: recording the workload with jitrace and with perf\n");
 	if (write_log(deep) || record_workload(toyjit, log, data, &have_perf))
 		return 1;
 	njit = log_samples(log);
@@ -318,21 +308,49 @@ int main(int argc, char **argv)
 		drep[r] = time_report(deep, null);
 		dfold[r] = time_folded(deep, null);
 	}
-	printf("  the toy JIT: jitrace's log holds %ld samples, perf.data %ld\n", njit, nperf);
-	print("jitrace report", rep, njit);
-	print("jitrace flamegraph --folded", fold, njit);
-	if (have_perf) {
-		double per_perf;
+	printf("## Offline: samples into a report and folded stacks, against perf script\n\n");
+	printf("One workload, two toy-JIT processes (`toyjit split --ms %s`, twice, at once), "
+	       "is recorded twice: by `jitrace record -g -F %s` and by `perf record -g -F %s`. "
+	       "jitrace's log holds %ld samples, perf.data %ld. Then, %d interleaved rounds: "
+	       "`jitrace report`, `jitrace flamegraph --folded` and `perf script`, each to "
+	       "/dev/null, wall-clock seconds. A second figure times the same two views on a "
+	       "generated log of %d samples with 20 to 40 frames each, %d processes and %d JIT "
+	       "methods.\n\n", REC_MS, REC_HZ, REC_HZ, njit, nperf, ROUNDS, SAMPLES, PIDS,
+	       PIDS * METHODS_PER_PID);
+	bench_table_head();
+	{
+		char what[96];
+		double ra[ROUNDS], rb[ROUNDS];
 
-		print("perf script", perf, nperf);
-		per_perf = perf[ROUNDS / 2] / nperf;
-		printf("  per sample, perf script takes %.1fx as long as jitrace report and %.1fx "
-		       "as long as --folded (target: above 1)\n",
-		       per_perf / (rep[ROUNDS / 2] / njit), per_perf / (fold[ROUNDS / 2] / njit));
+		/* per-round ratios, per sample, so the spread of the ratio is real */
+		for (r = 0; r < ROUNDS && have_perf; r++) {
+			ra[r] = (perf[r] / nperf) / (rep[r] / njit);
+			rb[r] = (perf[r] / nperf) / (fold[r] / njit);
+		}
+		snprintf(what, sizeof(what), "`jitrace report`, %ld samples", njit);
+		bench_row(what, "", "%.3f", " s", rep, ROUNDS, "");
+		snprintf(what, sizeof(what), "`jitrace flamegraph --folded`, %ld samples", njit);
+		bench_row(what, "", "%.3f", " s", fold, ROUNDS, "");
+		if (have_perf) {
+			snprintf(what, sizeof(what), "`perf script`, %ld samples", nperf);
+			bench_row(what, "", "%.3f", " s", perf, ROUNDS, "");
+			bench_row("perf script / report, per sample", "> 1x", "%.1f", "x", ra, ROUNDS,
+				  ra[ROUNDS / 2] > 1 ? "met" : "MISSED");
+			bench_row("perf script / folded, per sample", "> 1x", "%.1f", "x", rb, ROUNDS,
+				  rb[ROUNDS / 2] > 1 ? "met" : "MISSED");
+		}
+		snprintf(what, sizeof(what), "`jitrace report`, generated, %d samples", SAMPLES);
+		bench_row(what, "", "%.2f", " s", drep, ROUNDS, "");
+		snprintf(what, sizeof(what), "`--folded`, generated, %d samples", SAMPLES);
+		bench_row(what, "", "%.2f", " s", dfold, ROUNDS, "");
+		printf("\n");
+		if (!have_perf)
+			printf("MISSED: perf was not found or its recording failed, so the offline "
+			       "views have no perf script figure to stand beside.\n");
+		else if (ra[ROUNDS / 2] <= 1 || rb[ROUNDS / 2] <= 1)
+			printf("MISSED: perf script is faster per sample than jitrace's views "
+			       "(%.1fx report, %.1fx folded).\n", ra[ROUNDS / 2], rb[ROUNDS / 2]);
 	}
-	printf("  generated deep log, %d samples:\n", SAMPLES);
-	print("jitrace report", drep, SAMPLES);
-	print("jitrace flamegraph --folded", dfold, SAMPLES);
 	fclose(null);
 	if (!getenv("JT_BENCH_LOG"))
 		unlink(deep);
