@@ -10,9 +10,11 @@ ifneq ($(wildcard /usr/include/mono-2.0/mono/metadata/profiler.h),)
 EXTRA_ALL += $(MONO_PROFILER)
 endif
 
-$(OUT)/agent/mono/profiler.o: agent/mono/profiler.c include/jitrace/agent.h | $(OUT)/agent
+# -fno-plt: enter and leave reach the agent's stubs through the GOT, one jump fewer a call.
+$(OUT)/agent/mono/profiler.o: agent/mono/profiler.c include/jitrace/agent.h agent/mono/build.mk \
+		| $(OUT)/agent
 	mkdir -p $(@D)
-	$(CC) $(AGENT_CFLAGS) $(MONO_CFLAGS) -c $< -o $@
+	$(CC) $(AGENT_CFLAGS) $(MONO_CFLAGS) -fno-plt -c $< -o $@
 
 $(MONO_PROFILER): $(OUT)/agent/mono/profiler.o $(AGENT)
 	$(CC) -shared -pthread -Wl,-soname,libmono-profiler-jitrace.so $< -L$(OUT) \

@@ -287,9 +287,16 @@ static MonoProfilerCallInstrumentationFlags on_call_filter(MonoProfiler *prof,
  * the filter again at that moment, also for frames whose code has no enter instrumentation
  * (Mono 6.8 instruments little of mscorlib, whatever the filter says). A leave is recorded
  * only for the innermost open enter of its method, so that what jitrace sees nests.
+ * Each frame keeps its MonoMethod too: an ordinary leave is of the innermost frame, found
+ * without looking the method up again.
  */
+struct jt_mono_frame {
+	uintptr_t method;
+	uint64_t id;
+};
+
 struct jt_mono_stack {
-	uint64_t *ids;
+	struct jt_mono_frame *frames;
 	size_t depth, cap;
 };
 
@@ -302,18 +309,15 @@ static void stack_free(void *stack)
 {
 	struct jt_mono_stack *st = stack;
 
-	free(st->ids);
+	free(st->frames);
 	free(st);
 }
 
 /* This thread's stack, made on its first call; NULL if memory ran out. */
-static struct jt_mono_stack *stack_get(struct _MonoProfiler *prof)
+static struct jt_mono_stack *stack_new(struct _MonoProfiler *prof)
 {
-	struct jt_mono_stack *st = jt_mono_stack;
+	struct jt_mono_stack *st = calloc(1, sizeof(*st));
 
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
 	/* the key's destructor frees it when the thread ends */
@@ -325,55 +329,76 @@ static struct jt_mono_stack *stack_get(struct _MonoProfiler *prof)
 	return st;
 }
 
-static bool stack_push(struct jt_mono_stack *st, uint64_t id)
+/* Room for one more frame; false if memory ran out or the stack is too deep to record. */
+static __attribute__((noinline)) bool stack_grow(struct jt_mono_stack *st)
 {
-	if (st->depth == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 256;
-		uint64_t *ids;
+	size_t cap = st->cap ? 2 * st->cap : 256;
+	struct jt_mono_frame *frames;
 
-		if (cap > JT_MONO_STACK_MAX || !(ids = realloc(st->ids, cap * sizeof(*ids))))
-			return false;
-		st->ids = ids;
-		st->cap = cap;
-	}
-	st->ids[st->depth++] = id;
+	if (cap > JT_MONO_STACK_MAX || !(frames = realloc(st->frames, cap * sizeof(*frames))))
+		return false;
+	st->frames = frames;
+	st->cap = cap;
 	return true;
 }
 
 /*
  * Mono compiles a method (jit_done) before it can run, so a call of an unknown method should
  * not happen; if it does, it is not recorded rather than recorded as a wrong method.
+ * This and on_leave run on every instrumented call: one table lookup, one push, one stub.
  */
 static void on_enter_id(struct _MonoProfiler *prof, MonoMethod *method)
 {
 	uint64_t id = method_id(prof, method);
-	struct jt_mono_stack *st;
+	struct jt_mono_stack *st = jt_mono_stack;
 
-	if (!id || !(st = stack_get(prof)) || !stack_push(st, id)) {
+	if (__builtin_expect(!st, 0) && id)	/* a thread's first call */
+		st = stack_new(prof);
+	if (!id || !st || (st->depth == st->cap && !stack_grow(st))) {
 		atomic_fetch_add_explicit(&prof->misses, 1, memory_order_relaxed);
 		return;
 	}
+	st->frames[st->depth].method = (uintptr_t)method;
+	st->frames[st->depth++].id = id;
 	jitrace_method_enter(id);
 }
 
-static void on_leave_id(struct _MonoProfiler *prof, MonoMethod *method)
+/* A leave that is not of the innermost frame: an exception, or a method never entered. */
+static __attribute__((noinline)) void leave_search(struct _MonoProfiler *prof,
+						   struct jt_mono_stack *st, MonoMethod *method)
 {
-	struct jt_mono_stack *st = jt_mono_stack;
 	uint64_t id = method_id(prof, method);
 	size_t i;
 
-	if (!id || !st)
+	if (!id)
 		return;
 	for (i = st->depth; i > 0; i--)
-		if (st->ids[i - 1] == id)
+		if (st->frames[i - 1].id == id)
 			break;
 	if (!i)		/* never entered as far as we know: nothing to close */
 		return;
 	/* frames above it were left without a word from Mono: they cannot outlive it */
 	while (st->depth > i)
-		jitrace_method_leave(st->ids[--st->depth]);
+		jitrace_method_leave(st->frames[--st->depth].id);
 	st->depth--;
 	jitrace_method_leave(id);
+}
+
+static void on_leave_id(struct _MonoProfiler *prof, MonoMethod *method)
+{
+	struct jt_mono_stack *st = jt_mono_stack;
+	struct jt_mono_frame *top;
+
+	if (!st || !st->depth)
+		return;
+	top = &st->frames[st->depth - 1];
+	/* its id is the one method_id gives now: a method being left cannot have been freed */
+	if (__builtin_expect(top->method == (uintptr_t)method, 1)) {
+		st->depth--;
+		jitrace_method_leave(top->id);
+		return;
+	}
+	leave_search(prof, st, method);
 }
 
 static void on_enter(MonoProfiler *prof, MonoMethod *method, MonoProfilerCallContext *ctx)
