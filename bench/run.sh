@@ -19,6 +19,7 @@ benches=(
 	"mono|$out/bench/bench_mono $out/jitrace $out/libmono-profiler-jitrace.so tests/runtimes/mono/Hot.cs"
 	"collector|$out/bench/bench_collector"
 	"offline|$out/bench/bench_offline $out/toyjit"
+	"scale|$out/bench/bench_scale $out/jitrace $out/toyjit"
 )
 
 start=$(date +%s)

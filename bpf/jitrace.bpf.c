@@ -116,16 +116,34 @@ int BPF_KPROBE(jt_code_unload, __u64 id)
 	return emit_call(JT_EV_CODE_UNLOAD, id, JT_DROP_RB_CODE);
 }
 
-SEC("uprobe")
-int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name)
+/*
+ * A code record as long as its name, not JT_NAME_MAX: at a runtime's start thousands of
+ * methods load at once, and full-size records would fill the ring eight times faster. The
+ * record is built on the stack (a per-CPU buffer is not safe here: uprobe programs run
+ * with migration, not preemption, disabled, so another task may enter the same program on
+ * this CPU) and copied out at its real size. Names too long for the stack take the
+ * full-size path.
+ */
+#define JT_CODE_STACK_NAME 248
+struct jt_ev_code_short {
+	struct jt_ev_hdr h;
+	__u64 id;
+	__u64 start;
+	__u64 size;
+	__u16 src;
+	__u16 name_len;
+	__u32 pad;
+	char name[JT_CODE_STACK_NAME];
+};
+_Static_assert(__builtin_offsetof(struct jt_ev_code_short, name) == JT_EV_CODE_FIXED,
+	       "jt_ev_code_short is jt_ev_code with a shorter name slot");
+
+static __always_inline int emit_code_long(__u64 pid_tgid, __u64 id, __u64 start, __u64 size,
+					  const char *name)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct jt_ev_code *e;
+	struct jt_ev_code *e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
 	long n;
 
-	if (!traced(pid_tgid >> 32))
-		return 0;
-	e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
 	if (!e) {
 		count_drop(JT_DROP_RB_CODE);
 		return 0;
@@ -139,6 +157,35 @@ int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name
 	n = bpf_probe_read_user_str(e->name, sizeof(e->name), name);
 	e->name_len = n > 0 ? n - 1 : 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct jt_ev_code_short e;
+	__u32 len, rec;
+	long n;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	__builtin_memset(&e, 0, sizeof(e));	/* no stack bytes leak into the padding */
+	n = bpf_probe_read_user_str(e.name, sizeof(e.name), name);
+	if (n >= (long)sizeof(e.name))		/* maybe cut: read it again, in full */
+		return emit_code_long(pid_tgid, id, start, size, name);
+	len = n > 0 ? n - 1 : 0;
+	rec = JT_EV_CODE_FIXED + ((len + 7) & ~7U);
+	if (rec > sizeof(e))
+		return 0;		/* cannot happen; tells the verifier */
+	fill_hdr(&e.h, JT_EV_CODE_LOAD, rec, pid_tgid);
+	e.id = id;
+	e.start = start;
+	e.size = size;
+	e.src = JT_SRC_AGENT;
+	e.name_len = len;
+	if (bpf_ringbuf_output(&jt_rb, &e, rec, BPF_RB_NO_WAKEUP))
+		count_drop(JT_DROP_RB_CODE);
 	return 0;
 }
 

@@ -67,7 +67,12 @@ struct jt_ev_call {
 	__u64 id;		/* method id, unique within the process */
 };
 
-/* JT_EV_CODE_LOAD; the name is cut to name_len bytes, record size rounded up to 8 */
+/*
+ * JT_EV_CODE_LOAD; the name is cut to name_len bytes, record size rounded up to 8 from
+ * JT_EV_CODE_FIXED + name_len: the agent's uprobe sends names under 248 bytes at that
+ * size (longer ones in the full struct), so that a runtime's burst of loads at start does
+ * not fill the ring buffer with empty name slots.
+ */
 struct jt_ev_code {
 	struct jt_ev_hdr h;
 	__u64 id;

@@ -12,6 +12,7 @@
 #include "codemap.h"
 #include "collector.h"
 #include "hash.h"
+#include "idmap.h"
 #include "methods.h"
 #include "procfs.h"
 #include "symbols.h"
@@ -30,7 +31,7 @@ struct proc {
 	uint64_t vmas_ts;	/* when /proc/PID/maps was last read */
 	char comm[16];
 	struct jt_codemap code;
-	struct jt_hash ids;	/* agent id -> struct jt_method */
+	struct jt_idmap ids;	/* agent id -> struct jt_method */
 	struct jt_vmas vmas;
 	struct jt_hash syms;	/* module id << SYM_IDX_BITS | symbol index -> log symbol id */
 };
@@ -92,13 +93,13 @@ static void proc_reset(struct proc *p)
 	void *val;
 
 	jt_codemap__clear(&p->code, on_evict, NULL);
-	while (jt_hash__next(&p->ids, &pos, &key, &val)) {
+	while (jt_idmap__next(&p->ids, &pos, &key, &val)) {
 		struct jt_method *m = val;
 
 		m->in_idmap = false;
 		free_if_unused(m);
 	}
-	jt_hash__fini(&p->ids);
+	jt_idmap__fini(&p->ids);
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
@@ -183,7 +184,7 @@ static int method_define(struct jt_collector *c, struct proc *p, struct jt_metho
 	if (m->log_id)
 		return 0;
 	err = proc_define(c, p, ts);
-	err = err ?: jt_methods__define(&c->methods, m, ts, &c->sink);
+	err = err ?: jt_methods__define(&c->methods, m, p->pid, ts, &c->sink);
 	if (!err)
 		c->st.methods = c->methods.defined;
 	return err;
@@ -194,8 +195,7 @@ static int add_code(struct proc *p, const struct jt_event *ev)
 {
 	struct jt_method *m, *live;
 
-	m = jt_method__new(p->pid, ev->start, ev->size, ev->ts, ev->id, ev->src, ev->str,
-			   ev->str_len);
+	m = jt_method__new(ev->start, ev->size, ev->ts, ev->id, ev->src, ev->str, ev->str_len);
 	if (!m)
 		goto oom;
 	live = jt_codemap__insert(&p->code, m, on_evict, NULL);
@@ -211,13 +211,13 @@ static int add_code(struct proc *p, const struct jt_event *ev)
 		m = live;
 	}
 	if (ev->id && ev->src != JT_SRC_PERFMAP) {
-		struct jt_method *old = jt_hash__get(&p->ids, ev->id);
+		struct jt_method *old = jt_idmap__get(&p->ids, ev->id);
 
 		if (old && old != m) {	/* an id reused without unload: the old one is gone */
 			old->in_idmap = false;
 			free_if_unused(old);
 		}
-		if (jt_hash__put(&p->ids, ev->id, m)) {
+		if (jt_idmap__put(&p->ids, ev->id, m)) {
 			jt_codemap__remove(&p->code, m);
 			free_if_unused(m);
 			goto oom;
@@ -247,7 +247,7 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, uint64_t id,
 				      uint64_t ts)
 {
-	struct jt_method *m = jt_hash__get(&p->ids, id);
+	struct jt_method *m = jt_idmap__get(&p->ids, id);
 	char name[48];
 	int n;
 
@@ -255,8 +255,8 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 		return m;
 	c->st.unknown_ids++;
 	n = snprintf(name, sizeof(name), "[unknown method %llu]", (unsigned long long)id);
-	m = jt_method__new(p->pid, 0, 0, ts, id, JT_SRC_AGENT, name, n);
-	if (!m || jt_hash__put(&p->ids, id, m)) {
+	m = jt_method__new(0, 0, ts, id, JT_SRC_AGENT, name, n);
+	if (!m || jt_idmap__put(&p->ids, id, m)) {
 		free(m);
 		jt_err("out of memory for the methods of pid %u", p->pid);
 		return NULL;
@@ -289,7 +289,7 @@ static int on_call(struct jt_collector *c, struct proc *p, const struct jt_event
  * defines needs an unload record. */
 static int on_unload(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
-	struct jt_method *m = jt_hash__del(&p->ids, ev->id);
+	struct jt_method *m = jt_idmap__del(&p->ids, ev->id);
 	struct jt_rec_call rec;
 	int err = 0;
 

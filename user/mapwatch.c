@@ -19,6 +19,7 @@
 struct watch {
 	uint32_t pid;
 	bool refused;		/* reported once: a map we will not read */
+	bool drop;		/* close the map after this read (jt_mapwatch__drop) */
 	uint64_t tried_ts;
 	uint64_t retry_ns;	/* wait before trying again */
 	uint64_t polled_ts;	/* every line written before this was read */
@@ -103,6 +104,14 @@ static void poll_one(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
 	/* a read cut short by the budget leaves lines that may be as old as the last time */
 	if (jt_perfmap_file__at_end(w->f))
 		w->polled_ts = now;
+	if (w->drop) {		/* its buffer is 64 KiB: a host of agents need not pay it */
+		mw->bad_lines_gone += jt_perfmap_file__bad_lines(w->f);
+		jt_perfmap_file__free(w->f);
+		w->f = NULL;
+		w->refused = true;	/* until it execs */
+		w->drop = false;
+		mw->following--;
+	}
 }
 
 static void try_open(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
@@ -219,6 +228,21 @@ void jt_mapwatch__forget(struct jt_mapwatch *mw, uint32_t pid, uint64_t now)
 	if (w->f)	/* the fd still reads the file after the process is gone */
 		poll_one(mw, w, now);
 	watch_free(mw, w);
+}
+
+void jt_mapwatch__drop(struct jt_mapwatch *mw, uint32_t pid)
+{
+	struct watch *w = jt_hash__get(&mw->watches, pid);
+
+	if (w && w->f)
+		w->drop = true;
+}
+
+uint64_t jt_mapwatch__exec_ts(const struct jt_mapwatch *mw, uint32_t pid)
+{
+	const struct watch *w = jt_hash__get(&mw->watches, pid);
+
+	return w ? w->exec_ts : 0;
 }
 
 size_t jt_mapwatch__following(const struct jt_mapwatch *mw)

@@ -30,6 +30,11 @@ void jt_mapwatch__scan(struct jt_mapwatch *mw, uint64_t now);
 void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now);
 /* pid exited (or exec'd into something else): read what is left, then let it go. */
 void jt_mapwatch__forget(struct jt_mapwatch *mw, uint32_t pid, uint64_t now);
+/* Stop reading pid's map (its lines are not wanted: its agent reports its code) until it
+ * execs. Safe from within the line callback. */
+void jt_mapwatch__drop(struct jt_mapwatch *mw, uint32_t pid);
+/* When pid last exec'd, as told by jt_mapwatch__exec (0: not since it was noticed). */
+uint64_t jt_mapwatch__exec_ts(const struct jt_mapwatch *mw, uint32_t pid);
 size_t jt_mapwatch__following(const struct jt_mapwatch *mw);
 /* Bad lines in all maps ever followed. */
 uint64_t jt_mapwatch__bad_lines(const struct jt_mapwatch *mw);

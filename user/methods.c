@@ -1,26 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Method objects and their one-time definition records. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "methods.h"
 #include "util.h"
 
-struct jt_method *jt_method__new(uint32_t pid, uint64_t start, uint64_t size, uint64_t load_ts,
-				 uint64_t agent_id, uint16_t src, const char *name,
+struct jt_method *jt_method__new(uint64_t start, uint64_t size, uint64_t load_ts,
+				 uint64_t agent_id, uint8_t src, const char *name,
 				 uint32_t name_len)
 {
 	struct jt_method *m;
+	size_t bytes;
 
 	if (name_len > UINT16_MAX)
 		name_len = UINT16_MAX;
-	m = malloc(sizeof(*m) + name_len + 1);
+	/* the name from where it starts, not after the struct's tail padding */
+	bytes = offsetof(struct jt_method, name) + name_len + 1;
+	m = malloc(bytes > sizeof(*m) ? bytes : sizeof(*m));
 	if (!m)
 		return NULL;
 	*m = (struct jt_method){
 		.start = start, .size = size, .load_ts = load_ts, .agent_id = agent_id,
-		.pid = pid, .src = src, .name_len = name_len,
+		.src = src, .name_len = name_len,
 	};
 	memcpy(m->name, name, name_len);
 	m->name[name_len] = 0;
@@ -33,7 +37,7 @@ bool jt_method__same_code(const struct jt_method *a, const struct jt_method *b)
 	       !memcmp(a->name, b->name, a->name_len);
 }
 
-int jt_methods__define(struct jt_methods *t, struct jt_method *m, uint64_t ts,
+int jt_methods__define(struct jt_methods *t, struct jt_method *m, uint32_t pid, uint64_t ts,
 		       const struct jt_sink *sink)
 {
 	union {
@@ -51,7 +55,7 @@ int jt_methods__define(struct jt_methods *t, struct jt_method *m, uint64_t ts,
 		.h = { .type = JT_REC_METHOD, .size = size, .ts = ts },
 		.id = t->next_id ? t->next_id : 1,
 		.start = m->start, .size = m->size, .load_ts = m->load_ts,
-		.agent_id = m->agent_id, .pid = m->pid, .src = m->src,
+		.agent_id = m->agent_id, .pid = pid, .src = m->src,
 		.name_len = m->name_len,
 	};
 	memcpy(u.rec.name, m->name, m->name_len);

@@ -8,22 +8,26 @@
 
 #include "sink.h"
 
+/*
+ * A host may hold millions of these (100 runtimes of 10,000 methods each), so they are
+ * packed: no pid (its process holds it), and a short name fits one 64-byte malloc chunk.
+ */
 struct jt_method {
 	uint64_t log_id;	/* 0 until its definition is written */
 	uint64_t start;
 	uint64_t size;
 	uint64_t load_ts;	/* when the code became live */
 	uint64_t agent_id;	/* the runtime's id, 0 if none */
-	uint32_t pid;
-	uint16_t src;		/* enum jt_src */
+	uint8_t src;		/* enum jt_src */
 	bool in_codemap;	/* still live at its address */
 	bool in_idmap;		/* still reachable by agent_id */
-	uint32_t name_len;
+	uint16_t name_len;
 	char name[];
 };
 
-struct jt_method *jt_method__new(uint32_t pid, uint64_t start, uint64_t size, uint64_t load_ts,
-				 uint64_t agent_id, uint16_t src, const char *name,
+/* Names longer than UINT16_MAX are cut. */
+struct jt_method *jt_method__new(uint64_t start, uint64_t size, uint64_t load_ts,
+				 uint64_t agent_id, uint8_t src, const char *name,
 				 uint32_t name_len);
 bool jt_method__same_code(const struct jt_method *a, const struct jt_method *b);
 
@@ -36,8 +40,9 @@ struct jt_methods {
 	uint64_t defined;	/* definitions written */
 };
 
-/* Ensure m is defined in the log; ts is the time of the referencing record. */
-int jt_methods__define(struct jt_methods *t, struct jt_method *m, uint64_t ts,
+/* Ensure m, code of process pid, is defined in the log; ts is the time of the referencing
+ * record. */
+int jt_methods__define(struct jt_methods *t, struct jt_method *m, uint32_t pid, uint64_t ts,
 		       const struct jt_sink *sink);
 
 #endif

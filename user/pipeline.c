@@ -16,12 +16,21 @@ struct jt_pipeline {
 	struct jt_mapwatch *maps;	/* NULL: perf maps are not followed */
 	uint64_t window_ns;
 	int err;			/* first sink error: everything stops */
+	/*
+	 * A full reorder buffer lets records out while a poll of the perf maps is walking
+	 * them: the exits among them wait here, and their maps are let go after the walk.
+	 */
+	bool polling;
+	struct gone { uint32_t pid; uint64_t ts; } *gone;
+	size_t ngone, cap_gone;
 	uint64_t received;
+	uint64_t maps_skipped;		/* perf map lines of agent processes, not queued */
 	uint64_t lost[JT_DROP_MAX];	/* totals */
 	uint64_t logged[JT_DROP_MAX];	/* totals already in the log */
 };
 
 static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_perfmap_entry *e);
+static void on_ordered(void *ctx, const void *rec, size_t len);
 
 struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const struct jt_sink *sink)
 {
@@ -33,7 +42,8 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 		return NULL;
 	}
 	pl->window_ns = o->window_ns;
-	pl->reorder = jt_reorder__new(o->max_pending);
+	pl->reorder = jt_reorder__new(o->max_pending, o->max_pending_bytes ?
+				      o->max_pending_bytes : JT_PIPELINE_PENDING_BYTES);
 	pl->col = jt_collector__new(&co, sink);
 	if (o->follow_perfmaps)
 		pl->maps = jt_mapwatch__new(on_map_line, pl);
@@ -52,6 +62,7 @@ void jt_pipeline__free(struct jt_pipeline *pl)
 	jt_mapwatch__free(pl->maps);
 	jt_collector__free(pl->col);
 	jt_reorder__free(pl->reorder);
+	free(pl->gone);
 	free(pl);
 }
 
@@ -63,6 +74,54 @@ static void push(struct jt_pipeline *pl, uint64_t ts, const void *rec, size_t le
 		pl->lost[JT_DROP_REORDER]++;
 	else if (err)
 		pl->err = pl->err ?: err;
+	/* the bound holds at every record, not just at the next tick */
+	if (jt_reorder__over(pl->reorder))
+		jt_reorder__flush(pl->reorder, 0, on_ordered, pl);
+}
+
+/* Let go of the maps of processes that exited while a poll was walking them. */
+static void forget_gone(struct jt_pipeline *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->ngone; i++)	/* forgetting one may let out more exits */
+		jt_mapwatch__forget(pl->maps, pl->gone[i].pid, pl->gone[i].ts);
+	pl->ngone = 0;
+}
+
+static void poll_maps(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
+{
+	pl->polling = true;
+	if (pid == UINT32_MAX) {
+		jt_mapwatch__scan(pl->maps, now);
+	} else {
+		if (pid)
+			jt_mapwatch__notice(pl->maps, pid, now);
+		jt_mapwatch__poll(pl->maps, now);
+	}
+	pl->polling = false;
+	forget_gone(pl);
+}
+
+/* After its exit nothing more of a process is coming: read its map to the end. */
+static void map_gone(struct jt_pipeline *pl, uint32_t pid, uint64_t ts)
+{
+	struct gone *g;
+	size_t cap;
+
+	if (!pl->polling) {
+		jt_mapwatch__forget(pl->maps, pid, ts);
+		return;
+	}
+	if (pl->ngone == pl->cap_gone) {
+		cap = pl->cap_gone ? 2 * pl->cap_gone : 16;
+		g = realloc(pl->gone, cap * sizeof(*g));
+		if (!g)
+			return;	/* memory is short: the map stays followed */
+		pl->gone = g;
+		pl->cap_gone = cap;
+	}
+	pl->gone[pl->ngone++] = (struct gone){ pid, ts };
 }
 
 /* A perf map line becomes a code-load record like the agent's, timed as early as it can be. */
@@ -73,6 +132,18 @@ static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_pe
 	size_t len = e->name_len < JT_NAME_MAX - 1 ? e->name_len : JT_NAME_MAX - 1;
 	uint64_t floor = jt_reorder__floor(pl->reorder);
 
+	/*
+	 * The collector ignores the map of a process whose agent reports its code (its own
+	 * records are exact); when that is already known, and no exec of the process waits
+	 * in the reorder buffer, skip the line here rather than queue a copy of it (a
+	 * runtime starting with thousands of methods would fill the buffer with them), and
+	 * stop following the map until the process execs.
+	 */
+	if (jt_collector__has_agent(pl->col, pid) && jt_mapwatch__exec_ts(pl->maps, pid) <= floor) {
+		pl->maps_skipped++;
+		jt_mapwatch__drop(pl->maps, pid);	/* and stop reading it */
+		return;
+	}
 	if (ts < floor)
 		ts = floor;
 	memset(&rec, 0, JT_EV_CODE_FIXED);
@@ -91,14 +162,8 @@ static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_pe
 
 void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 {
-	if (!pl->maps)
-		return;
-	if (!pid) {
-		jt_mapwatch__scan(pl->maps, now);
-		return;
-	}
-	jt_mapwatch__notice(pl->maps, pid, now);
-	jt_mapwatch__poll(pl->maps, now);
+	if (pl->maps)
+		poll_maps(pl, pid ? pid : UINT32_MAX, now);
 }
 
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
@@ -132,15 +197,14 @@ static void on_ordered(void *ctx, const void *rec, size_t len)
 	if (pl->err || jt_decode(rec, len, &ev))
 		return;
 	pl->err = jt_collector__event(pl->col, &ev);
-	/* after its exit nothing more of a process is coming: read its map to the end */
 	if (ev.type == JT_EV_EXIT && pl->maps)
-		jt_mapwatch__forget(pl->maps, ev.pid, ev.ts);
+		map_gone(pl, ev.pid, ev.ts);
 }
 
 int jt_pipeline__tick(struct jt_pipeline *pl, uint64_t now)
 {
 	if (pl->maps)
-		jt_mapwatch__poll(pl->maps, now);
+		poll_maps(pl, 0, now);
 	if (now > pl->window_ns)
 		jt_reorder__flush(pl->reorder, now - pl->window_ns, on_ordered, pl);
 	return pl->err;
@@ -172,7 +236,7 @@ int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals)
 int jt_pipeline__finish(struct jt_pipeline *pl)
 {
 	if (pl->maps)
-		jt_mapwatch__poll(pl->maps, jt_now_ns());
+		poll_maps(pl, 0, jt_now_ns());
 	jt_reorder__flush(pl->reorder, UINT64_MAX, on_ordered, pl);
 	return log_drops(pl, true);
 }
@@ -180,8 +244,10 @@ int jt_pipeline__finish(struct jt_pipeline *pl)
 void jt_pipeline__stats(const struct jt_pipeline *pl, struct jt_pipeline_stats *st)
 {
 	jt_collector__stats(pl->col, &st->col);
+	st->col.perfmap_skipped += pl->maps_skipped;
 	st->received = pl->received;
 	st->pending = jt_reorder__count(pl->reorder);
+	st->pending_bytes = jt_reorder__bytes(pl->reorder);
 	st->maps = pl->maps ? jt_mapwatch__following(pl->maps) : 0;
 	memcpy(st->lost, pl->lost, sizeof(st->lost));
 }

@@ -10,9 +10,20 @@
 #include "collector.h"
 #include "sink.h"
 
+/*
+ * The reorder buffer's default byte bound (so at most about 16 MiB in all, see reorder.h):
+ * about 95,000 call records, the whole 100 ms window up to 1M events/s and 27 ms at the
+ * collector's full rate, where records from the ring buffer are out of order by
+ * microseconds. When more waits, the oldest go out early (a record that then arrives older
+ * than them is counted lost, JT_DROP_REORDER): the backlog of a collector starved of CPU
+ * costs drops, never unbounded memory.
+ */
+#define JT_PIPELINE_PENDING_BYTES (8u << 20)
+
 struct jt_pipeline_opts {
 	uint64_t window_ns;	/* how late a record may arrive and still be put in order */
 	size_t max_pending;	/* records held for reordering at most */
+	size_t max_pending_bytes; /* and bytes (0: JT_PIPELINE_PENDING_BYTES); see reorder.h */
 	const char *proc_root;	/* "/proc" */
 	bool follow_perfmaps;
 };
@@ -21,6 +32,7 @@ struct jt_pipeline_stats {
 	struct jt_collector_stats col;
 	uint64_t received;	/* ring-buffer records */
 	uint64_t pending;	/* held for reordering */
+	uint64_t pending_bytes;
 	uint64_t maps;		/* perf maps followed */
 	uint64_t lost[JT_DROP_MAX];	/* totals, BPF's and ours */
 };

@@ -3,6 +3,7 @@
 #ifndef JT_REORDER_H
 #define JT_REORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,17 +16,26 @@ struct jt_reorder;
 
 typedef void (*jt_reorder_cb)(void *ctx, const void *rec, size_t len);
 
-/* max_records bounds memory: past it the oldest records are let out early. */
-struct jt_reorder *jt_reorder__new(size_t max_records);
+/*
+ * The bounds on what is held: max_records records and max_bytes bytes (0: no byte bound),
+ * a record costing its copy (at least 64 bytes) plus a 24-byte slot. Past either, flush
+ * lets the oldest out early. With the slot array (at most four slots a record held) and the
+ * pool of small copies (kept at its high mark), memory stays under about 2 x max_bytes.
+ */
+struct jt_reorder *jt_reorder__new(size_t max_records, size_t max_bytes);
 void jt_reorder__free(struct jt_reorder *r);
 /*
  * Copy a record in. Returns 0; -ERANGE if ts is older than a record already let out
  * (the window was too short: the caller counts it as lost); -ENOMEM.
  */
 int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len);
-/* Let out, oldest first, every record with ts <= upto, then any beyond max_records. */
+/* Let out, oldest first, every record with ts <= upto, then any beyond the bounds. */
 size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, void *ctx);
+/* Whether more is held than the bounds allow (a flush would let some out early). */
+bool jt_reorder__over(const struct jt_reorder *r);
 size_t jt_reorder__count(const struct jt_reorder *r);
+/* Bytes held, as the bound counts them. */
+size_t jt_reorder__bytes(const struct jt_reorder *r);
 /* Timestamp of the last record let out: nothing older can be pushed any more. */
 uint64_t jt_reorder__floor(const struct jt_reorder *r);
 

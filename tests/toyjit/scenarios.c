@@ -363,6 +363,10 @@ int scenario_many(const struct toy_opts *o)
 	for (i = 0; i < n; i++)
 		if (expect_calls(&j.fns[i], total / n + (i < total % n)))
 			goto cleanup;
+	if (o->hold_ms) {
+		toy_out("hold");
+		toy_sleep_ms(o->hold_ms);
+	}
 	jit__print_calls(&j);
 	err = 0;
 cleanup:

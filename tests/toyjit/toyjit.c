@@ -54,6 +54,8 @@ static const char usage[] =
 "                          calls: toy_outer calls and toy_inner calls per toy_outer\n"
 "                          call (10:5, so toy_inner runs 50 times)\n"
 "      --methods N         many: number of functions (10000)\n"
+"      --hold MS           many: after the calls, keep the code loaded and sleep MS ms\n"
+"                          before printing the counts and exiting (0)\n"
 "  -h, --help              this text\n"
 "\n"
 "Output (stdout, one line each, flushed at once):\n"
@@ -61,6 +63,7 @@ static const char usage[] =
 "  unit ns=NS iters=N                         split, recompile: the calibrated unit\n"
 "  method NAME id=ID start=0xHEX size=0xHEX   each function registered (many: not these)\n"
 "  methods N                                  many: all N registered\n"
+"  hold                                       many with --hold: calls done, now asleep\n"
 "  split ratio=A:B chunk=N                    split: hot_a/hot_b pairs per toy_dispatch call\n"
 "  recompile chunk=N                          recompile: old_fn/new_fn calls per toy_caller\n"
 "  switch begin_ns=NS                         recompile: CLOCK_MONOTONIC before the unload\n"
@@ -76,9 +79,10 @@ static const char usage[] =
 "  perf record -F 999 -g toyjit split --ms 2000 --ratio 3:1\n"
 "  toyjit recompile -i --ms 500\n"
 "  toyjit many --methods 50000 --ms 5000 -i\n"
+"  toyjit many --methods 10000 --ms 20 --hold 5000   # code that stays loaded, idle\n"
 "  toyjit idle --start-delay 200 --ms 100\n";
 
-enum { OPT_START_DELAY = 256, OPT_MS, OPT_RATIO, OPT_NESTED, OPT_METHODS };
+enum { OPT_START_DELAY = 256, OPT_MS, OPT_RATIO, OPT_NESTED, OPT_METHODS, OPT_HOLD };
 
 static const struct option long_opts[] = {
 	{ "instrument", no_argument, NULL, 'i' },
@@ -87,6 +91,7 @@ static const struct option long_opts[] = {
 	{ "ratio", required_argument, NULL, OPT_RATIO },
 	{ "nested", required_argument, NULL, OPT_NESTED },
 	{ "methods", required_argument, NULL, OPT_METHODS },
+	{ "hold", required_argument, NULL, OPT_HOLD },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -275,6 +280,7 @@ int main(int argc, char **argv)
 		.ncalls = sizeof(default_calls) / sizeof(default_calls[0]),
 	};
 	bool ms_set = false, ratio_set = false, nested_set = false, methods_set = false;
+	bool hold_set = false;
 	const struct scenario *sc = NULL;
 	int opt, nargs;
 	size_t i;
@@ -321,6 +327,13 @@ int main(int argc, char **argv)
 			}
 			methods_set = true;
 			break;
+		case OPT_HOLD:
+			if (parse_u64(optarg, MAX_MS, &o.hold_ms)) {
+				toy_err("bad --hold '%s': want ms, 0 to %llu", optarg, MAX_MS);
+				return 2;
+			}
+			hold_set = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -351,7 +364,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (check_applies("--ratio", ratio_set, sc->name, "split") ||
 	    check_applies("--nested", nested_set, sc->name, "calls") ||
-	    check_applies("--methods", methods_set, sc->name, "many"))
+	    check_applies("--methods", methods_set, sc->name, "many") ||
+	    check_applies("--hold", hold_set, sc->name, "many"))
 		return 2;
 	if (ms_set && !sc->default_ms) {
 		toy_err("--ms does not apply to the %s scenario (see --help)", sc->name);

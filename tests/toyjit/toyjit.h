@@ -24,6 +24,7 @@ struct toy_opts {
 	uint32_t outer;		/* calls: toy_outer calls */
 	uint32_t inner;		/* calls: toy_inner calls per toy_outer call */
 	uint64_t methods;	/* many */
+	uint64_t hold_ms;	/* many: asleep with the code loaded after the calls */
 	const struct toy_call_spec *calls;	/* calls: NAME=COUNT */
 	size_t ncalls;
 };

@@ -61,7 +61,7 @@ static void on_evict(void *ctx, struct jt_method *m)
 
 static struct jt_method *method(struct fx *f, uint64_t start, uint64_t size, const char *name)
 {
-	struct jt_method *m = jt_method__new(42, start, size, 1000, 0, JT_SRC_PERFMAP, name,
+	struct jt_method *m = jt_method__new(start, size, 1000, 0, JT_SRC_PERFMAP, name,
 					     strlen(name));
 
 	assert_non_null(m);
@@ -100,11 +100,10 @@ static void assert_map_sound(const struct jt_codemap *cm)
 
 static void new_method_holds_its_fields(void **state)
 {
-	struct jt_method *m = jt_method__new(7, 0x1000, 0x40, 123, 99, JT_SRC_USDT, "abcdef", 3);
+	struct jt_method *m = jt_method__new(0x1000, 0x40, 123, 99, JT_SRC_USDT, "abcdef", 3);
 
 	(void)state;
 	assert_non_null(m);
-	assert_int_equal(m->pid, 7);
 	assert_int_equal(m->start, 0x1000);
 	assert_int_equal(m->size, 0x40);
 	assert_int_equal(m->load_ts, 123);

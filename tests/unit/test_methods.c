@@ -82,13 +82,13 @@ static void define_writes_one_method_record_with_every_field(void **state)
 	struct capture cap = { 0 };
 	struct jt_sink sink = { capture_record, &cap };
 	struct jt_methods t = { 0 };
-	struct jt_method *m = jt_method__new(4242, 0x7f3a40001000, 0x1c0, 111, 77, JT_SRC_USDT,
+	struct jt_method *m = jt_method__new(0x7f3a40001000, 0x1c0, 111, 77, JT_SRC_USDT,
 					     "java.lang.String::hashCode", 26);
 	const struct jt_rec_method *r;
 
 	(void)state;
 	smear_stack();
-	assert_int_equal(jt_methods__define(&t, m, 5000, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m, 4242, 5000, &sink), 0);
 	assert_int_equal(cap.n, 1);
 	r = method_rec(&cap, 0);
 	assert_int_equal(r->h.type, JT_REC_METHOD);
@@ -123,12 +123,12 @@ static void size_is_rounded_to_8_with_zero_padding_for_every_name_length(void **
 		struct capture cap = { 0 };
 		struct jt_sink sink = { capture_record, &cap };
 		struct jt_methods t = { 0 };
-		struct jt_method *m = jt_method__new(1, 0x1000, 0x10, 1, 0, JT_SRC_PERFMAP, name,
+		struct jt_method *m = jt_method__new(0x1000, 0x10, 1, 0, JT_SRC_PERFMAP, name,
 						     len);
 		const struct jt_rec_method *r;
 
 		smear_stack();
-		assert_int_equal(jt_methods__define(&t, m, 10, &sink), 0);
+		assert_int_equal(jt_methods__define(&t, m, 1, 10, &sink), 0);
 		r = method_rec(&cap, 0);
 		assert_int_equal(r->h.size % 8, 0);
 		assert_int_equal(r->h.size, jt_round8(sizeof(*r) + len));
@@ -145,12 +145,12 @@ static void second_define_of_the_same_method_writes_nothing(void **state)
 	struct capture cap = { 0 };
 	struct jt_sink sink = { capture_record, &cap };
 	struct jt_methods t = { 0 };
-	struct jt_method *m = jt_method__new(1, 0x1000, 0x10, 1, 0, JT_SRC_AGENT, "f", 1);
+	struct jt_method *m = jt_method__new(0x1000, 0x10, 1, 0, JT_SRC_AGENT, "f", 1);
 
 	(void)state;
-	assert_int_equal(jt_methods__define(&t, m, 10, &sink), 0);
-	assert_int_equal(jt_methods__define(&t, m, 20, &sink), 0);
-	assert_int_equal(jt_methods__define(&t, m, 30, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m, 1, 10, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m, 1, 20, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m, 1, 30, &sink), 0);
 	assert_int_equal(cap.n, 1);
 	assert_int_equal(m->log_id, 1);
 	assert_int_equal(t.defined, 1);
@@ -169,16 +169,16 @@ static void ids_count_from_one(void **state)
 
 	(void)state;
 	for (i = 0; i < 5; i++)
-		m[i] = jt_method__new(1, 0x1000 * (i + 1), 0x10, 1, 0, JT_SRC_AGENT, "f", 1);
+		m[i] = jt_method__new(0x1000 * (i + 1), 0x10, 1, 0, JT_SRC_AGENT, "f", 1);
 	for (i = 0; i < 5; i++) {
-		assert_int_equal(jt_methods__define(&t, m[i], 10 + i, &sink), 0);
+		assert_int_equal(jt_methods__define(&t, m[i], 1, 10 + i, &sink), 0);
 		assert_int_equal(m[i]->log_id, i + 1);
 		assert_int_equal(method_rec(&cap, i)->id, i + 1);
 		assert_int_equal(method_rec(&cap, i)->start, 0x1000 * (i + 1));
 	}
 	assert_int_equal(t.defined, 5);
 	/* the same code in another method object is another definition */
-	assert_int_equal(jt_methods__define(&t, m[0], 99, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m[0], 1, 99, &sink), 0);
 	assert_int_equal(cap.n, 5);
 	capture_free(&cap);
 	for (i = 0; i < 5; i++)
@@ -191,12 +191,12 @@ static void two_tables_count_separately(void **state)
 	struct capture cap = { 0 };
 	struct jt_sink sink = { capture_record, &cap };
 	struct jt_methods t1 = { 0 }, t2 = { 0 };
-	struct jt_method *a = jt_method__new(1, 0x1000, 0x10, 1, 0, JT_SRC_AGENT, "a", 1);
-	struct jt_method *b = jt_method__new(1, 0x2000, 0x10, 1, 0, JT_SRC_AGENT, "b", 1);
+	struct jt_method *a = jt_method__new(0x1000, 0x10, 1, 0, JT_SRC_AGENT, "a", 1);
+	struct jt_method *b = jt_method__new(0x2000, 0x10, 1, 0, JT_SRC_AGENT, "b", 1);
 
 	(void)state;
-	assert_int_equal(jt_methods__define(&t1, a, 1, &sink), 0);
-	assert_int_equal(jt_methods__define(&t2, b, 1, &sink), 0);
+	assert_int_equal(jt_methods__define(&t1, a, 1, 1, &sink), 0);
+	assert_int_equal(jt_methods__define(&t2, b, 1, 1, &sink), 0);
 	assert_int_equal(a->log_id, 1);
 	assert_int_equal(b->log_id, 1);
 	capture_free(&cap);
@@ -218,11 +218,11 @@ static void long_name_is_cut_at_65535(void **state)
 	(void)state;
 	for (i = 0; i < LONG; i++)
 		name[i] = 'a' + i % 26;
-	m = jt_method__new(9, 0x1000, 0x10, 1, 0, JT_SRC_PERFMAP, name, LONG);
+	m = jt_method__new(0x1000, 0x10, 1, 0, JT_SRC_PERFMAP, name, LONG);
 	assert_non_null(m);
 	assert_int_equal(m->name_len, 65535);
 	smear_stack();
-	assert_int_equal(jt_methods__define(&t, m, 10, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m, 1, 10, &sink), 0);
 	r = method_rec(&cap, 0);
 	assert_int_equal(r->name_len, 65535);
 	assert_int_equal(r->h.size, jt_round8(sizeof(*r) + 65535));
@@ -232,9 +232,9 @@ static void long_name_is_cut_at_65535(void **state)
 	free(m);
 
 	/* exactly 65535 is kept whole */
-	m = jt_method__new(9, 0x1000, 0x10, 1, 0, JT_SRC_PERFMAP, name, 65535);
+	m = jt_method__new(0x1000, 0x10, 1, 0, JT_SRC_PERFMAP, name, 65535);
 	assert_int_equal(m->name_len, 65535);
-	assert_int_equal(jt_methods__define(&t, m, 11, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m, 1, 11, &sink), 0);
 	assert_int_equal(method_rec(&cap, 0)->name_len, 65535);
 	capture_free(&cap);
 	free(m);
@@ -247,14 +247,14 @@ static void failed_write_leaves_the_method_undefined(void **state)
 	struct capture cap = { .err = -EIO };
 	struct jt_sink sink = { capture_record, &cap };
 	struct jt_methods t = { 0 };
-	struct jt_method *m = jt_method__new(1, 0x1000, 0x10, 1, 0, JT_SRC_AGENT, "f", 1);
+	struct jt_method *m = jt_method__new(0x1000, 0x10, 1, 0, JT_SRC_AGENT, "f", 1);
 
 	(void)state;
-	assert_int_equal(jt_methods__define(&t, m, 10, &sink), -EIO);
+	assert_int_equal(jt_methods__define(&t, m, 1, 10, &sink), -EIO);
 	assert_int_equal(m->log_id, 0);
 	assert_int_equal(t.defined, 0);
 	cap.err = 0;
-	assert_int_equal(jt_methods__define(&t, m, 20, &sink), 0);
+	assert_int_equal(jt_methods__define(&t, m, 1, 20, &sink), 0);
 	assert_int_equal(cap.n, 1);
 	assert_int_equal(m->log_id, 1);
 	assert_int_equal(method_rec(&cap, 0)->id, 1);

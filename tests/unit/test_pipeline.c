@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -32,11 +33,11 @@ struct fx {
 	struct jt_pipeline *pl;
 };
 
-static struct fx *fx_new(size_t max_pending)
+static struct fx *fx_new_opts(size_t max_pending, size_t max_bytes, bool perfmaps)
 {
 	struct jt_pipeline_opts o = {
-		.window_ns = WINDOW, .max_pending = max_pending, .proc_root = PROC_ROOT,
-		.follow_perfmaps = false,
+		.window_ns = WINDOW, .max_pending = max_pending, .max_pending_bytes = max_bytes,
+		.proc_root = PROC_ROOT, .follow_perfmaps = perfmaps,
 	};
 	struct fx *f = calloc(1, sizeof(*f));
 
@@ -45,6 +46,11 @@ static struct fx *fx_new(size_t max_pending)
 	f->pl = jt_pipeline__new(&o, &f->sink);
 	assert_non_null(f->pl);
 	return f;
+}
+
+static struct fx *fx_new(size_t max_pending)
+{
+	return fx_new_opts(max_pending, 0, false);
 }
 
 static int fx_setup(void **state)
@@ -346,6 +352,161 @@ static void max_pending_lets_the_oldest_out_early(void **state)
 	fx_free(f);
 }
 
+/* The bound holds as records arrive, not only at the next tick: a collector starved of CPU
+ * drains the whole ring buffer between two ticks. */
+static void max_pending_holds_at_every_record_not_only_at_tick(void **state)
+{
+	struct fx *f = fx_new(2);
+	struct jt_pipeline_stats st;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		raw_sample(f, T0 + 100 * (i + 1), 0x10000);
+		jt_pipeline__stats(f->pl, &st);
+		assert_true(st.pending <= 2);
+	}
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 8);
+	assert_ts_nondecreasing(f);
+	fx_free(f);
+}
+
+/* A sample with one frame is 40 bytes: held, it costs 64 for its copy and 24 for its slot. */
+static void max_pending_bytes_lets_the_oldest_out_early(void **state)
+{
+	struct fx *f = fx_new_opts(1 << 20, 3 * 88, false);
+	struct jt_pipeline_stats st;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 5; i++)
+		raw_sample(f, T0 + 100 * (i + 1), 0x10000);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 3);
+	assert_int_equal(st.pending_bytes, 3 * 88);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 2);
+	raw_sample(f, T0 + 150, 0x10000);	/* older than what went out early */
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.lost[JT_DROP_REORDER], 1);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 5);
+	assert_ts_nondecreasing(f);
+	fx_free(f);
+}
+
+/* This test process's own perf map, with two lines; returns its pid. */
+static uint32_t write_own_map(char *path, size_t size)
+{
+	FILE *m;
+
+	snprintf(path, size, "/tmp/perf-%d.map", (int)getpid());
+	m = fopen(path, "w");
+	assert_non_null(m);
+	fprintf(m, "7f3a40001000 40 from_map_a\n7f3a40002000 40 from_map_b\n");
+	assert_int_equal(fclose(m), 0);
+	return getpid();
+}
+
+static void own_load(struct fx *f, uint32_t pid, uint64_t ts)
+{
+	struct jt_ev_code c = {
+		.h = { .type = JT_EV_CODE_LOAD, .size = jt_round8(JT_EV_CODE_FIXED + 1),
+		       .ts = ts, .pid = pid, .tid = pid },
+		.id = 1, .start = 0x7f3a40003000, .size = 0x40, .src = JT_SRC_AGENT,
+		.name_len = 1, .name = "f",
+	};
+
+	feed_copy(f, &c, c.h.size);
+}
+
+/*
+ * Once the agent of a process is known to report its code, the lines of its perf map are
+ * dropped before the reorder buffer (the collector would ignore them anyway): a runtime
+ * starting with thousands of methods does not fill the buffer with them. The map is then
+ * no longer read.
+ */
+static void perfmap_lines_of_an_agent_process_are_not_queued(void **state)
+{
+	struct fx *f = fx_new_opts(1 << 20, 0, true);
+	struct jt_pipeline_stats st;
+	FILE *m;
+	char path[64];
+	uint32_t pid = write_own_map(path, sizeof(path));
+
+	(void)state;
+	own_load(f, pid, T0);
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 2 * WINDOW), 0);	/* the load is out */
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 0);
+	jt_pipeline__scan(f->pl, pid, T0 + 2 * WINDOW);	/* the map is read now */
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.col.perfmap_skipped, 2);
+	assert_int_equal(st.maps, 0);	/* and no longer followed */
+	m = fopen(path, "a");
+	assert_non_null(m);
+	fprintf(m, "7f3a40004000 40 from_map_c\n");
+	assert_int_equal(fclose(m), 0);
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 3 * WINDOW), 0);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.maps, 0);
+	assert_int_equal(st.col.perfmap_skipped, 2);	/* not read at all */
+	unlink(path);
+	fx_free(f);
+}
+
+/* The control: before the agent is known (its load still waits to be ordered), they are. */
+static void perfmap_lines_are_queued_while_the_agent_is_not_known(void **state)
+{
+	struct fx *f = fx_new_opts(1 << 20, 0, true);
+	struct jt_pipeline_stats st;
+	char path[64];
+	uint32_t pid = write_own_map(path, sizeof(path));
+
+	(void)state;
+	own_load(f, pid, T0);
+	jt_pipeline__scan(f->pl, pid, T0);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.maps, 1);
+	assert_int_equal(st.pending, 3);
+	assert_int_equal(st.col.perfmap_skipped, 0);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.pending, 0);
+	unlink(path);
+	fx_free(f);
+}
+
+/*
+ * A full reorder buffer lets records out while the perf maps are being read; when one of
+ * them is the exit of a process whose map is being read, its map is let go after the read,
+ * not from under it (AddressSanitizer sees the difference).
+ */
+static void exit_let_out_during_a_map_read_lets_the_map_go_after_it(void **state)
+{
+	struct fx *f = fx_new_opts(1, 0, true);
+	struct jt_pipeline_stats st;
+	struct jt_ev_proc ex = { 0 };
+	char path[64];
+	uint32_t pid = write_own_map(path, sizeof(path));
+
+	(void)state;
+	raw_sample(f, T0, 0x10000);
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + WINDOW), 0);	/* the floor is T0 */
+	ex.h = (struct jt_ev_hdr){ .type = JT_EV_EXIT, .size = sizeof(ex), .ts = T0,
+				   .pid = pid, .tid = pid };
+	feed_copy(f, &ex, sizeof(ex));
+	/* its lines are timed at the floor, after the exit: the first one pushes it out */
+	jt_pipeline__scan(f->pl, pid, T0 + WINDOW);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(count_type(f, JT_REC_EXIT), 1);
+	assert_int_equal(st.maps, 0);	/* let go once the read was over */
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_ts_nondecreasing(f);
+	unlink(path);
+	fx_free(f);
+}
+
 static void bpf_drops_writes_records_only_for_kinds_that_grew(void **state)
 {
 	struct fx *f = *state;
@@ -456,6 +617,11 @@ int main(void)
 		T(malformed_records_are_counted_as_decode_drops),
 		T(record_older_than_what_was_let_out_is_counted_not_emitted),
 		cmocka_unit_test(max_pending_lets_the_oldest_out_early),
+		cmocka_unit_test(max_pending_holds_at_every_record_not_only_at_tick),
+		cmocka_unit_test(max_pending_bytes_lets_the_oldest_out_early),
+		cmocka_unit_test(perfmap_lines_of_an_agent_process_are_not_queued),
+		cmocka_unit_test(perfmap_lines_are_queued_while_the_agent_is_not_known),
+		cmocka_unit_test(exit_let_out_during_a_map_read_lets_the_map_go_after_it),
 		T(bpf_drops_writes_records_only_for_kinds_that_grew),
 		T(finish_writes_a_drop_record_for_every_kind_even_when_zero),
 		T(finish_counts_only_what_was_not_logged_before),

@@ -87,7 +87,7 @@ static void push(struct jt_reorder *r, uint64_t ts, uint32_t seq, size_t len)
 static void out_of_order_input_comes_out_sorted(void **state)
 {
 	static const uint64_t ts[] = { 50, 10, 40, 20, 30, 70, 60, 5 };
-	struct jt_reorder *r = jt_reorder__new(100);
+	struct jt_reorder *r = jt_reorder__new(100, 0);
 	uint32_t seqs[16];
 	struct out o = { .seqs = seqs, .max = 16 };
 	size_t i;
@@ -117,7 +117,7 @@ static void out_of_order_input_comes_out_sorted(void **state)
 
 static void equal_timestamps_keep_arrival_order(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(100);
+	struct jt_reorder *r = jt_reorder__new(100, 0);
 	uint32_t seqs[16];
 	struct out o = { .seqs = seqs, .max = 16 };
 	uint32_t i;
@@ -137,7 +137,7 @@ static void equal_timestamps_keep_arrival_order(void **state)
 
 static void flush_lets_out_only_records_up_to_the_watermark(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(100);
+	struct jt_reorder *r = jt_reorder__new(100, 0);
 	struct out o = { 0 };
 
 	(void)state;
@@ -164,7 +164,7 @@ static void flush_lets_out_only_records_up_to_the_watermark(void **state)
 
 static void flush_of_empty_buffer_lets_out_nothing(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(10);
+	struct jt_reorder *r = jt_reorder__new(10, 0);
 	struct out o = { 0 };
 
 	(void)state;
@@ -176,7 +176,7 @@ static void flush_of_empty_buffer_lets_out_nothing(void **state)
 
 static void push_older_than_last_let_out_returns_erange(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(100);
+	struct jt_reorder *r = jt_reorder__new(100, 0);
 	unsigned char buf[64];
 	struct out o = { 0 };
 
@@ -203,7 +203,7 @@ static void push_older_than_last_let_out_returns_erange(void **state)
 
 static void max_records_lets_the_oldest_out_early(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(3);
+	struct jt_reorder *r = jt_reorder__new(3, 0);
 	unsigned char buf[64];
 	uint32_t seqs[8];
 	struct out o = { .seqs = seqs, .max = 8 };
@@ -231,6 +231,104 @@ static void max_records_lets_the_oldest_out_early(void **state)
 	jt_reorder__free(r);
 }
 
+/* Each record costs its copy (64 bytes at least) and a 24-byte slot: 88 for a small one. */
+static void max_bytes_lets_the_oldest_out_early(void **state)
+{
+	struct jt_reorder *r = jt_reorder__new(100, 3 * 88 + 200 + 24);
+	uint32_t seqs[8];
+	struct out o = { .seqs = seqs, .max = 8 };
+
+	(void)state;
+	push(r, 50, 0, 16);
+	push(r, 10, 1, 200);
+	assert_int_equal(jt_reorder__bytes(r), 88 + 224);
+	push(r, 40, 2, 16);
+	push(r, 20, 3, 64);
+	assert_false(jt_reorder__over(r));	/* 3 small and one of 200: just fits */
+	assert_int_equal(jt_reorder__flush(r, 0, on_rec, &o), 0);
+	push(r, 30, 4, 16);
+	assert_true(jt_reorder__over(r));
+	/* the oldest goes, and it is large: that is enough */
+	assert_int_equal(jt_reorder__flush(r, 0, on_rec, &o), 1);
+	assert_int_equal(seqs[0], 1);
+	assert_false(jt_reorder__over(r));
+	assert_int_equal(jt_reorder__bytes(r), 4 * 88);
+	assert_int_equal(jt_reorder__floor(r), 10);
+	assert_int_equal(jt_reorder__flush(r, UINT64_MAX, on_rec, &o), 4);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	assert_false(o.bad_order);
+	assert_false(o.bad_bytes);
+	jt_reorder__free(r);
+}
+
+/*
+ * Perf map lines are timed at the last read of their map, often before everything held:
+ * they go in at the front, in arrival order, without a walk over what is held (100,000
+ * here: done by walking, this would move a hundred thousand slots for each).
+ */
+static void records_far_back_go_in_at_the_front_in_arrival_order(void **state)
+{
+	enum { HELD = 100000, LATE = 20000 };
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
+	uint32_t *seqs = calloc(HELD + LATE, sizeof(*seqs));
+	struct out o = { .seqs = seqs, .max = HELD + LATE };
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(seqs);
+	for (i = 0; i < HELD; i++)
+		push(r, 1000 + i, i, 32);
+	for (i = 0; i < LATE; i++)	/* two timestamps, interleaved, both before all held */
+		push(r, 500 + (i & 1), HELD + i, 16);
+	assert_int_equal(jt_reorder__count(r), HELD + LATE);
+	assert_int_equal(jt_reorder__flush(r, UINT64_MAX, on_rec, &o), HELD + LATE);
+	assert_false(o.bad_order);
+	assert_false(o.bad_bytes);
+	for (i = 0; i < LATE / 2; i++) {
+		assert_int_equal(seqs[i], HELD + 2 * i);	/* time 500, in arrival order */
+		assert_int_equal(seqs[LATE / 2 + i], HELD + 2 * i + 1);	/* then 501 */
+	}
+	for (i = 0; i < HELD; i++)
+		assert_int_equal(seqs[LATE + i], i);
+	free(seqs);
+	jt_reorder__free(r);
+}
+
+/* Near and far-back records mixed at random, let out in steps: one order, ties by arrival. */
+static void near_and_far_records_mixed_come_out_in_order(void **state)
+{
+	enum { N = 200000 };
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
+	unsigned char *seen = calloc(N, 1);
+	struct out o = { .seen = seen };
+	uint64_t now = 1000000, lo;
+	uint32_t i, rnd = 12345;
+
+	(void)state;
+	assert_non_null(seen);
+	for (i = 0; i < N; i++) {
+		rnd = rnd * 1103515245 + 12345;
+		now += rnd >> 30;	/* 0 to 3 ns on */
+		lo = jt_reorder__floor(r);
+		/* one in eight far back, down to the floor; the rest a little late, or equal */
+		if ((rnd >> 8) % 8 == 0)
+			push(r, lo + (rnd >> 12) % (now - lo + 1), i, 16 + (rnd >> 20) % 200);
+		else
+			push(r, now - (rnd >> 16) % 4, i, 16 + (rnd >> 20) % 100);
+		if (i % 5000 == 4999)
+			jt_reorder__flush(r, now - 2000, on_rec, &o);
+	}
+	jt_reorder__flush(r, UINT64_MAX, on_rec, &o);
+	assert_int_equal(o.n, N);
+	assert_false(o.bad_order);
+	assert_false(o.bad_bytes);
+	for (i = 0; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	free(seen);
+	jt_reorder__free(r);
+}
+
 /* Records too short to carry a struct trec: the expected length is known from the order. */
 struct sized_out {
 	size_t next_len;
@@ -254,7 +352,7 @@ static void on_sized(void *ctx, const void *rec, size_t len)
 
 static void records_of_every_size_are_copied_intact(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(1 << 20);
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
 	struct sized_out o = { .next_len = 2000 };
 	unsigned char buf[2000];
 	size_t len, i;
@@ -294,7 +392,7 @@ static uint64_t rnd(uint64_t *s)
 static void nearly_sorted_million_come_out_in_order_and_complete(void **state)
 {
 	enum { N = 1000000, STEP = 100, JITTER = 5000 };
-	struct jt_reorder *r = jt_reorder__new(1 << 20);
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
 	struct out o = { .seen = calloc(N, 1) };
 	unsigned char buf[256];
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
@@ -337,7 +435,7 @@ static size_t heap_in_use(void)
 static void free_with_records_still_held_leaks_nothing(void **state)
 {
 	size_t before = heap_in_use();
-	struct jt_reorder *r = jt_reorder__new(1 << 20);
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
 	struct out o = { 0 };
 	size_t i;
 
@@ -360,6 +458,9 @@ int main(void)
 		cmocka_unit_test(flush_of_empty_buffer_lets_out_nothing),
 		cmocka_unit_test(push_older_than_last_let_out_returns_erange),
 		cmocka_unit_test(max_records_lets_the_oldest_out_early),
+		cmocka_unit_test(max_bytes_lets_the_oldest_out_early),
+		cmocka_unit_test(records_far_back_go_in_at_the_front_in_arrival_order),
+		cmocka_unit_test(near_and_far_records_mixed_come_out_in_order),
 		cmocka_unit_test(records_of_every_size_are_copied_intact),
 		cmocka_unit_test(nearly_sorted_million_come_out_in_order_and_complete),
 		cmocka_unit_test(free_with_records_still_held_leaks_nothing),
