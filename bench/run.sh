@@ -15,6 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # name, then the command: one line each, in the order they run and are printed.
 benches=(
+	"sampling|$out/bench/bench_sampling $out/jitrace $out/libjitrace-jvmti.so"
 	"calls|$out/bench/bench_calls $out/libjitrace-agent.so"
 	"mono|$out/bench/bench_mono $out/jitrace $out/libmono-profiler-jitrace.so tests/runtimes/mono/Hot.cs"
 	"collector|$out/bench/bench_collector"
