@@ -365,9 +365,9 @@ static __always_inline __u64 jvm_method_id(__u64 pid_tgid, const void *klass, in
 	return id;
 }
 
-SEC("usdt")
-int BPF_USDT(jt_jvm_enter, long thread_id, const void *klass, int klen, const void *name,
-	     int nlen, const void *sig, int slen)
+/* hotspot:method__entry and method__return: the same arguments, an enter or a leave */
+static __always_inline int jvm_call(__u16 type, const void *klass, int klen, const void *name,
+				    int nlen, const void *sig, int slen)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), id;
 
@@ -378,23 +378,21 @@ int BPF_USDT(jt_jvm_enter, long thread_id, const void *klass, int klen, const vo
 		count_drop(JT_DROP_RB_CALL);
 		return 0;
 	}
-	return emit_call(JT_EV_ENTER, id, JT_DROP_RB_CALL);
+	return emit_call(type, id, JT_DROP_RB_CALL);
+}
+
+SEC("usdt")
+int BPF_USDT(jt_jvm_enter, long thread_id, const void *klass, int klen, const void *name,
+	     int nlen, const void *sig, int slen)
+{
+	return jvm_call(JT_EV_ENTER, klass, klen, name, nlen, sig, slen);
 }
 
 SEC("usdt")
 int BPF_USDT(jt_jvm_return, long thread_id, const void *klass, int klen, const void *name,
 	     int nlen, const void *sig, int slen)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), id;
-
-	if (!traced(pid_tgid >> 32))
-		return 0;
-	id = jvm_method_id(pid_tgid, klass, klen, name, nlen, sig, slen);
-	if (!id) {
-		count_drop(JT_DROP_RB_CALL);
-		return 0;
-	}
-	return emit_call(JT_EV_LEAVE, id, JT_DROP_RB_CALL);
+	return jvm_call(JT_EV_LEAVE, klass, klen, name, nlen, sig, slen);
 }
 
 SEC("perf_event")

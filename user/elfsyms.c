@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "elfsyms.h"
+#include "util.h"
 
 struct jt_elfsyms {
 	struct jt_sym *v;	/* sorted by start, one per start */
@@ -82,23 +83,6 @@ struct collect {
 	size_t names_len, names_cap;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			   const struct seg *segs, size_t nsegs, struct collect *c)
 {
@@ -125,8 +109,8 @@ static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (!name || !*name || !to_offset(segs, nsegs, sym.st_value, &off))
 			continue;
 		len = strlen(name) + 1;
-		if (grow((void **)&c->raw, &c->cap, c->n + 1, sizeof(*c->raw)) ||
-		    grow((void **)&c->names, &c->names_cap, c->names_len + len, 1))
+		if (jt_array_grow(&c->raw, &c->cap, c->n + 1, sizeof(*c->raw)) ||
+		    jt_array_grow(&c->names, &c->names_cap, c->names_len + len, 1))
 			return -ENOMEM;
 		c->raw[c->n++] = (struct raw){ off, sym.st_size, c->names_len,
 					       GELF_ST_BIND(sym.st_info) != STB_LOCAL };

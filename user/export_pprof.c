@@ -39,24 +39,6 @@ struct pprof {
 	long s[8];			/* string indexes of fixed_strings() */
 };
 
-static int grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-	void **p = pp;
-	size_t n = *cap ? *cap : 256;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static long str_idx(struct pprof *p, const char *s)
 {
 	return jt_xintern__get(&p->strings, s, strlen(s), NULL);
@@ -90,8 +72,8 @@ static long location(struct pprof *p, const struct jt_frame *f)
 		return -ENOMEM;
 
 	cap_func = p->cap_locs;
-	if (grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
-	    grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)))
+	if (jt_array_grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
+	    jt_array_grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)))
 		return -ENOMEM;
 	/* a JIT frame's address is where it ran; others keep the offset the log has */
 	m = JT_FRAME_KIND(f->ref) == JT_FRAME_METHOD ?
@@ -124,7 +106,7 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 		p->key->locs[i] = loc + 1;
 	}
 	idx = jt_xintern__get(&p->samples, p->key, klen, &added);
-	if (idx < 0 || grow(&p->counts, &p->cap_samples, idx + 1, sizeof(*p->counts)))
+	if (idx < 0 || jt_array_grow(&p->counts, &p->cap_samples, idx + 1, sizeof(*p->counts)))
 		return -ENOMEM;
 	if (added)
 		p->counts[idx] = 0;

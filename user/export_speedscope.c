@@ -47,24 +47,6 @@ struct sscope {
 	uint64_t period;
 };
 
-static int grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-	void **p = pp;
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static long frame_idx(struct sscope *s, const char *name, const char *file)
 {
 	size_t nlen = strlen(name), flen = strlen(file);
@@ -93,7 +75,7 @@ static long raw_idx(struct sscope *s, const struct jt_frame *f)
 		return r < 0 ? r : s->raw_frame[r];
 	name = jt_xsrc__frame(&s->src, f, buf, &file, &kind);
 	idx = frame_idx(s, name, file);
-	if (idx < 0 || grow(&s->raw_frame, &s->cap_raw, r + 1, sizeof(*s->raw_frame)))
+	if (idx < 0 || jt_array_grow(&s->raw_frame, &s->cap_raw, r + 1, sizeof(*s->raw_frame)))
 		return -ENOMEM;
 	s->raw_frame[r] = idx;
 	return idx;
@@ -107,7 +89,7 @@ static struct sthread *thread(struct sscope *s, uint32_t pid, uint32_t tid)
 
 	if (t)
 		return t;
-	if (grow(&s->threads, &s->cap_threads, s->nr_threads + 1, sizeof(*s->threads)))
+	if (jt_array_grow(&s->threads, &s->cap_threads, s->nr_threads + 1, sizeof(*s->threads)))
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t || jt_hash__put(&s->by_key, key, t)) {
@@ -145,8 +127,8 @@ static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
 		last->weight += s->period;
 		return 0;
 	}
-	if (grow(&t->frames, &t->cap_frames, t->nr_frames + n, sizeof(*t->frames)) ||
-	    grow(&t->samples, &t->cap_samples, t->nr_samples + 1, sizeof(*t->samples)))
+	if (jt_array_grow(&t->frames, &t->cap_frames, t->nr_frames + n, sizeof(*t->frames)) ||
+	    jt_array_grow(&t->samples, &t->cap_samples, t->nr_samples + 1, sizeof(*t->samples)))
 		return -ENOMEM;
 	memcpy(t->frames + t->nr_frames, s->stack, n * sizeof(*s->stack));
 	t->samples[t->nr_samples++] = (struct ssample){ t->nr_frames, n, s->period };
@@ -170,7 +152,7 @@ static int event(struct sscope *s, uint32_t pid, uint32_t tid, uint64_t id, uint
 			return -ENOMEM;
 		idx = f + 1;
 	}
-	if (grow(&t->events, &t->cap_events, t->nr_events + 1, sizeof(*t->events)))
+	if (jt_array_grow(&t->events, &t->cap_events, t->nr_events + 1, sizeof(*t->events)))
 		return -ENOMEM;
 	t->events[t->nr_events++] = (struct sevent){ jt_xsrc__rel(&s->src, ts), idx - 1, type };
 	return 0;

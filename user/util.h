@@ -17,6 +17,12 @@ static inline size_t jt_round8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/*
+ * Make room for need elements of elem bytes in the array *pp of *cap elements, doubling
+ * from 64; the array is unchanged on failure. Returns 0 or -ENOMEM.
+ */
+int jt_array_grow(void *pp, size_t *cap, size_t need, size_t elem);
+
 #define JT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif
