@@ -109,7 +109,7 @@ $(OUT)/tests/test_%: tests/unit/test_%.c $(OUT)/libjt.a | $(OUT)/tests
 
 $(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)/libjt.a \
 		| $(OUT)/tests
-	$(CC) $(CFLAGS) -Itests/integration $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
+	$(CC) $(CFLAGS) -Itests/integration $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -lm -o $@
 
 # ---- the unit tests again, under AddressSanitizer and UndefinedBehaviorSanitizer ----
 SAN := $(OUT)/san

@@ -48,6 +48,11 @@ enum jt_drop {
 	JT_DROP_REORDER = JT_DROP_BPF_MAX, /* arrived after its reorder window closed */
 	JT_DROP_DECODE,		/* malformed ring-buffer record */
 	JT_DROP_PERFMAP_LINE,	/* perf map line that could not be parsed */
+	/* a frame left unnamed: its address held other code just before, and a perf map
+	 * cannot tell when the new code replaced it (the sample is kept) */
+	JT_DROP_UNSURE_FRAME,
+	/* perf map line not kept: its process holds JT_PERFMAP_METHODS_MAX of them */
+	JT_DROP_PERFMAP_CAP,
 	JT_DROP_MAX,
 };
 
@@ -80,7 +85,9 @@ struct jt_ev_code {
 	__u64 size;
 	__u16 src;		/* enum jt_src */
 	__u16 name_len;		/* bytes of name, no NUL */
-	__u32 pad;
+	/* 0 from the kernel: the agent's times are exact. A perf-map line the collector
+	 * turns into this record was written at some time in (h.ts, h.ts + unsure_us]. */
+	__u32 unsure_us;
 	char name[JT_NAME_MAX];
 };
 

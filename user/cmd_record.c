@@ -21,6 +21,7 @@
 #include "log.h"
 #include "names.h"
 #include "pipeline.h"
+#include "procfs.h"
 #include "ringbuf.h"
 #include "util.h"
 
@@ -71,7 +72,7 @@ static const char usage[] =
 "                         probes (java -XX:+DTraceMethodProbes): exact call counts\n"
 "  -g, --kernel-stack     add kernel frames to samples\n"
 "  -o, --output FILE      the log to write (default jitrace.jtl)\n"
-"  -f, --force            replace FILE if it exists\n"
+"  -f, --force            replace FILE if it exists (a regular file only)\n"
 "      --agent PATH       the libjitrace-agent.so to probe (default: next to jitrace)\n"
 "      --ringbuf MB       ring buffer size, a power of two (default 64)\n"
 "      --window MS        how late an event may arrive and still be put in order (100)\n"
@@ -106,6 +107,8 @@ static int parse_pids(struct record_opts *o, char *list)
 {
 	char *save = NULL, *tok;
 	unsigned long v;
+	uint32_t tgid;
+	int i;
 
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (parse_uint("--pid", tok, INT_MAX, &v))
@@ -114,6 +117,16 @@ static int parse_pids(struct record_opts *o, char *list)
 			jt_err("--pid: no process %s", tok);
 			return -EINVAL;
 		}
+		/* samples and maps are the process's: a thread id alone would match nothing */
+		if (!jt_procfs__read_tgid("/proc", v, &tgid) && tgid != v) {
+			jt_err("--pid: %lu is a thread of process %u: recording process %u", v,
+			       tgid, tgid);
+			v = tgid;
+		}
+		for (i = 0; i < o->nr_pids && o->pids[i] != v; i++)
+			;
+		if (i < o->nr_pids)
+			continue;	/* named twice, or two threads of one process */
 		if (o->nr_pids == MAX_PIDS) {
 			jt_err("--pid: at most %d processes", MAX_PIDS);
 			return -EINVAL;

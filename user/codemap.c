@@ -22,6 +22,13 @@ static size_t first_ending_after(const struct jt_codemap *cm, uint64_t addr)
 	return lo;
 }
 
+bool jt_codemap__overlaps(const struct jt_codemap *cm, uint64_t start, uint64_t size)
+{
+	size_t i = first_ending_after(cm, start);
+
+	return size && i < cm->n && cm->v[i]->start < start + size;
+}
+
 struct jt_method *jt_codemap__find(const struct jt_codemap *cm, uint64_t addr)
 {
 	size_t i = first_ending_after(cm, addr);

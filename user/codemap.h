@@ -3,6 +3,7 @@
 #ifndef JT_CODEMAP_H
 #define JT_CODEMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ typedef void (*jt_codemap_evict_cb)(void *ctx, struct jt_method *m);
  */
 struct jt_method *jt_codemap__insert(struct jt_codemap *cm, struct jt_method *m,
 				     jt_codemap_evict_cb evict, void *ctx);
+/* Whether any live method overlaps [start, start + size). */
+bool jt_codemap__overlaps(const struct jt_codemap *cm, uint64_t start, uint64_t size);
 /* The live method containing addr, or NULL. */
 struct jt_method *jt_codemap__find(const struct jt_codemap *cm, uint64_t addr);
 /* Take m out if it is live. */

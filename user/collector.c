@@ -25,6 +25,7 @@
 
 struct proc {
 	uint32_t pid;
+	size_t perfmap_methods;	/* live methods from its perf map, against the cap */
 	bool defined;		/* its proc record is written */
 	bool has_agent;		/* it has sent agent events */
 	bool vmas_read;
@@ -38,6 +39,7 @@ struct proc {
 
 struct jt_collector {
 	const char *proc_root;
+	size_t max_perfmap_methods;
 	struct jt_sink sink;
 	struct jt_hash procs;	/* pid -> struct proc */
 	struct jt_methods methods;
@@ -62,6 +64,7 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 		return NULL;
 	}
 	c->proc_root = o->proc_root ? o->proc_root : "/proc";
+	c->max_perfmap_methods = o->max_perfmap_methods ?: JT_PERFMAP_METHODS_MAX;
 	c->sink = *sink;
 	c->next_module_id = 1;
 	c->next_symbol_id = 1;
@@ -79,10 +82,28 @@ static void free_if_unused(struct jt_method *m)
 		free(m);
 }
 
+/* What taking methods out of a process's code map did. */
+struct evict_ctx {
+	struct proc *p;
+	size_t evicted;
+};
+
 static void on_evict(void *ctx, struct jt_method *m)
 {
-	(void)ctx;
+	struct evict_ctx *e = ctx;
+
+	e->evicted++;
+	if (m->src == JT_SRC_PERFMAP)
+		e->p->perfmap_methods--;
 	free_if_unused(m);
+}
+
+/* Take m out of p's live code if it is there. */
+static void code_remove(struct proc *p, struct jt_method *m)
+{
+	if (m->in_codemap && m->src == JT_SRC_PERFMAP)
+		p->perfmap_methods--;
+	jt_codemap__remove(&p->code, m);
 }
 
 /* Forget a process's code: at exec (a new image) and at exit. */
@@ -92,7 +113,9 @@ static void proc_reset(struct proc *p)
 	uint64_t key;
 	void *val;
 
-	jt_codemap__clear(&p->code, on_evict, NULL);
+	struct evict_ctx e = { .p = p };
+
+	jt_codemap__clear(&p->code, on_evict, &e);
 	while (jt_idmap__next(&p->ids, &pos, &key, &val)) {
 		struct jt_method *m = val;
 
@@ -191,18 +214,33 @@ static int method_define(struct jt_collector *c, struct proc *p, struct jt_metho
 }
 
 /* Make the code an event describes live in p (and reachable by its agent id). */
-static int add_code(struct proc *p, const struct jt_event *ev)
+static int add_code(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
+	struct evict_ctx e = { .p = p };
 	struct jt_method *m, *live;
 
+	/* past the cap only lines that replace live code are kept (see collector.h) */
+	if (ev->src == JT_SRC_PERFMAP && p->perfmap_methods >= c->max_perfmap_methods &&
+	    !jt_codemap__overlaps(&p->code, ev->start, ev->size)) {
+		c->st.perfmap_capped++;
+		return 0;
+	}
 	m = jt_method__new(ev->start, ev->size, ev->ts, ev->id, ev->src, ev->str, ev->str_len);
 	if (!m)
 		goto oom;
-	live = jt_codemap__insert(&p->code, m, on_evict, NULL);
+	live = jt_codemap__insert(&p->code, m, on_evict, &e);
 	if (!live) {
 		free(m);
 		goto oom;
 	}
+	if (live == m && m->in_codemap && m->src == JT_SRC_PERFMAP)
+		p->perfmap_methods++;
+	/*
+	 * Code whose time is known only to a span (a perf-map line) names samples in that span
+	 * only where no other code was known: where it replaced some, either could have run.
+	 */
+	if (live == m && e.evicted)
+		m->unsure_us = ev->unsure_us;
 	if (live != m) {	/* the same code again (e.g. agent and perf map): keep one */
 		free(m);
 		if (!ev->id || live->in_idmap)
@@ -218,7 +256,7 @@ static int add_code(struct proc *p, const struct jt_event *ev)
 			free_if_unused(old);
 		}
 		if (jt_idmap__put(&p->ids, ev->id, m)) {
-			jt_codemap__remove(&p->code, m);
+			code_remove(p, m);
 			free_if_unused(m);
 			goto oom;
 		}
@@ -240,7 +278,7 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 		c->st.perfmap_skipped++;
 		return 0;
 	}
-	return add_code(p, ev);
+	return add_code(c, p, ev);
 }
 
 /* The method an agent id names; one that was loaded before recording began gets a stand-in. */
@@ -298,7 +336,7 @@ static int on_unload(struct jt_collector *c, struct proc *p, const struct jt_eve
 		return 0;
 	}
 	m->in_idmap = false;
-	jt_codemap__remove(&p->code, m);
+	code_remove(p, m);
 	if (m->log_id) {
 		rec = (struct jt_rec_call){
 			.h = { .type = JT_REC_UNLOAD, .size = sizeof(rec), .ts = ev->ts },
@@ -482,6 +520,11 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 	struct jt_vma *vma;
 	int err;
 
+	if (m && m->unsure_us && ts < m->load_ts + m->unsure_us * 1000ULL) {
+		c->st.unsure_frames++;	/* this code, or what it replaced: not known */
+		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 0), ip };
+		return 0;
+	}
 	if (m) {
 		err = method_define(c, p, m, ts);
 		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_METHOD, m->log_id), ip - m->start };
@@ -591,7 +634,7 @@ static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_
 			.id = pm->in_idmap ? pm->agent_id : 0, .src = pm->src, .str = pm->name,
 			.str_len = pm->name_len,
 		};
-		int err = add_code(child, &load);
+		int err = add_code(c, child, &load);
 
 		if (err)
 			return err;

@@ -9,8 +9,19 @@
 #include "decode.h"
 #include "sink.h"
 
+/*
+ * A process writes its perf map as it likes, under -a any process: 5 million lines of
+ * distinct addresses would cost about 360 MB of methods. Past this many live perf-map
+ * methods, a line that adds code at new addresses is counted (JT_DROP_PERFMAP_CAP) and not
+ * kept; one that replaces live code is still applied, so nothing is named by stale code.
+ * About 75 MB a process; a large Java or Node application has 50,000 to 200,000.
+ */
+#define JT_PERFMAP_METHODS_MAX 1000000
+
 struct jt_collector_opts {
 	const char *proc_root;	/* "/proc"; tests point it at a fixture tree */
+	/* live perf-map methods one process may hold (0: JT_PERFMAP_METHODS_MAX) */
+	size_t max_perfmap_methods;
 };
 
 struct jt_collector_stats {
@@ -20,6 +31,8 @@ struct jt_collector_stats {
 	uint64_t methods;	/* method definitions written */
 	uint64_t procs;		/* processes known now */
 	uint64_t unknown_ids;	/* enter/leave/unload of an id never loaded while recording */
+	uint64_t unsure_frames;	/* frames left unnamed: new code or the code it replaced */
+	uint64_t perfmap_capped; /* perf map lines past a process's cap, not kept */
 	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
 };
 

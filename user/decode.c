@@ -50,6 +50,7 @@ int jt_decode(const void *data, size_t len, struct jt_event *ev)
 		ev->start = c->start;
 		ev->size = c->size;
 		ev->src = c->src;
+		ev->unsure_us = c->unsure_us;
 		ev->str = c->name;
 		ev->str_len = bounded_len(c->name, c->name_len);
 		return 0;

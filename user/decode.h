@@ -19,6 +19,7 @@ struct jt_event {
 	uint64_t start;		/* code load */
 	uint64_t size;		/* code load */
 	uint32_t src;		/* code load: enum jt_src */
+	uint32_t unsure_us;	/* code load: live from some time in (ts, ts + this] */
 	uint32_t child_pid;	/* fork */
 	uint32_t exit_code;	/* exit */
 	uint32_t str_len;

@@ -31,14 +31,24 @@ struct jt_mapwatch {
 	struct jt_hash watches;	/* pid -> struct watch */
 	jt_mapwatch_cb cb;
 	void *ctx;
+	jt_clock_fn clock;
+	void *clock_ctx;
 	size_t following;
 	uint64_t bad_lines_gone;	/* bad lines of maps no longer followed */
+	bool said_denied;		/* a process's root refused us: said once */
 	/* set for the duration of one poll, for on_entry */
 	uint32_t cur_pid;
 	uint64_t cur_ts;
 };
 
-struct jt_mapwatch *jt_mapwatch__new(jt_mapwatch_cb cb, void *ctx)
+static uint64_t real_clock(void *ctx)
+{
+	(void)ctx;
+	return jt_now_ns();
+}
+
+struct jt_mapwatch *jt_mapwatch__new(jt_mapwatch_cb cb, void *ctx, jt_clock_fn clock,
+				     void *clock_ctx)
 {
 	struct jt_mapwatch *mw = calloc(1, sizeof(*mw));
 
@@ -48,6 +58,8 @@ struct jt_mapwatch *jt_mapwatch__new(jt_mapwatch_cb cb, void *ctx)
 	}
 	mw->cb = cb;
 	mw->ctx = ctx;
+	mw->clock = clock ? clock : real_clock;
+	mw->clock_ctx = clock_ctx;
 	return mw;
 }
 
@@ -75,11 +87,21 @@ void jt_mapwatch__free(struct jt_mapwatch *mw)
 	free(mw);
 }
 
+/* pid's map path for a message; the host's spelling once the process is gone. */
+static void map_path(uint32_t pid, char *buf, size_t len)
+{
+	if (jt_perfmap__path(pid, buf, len))
+		snprintf(buf, len, "/proc/%u/root/tmp/perf-%u.map", (unsigned int)pid,
+			 (unsigned int)pid);
+}
+
 static void on_entry(void *ctx, const struct jt_perfmap_entry *e)
 {
 	struct jt_mapwatch *mw = ctx;
 
-	mw->cb(mw->ctx, mw->cur_pid, mw->cur_ts, e);
+	/* the clock is read after the bytes of this line were: a later read is safe, an
+	 * earlier one (say once per poll, before a later chunk) would not be */
+	mw->cb(mw->ctx, mw->cur_pid, mw->cur_ts, mw->clock(mw->clock_ctx), e);
 }
 
 static void poll_one(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
@@ -92,7 +114,7 @@ static void poll_one(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
 	if (n < 0) {
 		char path[128];
 
-		jt_perfmap__path(w->pid, path, sizeof(path));
+		map_path(w->pid, path, sizeof(path));
 		jt_err("reading %s: %s; no longer following it", path, strerror(-n));
 		mw->bad_lines_gone += jt_perfmap_file__bad_lines(w->f);
 		jt_perfmap_file__free(w->f);
@@ -130,10 +152,19 @@ static void try_open(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
 	if (!w->f) {
 		int err = errno;
 
-		/* no map, a process gone, or a root we may not enter: nothing to say */
+		if ((err == EACCES || err == EPERM) && !mw->said_denied) {
+			/* capabilities without root: say what is missing, once */
+			map_path(w->pid, path, sizeof(path));
+			jt_err("cannot read %s: %s: the perf maps of processes jitrace may not "
+			       "trace are not read and their JIT frames stay addresses (reading "
+			       "another user's process needs CAP_SYS_PTRACE; or run as root)", path,
+			       strerror(err));
+			mw->said_denied = true;
+		}
+		/* no map, a process gone, or one we may not enter (said above): nothing more */
 		if (err != ENOENT && err != ESRCH && err != EACCES && err != ENOTDIR &&
 		    !w->refused) {
-			jt_perfmap__path(w->pid, path, sizeof(path));
+			map_path(w->pid, path, sizeof(path));
 			jt_err("not reading %s: %s (only a regular file owned by root or uid %u, "
 			       "reached without symlinks, is read)", path, strerror(err),
 			       (unsigned int)st.st_uid);

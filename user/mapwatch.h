@@ -9,15 +9,20 @@
 #include "perfmap.h"
 
 /*
- * One map line, read now, for pid. ts is the earliest time the line can have been written
- * (the previous read of that file found nothing past it).
+ * One map line, read now, for pid. The line was written in (lo, hi]: lo is the earliest
+ * time it can have been written (the previous read of that file found nothing past it),
+ * hi a time after it was read. A map tells no more than that.
  */
-typedef void (*jt_mapwatch_cb)(void *ctx, uint32_t pid, uint64_t ts,
+typedef void (*jt_mapwatch_cb)(void *ctx, uint32_t pid, uint64_t lo, uint64_t hi,
 			       const struct jt_perfmap_entry *e);
+/* CLOCK_MONOTONIC in ns, as jt_now_ns() (tests pass their own). */
+typedef uint64_t (*jt_clock_fn)(void *ctx);
 
 struct jt_mapwatch;
 
-struct jt_mapwatch *jt_mapwatch__new(jt_mapwatch_cb cb, void *ctx);
+/* clock NULL: jt_now_ns(). */
+struct jt_mapwatch *jt_mapwatch__new(jt_mapwatch_cb cb, void *ctx, jt_clock_fn clock,
+				     void *clock_ctx);
 void jt_mapwatch__free(struct jt_mapwatch *mw);
 /* Follow pid's map from the next poll on, if it has one (looked for again, less and less
  * often, while it has none). */

@@ -18,6 +18,9 @@ struct jt_method {
 	uint64_t size;
 	uint64_t load_ts;	/* when the code became live */
 	uint64_t agent_id;	/* the runtime's id, 0 if none */
+	/* It took the place of other code at some time in (load_ts, load_ts + this]: a
+	 * sample in that span cannot be told apart (perf-map lines; 0 when exact). */
+	uint32_t unsure_us;
 	uint8_t src;		/* enum jt_src */
 	bool in_codemap;	/* still live at its address */
 	bool in_idmap;		/* still reachable by agent_id */

@@ -14,6 +14,8 @@ static const char *const drop_names[] = {
 	[JT_DROP_REORDER] = "reorder",
 	[JT_DROP_DECODE] = "decode",
 	[JT_DROP_PERFMAP_LINE] = "perfmap_line",
+	[JT_DROP_UNSURE_FRAME] = "unsure_frame",
+	[JT_DROP_PERFMAP_CAP] = "perfmap_cap",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 

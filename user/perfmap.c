@@ -214,6 +214,11 @@ static int read_nstgid(int pid_dir, pid_t pid, pid_t *out)
 			end--;
 		for (s = end; s > line + 7 && s[-1] >= '0' && s[-1] <= '9'; s--)
 			;
+		/* an exiting process has left its namespaces: "NStgid:" with no number */
+		if (end == line + 7) {
+			err = -ESRCH;
+			break;
+		}
 		if (s == end || (s > line + 7 && !is_blank(s[-1])) || end - s > 10) {
 			err = -EINVAL;
 			break;

@@ -15,6 +15,7 @@ struct jt_pipeline {
 	struct jt_collector *col;
 	struct jt_mapwatch *maps;	/* NULL: perf maps are not followed */
 	uint64_t window_ns;
+	uint64_t start_ts;		/* the first now it was given: when recording began */
 	int err;			/* first sink error: everything stops */
 	/*
 	 * A full reorder buffer lets records out while a poll of the perf maps is walking
@@ -29,12 +30,15 @@ struct jt_pipeline {
 	uint64_t logged[JT_DROP_MAX];	/* totals already in the log */
 };
 
-static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_perfmap_entry *e);
+static void on_map_line(void *ctx, uint32_t pid, uint64_t lo, uint64_t hi,
+			const struct jt_perfmap_entry *e);
 static void on_ordered(void *ctx, const void *rec, size_t len);
 
 struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const struct jt_sink *sink)
 {
-	struct jt_collector_opts co = { .proc_root = o->proc_root };
+	struct jt_collector_opts co = {
+		.proc_root = o->proc_root, .max_perfmap_methods = o->max_perfmap_methods,
+	};
 	struct jt_pipeline *pl = calloc(1, sizeof(*pl));
 
 	if (!pl) {
@@ -46,7 +50,7 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 				      o->max_pending_bytes : JT_PIPELINE_PENDING_BYTES);
 	pl->col = jt_collector__new(&co, sink);
 	if (o->follow_perfmaps)
-		pl->maps = jt_mapwatch__new(on_map_line, pl);
+		pl->maps = jt_mapwatch__new(on_map_line, pl, o->clock, o->clock_ctx);
 	if (!pl->reorder || !pl->col || (o->follow_perfmaps && !pl->maps)) {
 		jt_err("out of memory");
 		jt_pipeline__free(pl);
@@ -91,6 +95,8 @@ static void forget_gone(struct jt_pipeline *pl)
 
 static void poll_maps(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 {
+	if (!pl->start_ts)
+		pl->start_ts = now;
 	pl->polling = true;
 	if (pid == UINT32_MAX) {
 		jt_mapwatch__scan(pl->maps, now);
@@ -124,13 +130,18 @@ static void map_gone(struct jt_pipeline *pl, uint32_t pid, uint64_t ts)
 	pl->gone[pl->ngone++] = (struct gone){ pid, ts };
 }
 
-/* A perf map line becomes a code-load record like the agent's, timed as early as it can be. */
-static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_perfmap_entry *e)
+/*
+ * A perf map line becomes a code-load record like the agent's, timed as early as it can be
+ * (lo), and saying for how long after that its time is unsure (up to hi, when it was read):
+ * the join names no sample by it in that span where it took the place of other code.
+ */
+static void on_map_line(void *ctx, uint32_t pid, uint64_t lo, uint64_t hi,
+			const struct jt_perfmap_entry *e)
 {
 	struct jt_pipeline *pl = ctx;
 	struct jt_ev_code rec;
 	size_t len = e->name_len < JT_NAME_MAX - 1 ? e->name_len : JT_NAME_MAX - 1;
-	uint64_t floor = jt_reorder__floor(pl->reorder);
+	uint64_t floor = jt_reorder__floor(pl->reorder), ts = lo, unsure_us;
 
 	/*
 	 * The collector ignores the map of a process whose agent reports its code (its own
@@ -144,8 +155,13 @@ static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_pe
 		jt_mapwatch__drop(pl->maps, pid);	/* and stop reading it */
 		return;
 	}
+	/* lines there before recording began: their code is as old as that, as far as the
+	 * log can tell (nothing in it is older) */
+	if (ts < pl->start_ts)
+		ts = pl->start_ts;
 	if (ts < floor)
 		ts = floor;
+	unsure_us = hi > ts ? (hi - ts + 999) / 1000 : 0;
 	memset(&rec, 0, JT_EV_CODE_FIXED);
 	rec.h = (struct jt_ev_hdr){
 		.type = JT_EV_CODE_LOAD, .size = jt_round8(JT_EV_CODE_FIXED + len), .ts = ts,
@@ -154,8 +170,12 @@ static void on_map_line(void *ctx, uint32_t pid, uint64_t ts, const struct jt_pe
 	rec.start = e->start;
 	rec.size = e->size;
 	rec.src = JT_SRC_PERFMAP;
+	rec.unsure_us = unsure_us < UINT32_MAX ? unsure_us : UINT32_MAX;
 	rec.name_len = len;
 	memcpy(rec.name, e->name, len);
+	/* a NUL would end the name where the decoder reads it: show it as '?' instead */
+	for (char *nul = memchr(rec.name, 0, len); nul; nul = memchr(nul, 0, rec.name + len - nul))
+		*nul = '?';
 	memset(rec.name + len, 0, rec.h.size - JT_EV_CODE_FIXED - len);
 	push(pl, ts, &rec, rec.h.size);
 }
@@ -216,8 +236,13 @@ static int log_drops(struct jt_pipeline *pl, bool all)
 	uint64_t ts = jt_reorder__floor(pl->reorder);
 	unsigned int i;
 
+	struct jt_collector_stats cs;
+
 	if (pl->maps)
 		pl->lost[JT_DROP_PERFMAP_LINE] = jt_mapwatch__bad_lines(pl->maps);
+	jt_collector__stats(pl->col, &cs);
+	pl->lost[JT_DROP_UNSURE_FRAME] = cs.unsure_frames;
+	pl->lost[JT_DROP_PERFMAP_CAP] = cs.perfmap_capped;
 	for (i = 0; i < JT_DROP_MAX && !pl->err; i++) {
 		if (pl->lost[i] == pl->logged[i] && !all)
 			continue;

@@ -26,6 +26,10 @@ struct jt_pipeline_opts {
 	size_t max_pending_bytes; /* and bytes (0: JT_PIPELINE_PENDING_BYTES); see reorder.h */
 	const char *proc_root;	/* "/proc" */
 	bool follow_perfmaps;
+	size_t max_perfmap_methods;	/* a process's, 0: JT_PERFMAP_METHODS_MAX (collector.h) */
+	/* the clock perf-map reads are timed by (NULL: jt_now_ns; tests pass their own) */
+	uint64_t (*clock)(void *ctx);
+	void *clock_ctx;
 };
 
 struct jt_pipeline_stats {

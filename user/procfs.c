@@ -60,6 +60,26 @@ int jt_procfs__read_comm(const char *proc_root, uint32_t pid, char comm[16])
 	return 0;
 }
 
+int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
+{
+	char buf[4096];
+	unsigned long v;
+	char *at, *end;
+	int n = read_small(proc_root, tid, "status", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	at = strstr(buf, "\nTgid:");
+	if (!at)
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(at + 6, &end, 10);
+	if (errno || end == at + 6 || !v || v > UINT32_MAX)
+		return -EINVAL;
+	*tgid = v;
+	return 0;
+}
+
 /* "start-end perms offset dev inode path": keep executable mappings that name a file. */
 static int parse_maps_line(char *line, struct jt_vma *vma)
 {

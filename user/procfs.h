@@ -38,5 +38,8 @@ struct jt_vma *jt_vmas__find(const struct jt_vmas *vm, uint64_t addr);
 int jt_procfs__read_cmdline(const char *proc_root, uint32_t pid, char *buf, size_t len);
 /* PROC_ROOT/PID/comm without its newline, into comm[16]. Returns 0 or -errno. */
 int jt_procfs__read_comm(const char *proc_root, uint32_t pid, char comm[16]);
+/* The process (thread group) that thread id tid belongs to, from PROC_ROOT/TID/status
+ * ("Tgid:"); a process's own pid gives itself. Returns 0 or -errno. */
+int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid);
 
 #endif

@@ -36,6 +36,7 @@ struct jt_symbols {
 	void *libstdcxx;		/* dlopen handle, NULL if absent */
 	cxa_demangle_fn demangle;
 	bool demangle_tried;
+	bool said_denied;		/* map_files refused us: said once */
 	char *dm_buf;			/* __cxa_demangle's reusable output buffer */
 	size_t dm_len;
 };
@@ -115,6 +116,13 @@ const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, ui
 	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", s->proc_root, pid,
 		 (unsigned long long)start, (unsigned long long)end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && (errno == EPERM || errno == EACCES) && !s->said_denied) {
+		/* capabilities without root: say what is missing, once */
+		jt_err("cannot open %s: %s: native frames stay file + offset (map_files needs "
+		       "CAP_CHECKPOINT_RESTORE, and CAP_SYS_PTRACE for other users' processes; "
+		       "or run as root)", path, strerror(errno));
+		s->said_denied = true;
+	}
 	if (fd < 0)
 		return NULL;	/* gone, or not a file: the frame keeps file + offset */
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {

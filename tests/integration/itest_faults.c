@@ -66,20 +66,6 @@ static bool has_exit(const struct it_log *log, uint32_t pid)
 	return false;
 }
 
-static uint64_t drops_of(const struct it_log *log, unsigned what)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < log->n; i++) {
-		const struct jt_rec_drop *d = (const void *)log->recs[i];
-
-		if (d->h.type == JT_REC_DROP && d->what == what)
-			n += d->count;
-	}
-	return n;
-}
-
 /* ---- SIGINT, SIGTERM, SIGPIPE and SIGHUP each finish the log ---- */
 
 static void test_signals_finish_the_log(void **state)
@@ -352,13 +338,13 @@ static void perf_map_changed_mid_run(enum map_change how, const char *what)
 	new_n = it_count_leaf(&log, toy, 0, "new_fn");
 	print_message("map %s: old_fn %llu, new_fn %llu samples, %llu bad lines counted\n",
 		      what, (unsigned long long)old_n, (unsigned long long)new_n,
-		      (unsigned long long)drops_of(&log, JT_DROP_PERFMAP_LINE));
+		      (unsigned long long)it_drops_of(&log, JT_DROP_PERFMAP_LINE));
 	assert_true(old_n > 300);	/* named before the change */
 	assert_int_equal(it_count_leaf(&log, toy, 0, "planted_fn"), 0);
 	if (how == MAP_TRUNCATE)	/* the agent's next line lands in the emptied file */
 		assert_true(new_n > 300);
 	if (how == MAP_REWRITE)		/* garbage is counted, not fatal */
-		assert_true(drops_of(&log, JT_DROP_PERFMAP_LINE) >= 2);
+		assert_true(it_drops_of(&log, JT_DROP_PERFMAP_LINE) >= 2);
 	it_log_free(&log);
 }
 

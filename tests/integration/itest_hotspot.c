@@ -97,15 +97,14 @@ static void count_split(const struct it_log *log, uint32_t pid, uint64_t from, u
 static void assert_split(const struct it_log *log, uint32_t pid, uint64_t from, uint64_t to)
 {
 	uint64_t a, b, all;
-	double got;
+	char label[96];
 
 	count_split(log, pid, from, to, &a, &b, &all);
-	got = a + b ? (double)a / (a + b) : 0;
-	print_message("pid %u: %s %llu, %s %llu of %llu samples: %.1f%% (work done 75%%)\n", pid,
-		      HOT_A, (unsigned long long)a, HOT_B, (unsigned long long)b,
-		      (unsigned long long)all, 100 * got);
-	assert_true(a + b >= 300);
-	assert_true(got > 0.70 && got < 0.80);
+	snprintf(label, sizeof(label), "pid %u: leaf samples in %s of %s and %s (work done 75%%)",
+		 pid, HOT_A, HOT_A, HOT_B);
+	print_message("pid %u: %llu samples in all\n", pid, (unsigned long long)all);
+	/* the loop around the calls, inlined into its caller: 74-76% seen */
+	it_assert_share_near(label, a, a + b, 0.75, 0.02);
 }
 
 static int group_setup(void **state)
@@ -423,7 +422,9 @@ static void test_late_attach_names_code_compiled_before(void **state)
 		      (unsigned long long)before, (unsigned long long)unnamed_before, HOT_A);
 	assert_true(unnamed_before >= 100);
 	count_split(&log, jpid, t_named + 100000000ULL, UINT64_MAX, &a, &b, &all);
-	assert_true(a + b >= all * 7 / 10);	/* the process's time, named */
+	/* the process's time, named: the rest is the JVM's own threads (GC, compiler) */
+	it_assert_share_at_least("samples after the attach in Hot.a or Hot.b", a + b, all, 0.7,
+				 "the JVM's GC and compiler threads take the rest");
 	assert_split(&log, jpid, t_named + 100000000ULL, UINT64_MAX);
 	it_log_free(&log);
 	free(log_path);

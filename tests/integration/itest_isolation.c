@@ -128,6 +128,50 @@ static void test_unprivileged_error_names_capabilities(void **state)
 	free(dir);
 }
 
+/*
+ * With CAP_BPF and CAP_PERFMON but not root, jitrace records, and says once what it cannot
+ * read: root's toy JIT's perf map (behind /proc/PID/root) and its files (map_files), each
+ * with the capability that is missing, instead of leaving raw addresses without a word.
+ */
+static void test_capabilities_alone_say_what_is_missing(void **state)
+{
+	char *err = it_path_dup("caps.err"), *dir = it_path_dup("caps"), *text, *at;
+	char log_path[512], pid_arg[16];
+	char *toy[] = { IT_TOYJIT, "split", "--ms", "2500", NULL };
+	char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			 "--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon", IT_JITRACE,
+			 "record", "--no-agent", "--no-usdt", "-p", pid_arg, "-d", "1", "-o",
+			 log_path, NULL };
+	pid_t toy_pid, pid;
+
+	(void)state;
+	if (access(argv[0], X_OK)) {
+		print_message("%s is missing: capability test skipped\n", argv[0]);
+		skip();
+	}
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(chmod(dir, 01777), 0);
+	assert_int_equal(chmod(it_dir(), 0711), 0);
+	snprintf(log_path, sizeof(log_path), "%s/out.jtl", dir);
+	toy_pid = it_spawn(toy, NULL, NULL);
+	usleep(300000);		/* its code is loaded and its map written */
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)toy_pid);
+	pid = it_spawn(argv, NULL, err);
+	assert_int_equal(it_wait(pid), 0);
+	assert_int_equal(it_wait(toy_pid), 0);
+	text = slurp(err);
+	print_message("with CAP_BPF and CAP_PERFMON as nobody: %s", text);
+	at = strstr(text, "CAP_SYS_PTRACE");
+	assert_non_null(at);				/* the perf map */
+	assert_non_null(strstr(text, "perf-"));
+	assert_non_null(strstr(text, "CAP_CHECKPOINT_RESTORE"));	/* its files */
+	assert_null(strstr(strstr(at, "\n") ?: at, "perf maps of"));	/* said once */
+	assert_int_equal(access(log_path, R_OK), 0);
+	free(text);
+	free(err);
+	free(dir);
+}
+
 /* ---- the collector under valgrind: no memory error, no leak ---- */
 
 static void test_collector_clean_under_valgrind(void **state)
@@ -172,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_container_gets_its_names),
 		cmocka_unit_test(test_unprivileged_error_names_capabilities),
+		cmocka_unit_test(test_capabilities_alone_say_what_is_missing),
 		cmocka_unit_test(test_collector_clean_under_valgrind),
 	};
 

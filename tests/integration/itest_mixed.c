@@ -46,8 +46,8 @@ static int setup(void **state)
 static void assert_toy(const struct it_log *log, pid_t pid)
 {
 	uint64_t a = 0, b = 0;
+	char label[80];
 	size_t i;
-	double got;
 
 	for (i = 0; i < log->n; i++) {
 		const struct jt_rec_sample *s = (const void *)log->recs[i];
@@ -61,11 +61,9 @@ static void assert_toy(const struct it_log *log, pid_t pid)
 		a += m->name_len == 5 && !memcmp(m->name, "hot_a", 5);
 		b += m->name_len == 5 && !memcmp(m->name, "hot_b", 5);
 	}
-	got = a + b ? (double)a / (a + b) : 0;
-	print_message("toy JIT pid %d: hot_a %llu, hot_b %llu: %.1f%% (scripted 75.0%%)\n", pid,
-		      (unsigned long long)a, (unsigned long long)b, 100 * got);
-	assert_true(a + b >= 200);
-	assert_true(got > 0.70 && got < 0.80);
+	snprintf(label, sizeof(label), "toy JIT pid %d leaf samples in hot_a (scripted 75%%)", pid);
+	/* the toy's own loop around the calls: 1-2 points */
+	it_assert_share_near(label, a, a + b, 0.75, 0.02);
 }
 
 /* No name of a BEAM or Node program function, whatever the naming. */
@@ -139,11 +137,16 @@ static void test_runtimes_side_by_side(void **state)
 		assert_int_equal(t[k].nr_fns, 2);
 		assert_true(t[k].units[0] * 1000 / (t[k].units[0] + t[k].units[1]) ==
 			    (uint64_t)(share[k] * 1000));
-		rt_assert_share("leaf samples", &t[k], st.leaf, 0.05);
+		/* BEAM: hot:a/2 and hot:b/2 cost slightly different CPU per unit (75-78% seen) */
+		rt_assert_share("leaf samples", &t[k], st.leaf, node ? 0.02 : 0.04);
 		rt_assert_own_names(&log, pids[k], bad_prefix[k], not_in[k], any_fn);
 		assert_int_equal(st.foreign, 0);
 		assert_int_equal(st.wrong, 0);
-		assert_true(st.right >= 0.9 * st.in_span);
+		/* Node: V8's own code (GC, builtins without a frame) takes under 1%; BEAM: its
+		 * C code (GC, scheduling, BIFs) 5-15%, more beside the others (85% right seen) */
+		rt_assert_right(&t[k], st.right, st.in_span, node ? 0.9 : 0.75,
+				node ? "V8's own code takes under 1%" :
+				       "BEAM's own code takes up to 15%, more when the CPUs are shared");
 	}
 	it_toy_parse(toy_out, &toyt);
 	assert_int_equal(toyt.pid, toy_pid);

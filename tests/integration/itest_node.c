@@ -103,13 +103,15 @@ static void test_node_split_and_names(void **state)
 	/* hotA and hotB have TurboFan code of their own: the loop did not inline them */
 	assert_true(has_v8_method(&log, t.pid, '*', "hotA"));
 	assert_true(has_v8_method(&log, t.pid, '*', "hotB"));
-	rt_assert_share("leaf samples", &t, st.leaf, 0.05);
+	/* the loop around the calls and V8's own code: under 1 point seen */
+	rt_assert_share("leaf samples", &t, st.leaf, 0.02);
 	assert_int_equal(st.foreign, 0);
 	assert_int_equal(st.wrong, 0);
-	assert_true(st.right >= 0.95 * st.in_span);
+	rt_assert_right(&t, st.right, st.in_span, 0.9, "V8's GC and frameless builtins: 0.5% seen");
 	assert_true(st.early_in_span >= 100);
 	assert_int_equal(st.early_wrong, 0);
-	assert_true(st.early_right >= 0.9 * st.early_in_span);
+	rt_assert_right(&t, st.early_right, st.early_in_span, 0.85,
+			"the first second is interpreter and Sparkplug code too: 2% elsewhere seen");
 	assert_int_equal(it_drops_total(&log), 0);
 	it_log_free(&log);
 	rt_truth_free(&t);
@@ -137,13 +139,15 @@ static void test_node_baseline_frames_named(void **state)
 	rt_print_stats(&t, &st);
 	assert_true(has_v8_method(&log, t.pid, '^', "hotA"));
 	assert_false(has_v8_method(&log, t.pid, '*', "hotA"));
-	/* only a quarter to a half of the samples show a hot function: 8 points, not 5 */
-	rt_assert_share("innermost JS function", &t, st.attr, 0.08);
+	/* hotA and hotB call frameless builtins in different shares: up to 2 points seen */
+	rt_assert_share("innermost JS function", &t, st.attr, 0.04);
 	assert_int_equal(st.foreign, 0);
 	/* a sample in a builtin shows the caller instead (see below), never the other one */
 	assert_int_equal(st.wrong, 0);
-	assert_true(st.right >= 0.15 * st.in_span);
-	assert_true(st.right + st.other >= 0.95 * st.in_span);
+	rt_assert_right(&t, st.right, st.in_span, 0.15,
+			"samples in frameless builtins show the caller: 27% right seen");
+	it_assert_share_at_least("samples in calls named by a JS function", st.right + st.other,
+				 st.in_span, 0.95, "all but 1 of 4826 seen");
 	it_log_free(&log);
 	rt_truth_free(&t);
 }
@@ -170,22 +174,26 @@ static void test_node_interpreted_frames_named(void **state)
 	rt_print_stats(&t, &st);
 	assert_true(has_v8_method(&log, t.pid, '~', "hotA"));
 	assert_false(has_v8_method(&log, t.pid, '^', "hotA"));
-	/* only a quarter to a half of the samples show a hot function: 8 points, not 5 */
-	rt_assert_share("innermost JS function", &t, st.attr, 0.08);
+	/* hotA and hotB run frameless handlers in different shares: up to 2 points seen */
+	rt_assert_share("innermost JS function", &t, st.attr, 0.04);
 	assert_int_equal(st.foreign, 0);
 	assert_int_equal(st.wrong, 0);
-	assert_true(st.right >= 0.3 * st.in_span);
-	assert_true(st.right + st.other >= 0.95 * st.in_span);
+	rt_assert_right(&t, st.right, st.in_span, 0.3,
+			"samples in frameless handlers show the caller: 51% right seen");
+	it_assert_share_at_least("samples in calls named by a JS function", st.right + st.other,
+				 st.in_span, 0.95, "all of 4977 seen");
 	it_log_free(&log);
 	rt_truth_free(&t);
 }
 
 /*
  * Code freed and compiled again at the same addresses: a new function every 20 ms, the dead
- * ones collected every 8, so new code lands where dead code of another name was. Each map
- * line is timed by the read before the one that found it (at most a tick, 10 ms, early);
- * dead code stopped running 20 ms or more before its space is reused, so no sample inside a
- * call of one function may be named by another.
+ * ones collected every 8, so new code lands where dead code of another name was. A map line
+ * is known only to have been written between the read before the one that found it and
+ * that one, which on a busy collector (loading node's symbols, starved of CPU) can be
+ * 200 ms apart: a sample at reused code in that span is left unnamed and counted, never
+ * named by the other function (unit test: test_pipeline's
+ * perfmap_code_replacing_other_code_names_no_sample_before_it_is_read).
  */
 static void test_node_reused_code_named_by_time(void **state)
 {
@@ -204,8 +212,13 @@ static void test_node_reused_code_named_by_time(void **state)
 	assert_true(st.reused >= 20);	/* the test did put new code on dead code */
 	assert_int_equal(st.foreign, 0);
 	assert_int_equal(st.wrong, 0);
-	assert_true(st.right >= 0.5 * st.in_span);
-	assert_true(st.right + st.other >= 0.95 * st.in_span);
+	print_message("%llu frames left unnamed: code that replaced other code, not yet read\n",
+		      (unsigned long long)it_drops_of(&log, JT_DROP_UNSURE_FRAME));
+	/* half of a new function's 20 ms can precede the read that finds its line */
+	rt_assert_right(&t, st.right, st.in_span, 0.5,
+			"reused code is unnamed until its line is read: 75% right seen");
+	it_assert_share_at_least("samples in calls named by a JS function", st.right + st.other,
+				 st.in_span, 0.95, "all but 8 of 2847 seen");
 	it_log_free(&log);
 	rt_truth_free(&t);
 }

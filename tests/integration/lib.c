@@ -2,6 +2,7 @@
 /* Integration-test helpers: processes, log loading and the checks of the log's promises. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -284,10 +285,64 @@ uint64_t it_drops_total(const struct it_log *log)
 	uint64_t n = 0;
 	size_t i;
 
-	for (i = 0; i < log->n; i++)
-		if (log->recs[i]->type == JT_REC_DROP)
-			n += ((const struct jt_rec_drop *)log->recs[i])->count;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_drop *d = (const void *)log->recs[i];
+
+		if (d->h.type == JT_REC_DROP && d->what != JT_DROP_UNSURE_FRAME)
+			n += d->count;
+	}
 	return n;
+}
+
+uint64_t it_drops_of(const struct it_log *log, unsigned int what)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_drop *d = (const void *)log->recs[i];
+
+		if (d->h.type == JT_REC_DROP && d->what == what)
+			n += d->count;
+	}
+	return n;
+}
+
+/* 4.5 standard errors: a share this far from the truth by chance alone once in ~150,000. */
+#define IT_Z 4.5
+
+static double share_error(double p, uint64_t n)
+{
+	return IT_Z * sqrt(p * (1 - p) / (double)n);
+}
+
+void it_assert_share_near(const char *what, uint64_t k, uint64_t n, double want,
+			  double systematic)
+{
+	double got = n ? (double)k / n : 0, tol = systematic + share_error(want, n ? n : 1);
+
+	print_message("%s: %llu of %llu = %.1f%%, want %.1f%% +- %.1f (%.1f systematic + "
+		      "%.1f for %llu samples)\n", what, (unsigned long long)k,
+		      (unsigned long long)n, 100 * got, 100 * want, 100 * tol, 100 * systematic,
+		      100 * (tol - systematic), (unsigned long long)n);
+	assert_true(n >= IT_MIN_SAMPLES);
+	if (got < want - tol || got > want + tol)
+		fail_msg("%s: %.1f%% is outside %.1f%% +- %.1f", what, 100 * got, 100 * want,
+			 100 * tol);
+}
+
+void it_assert_share_at_least(const char *what, uint64_t k, uint64_t n, double floor,
+			      const char *why)
+{
+	double got = n ? (double)k / n : 0, least = floor - share_error(floor, n ? n : 1);
+
+	print_message("%s: %llu of %llu = %.1f%%, at least %.1f%% (%.0f%% less %.1f for %llu "
+		      "samples: %s)\n", what, (unsigned long long)k, (unsigned long long)n,
+		      100 * got, 100 * least, 100 * floor, 100 * (floor - least),
+		      (unsigned long long)n, why);
+	assert_true(n > 0);
+	if (got < least)
+		fail_msg("%s: %.1f%% is under %.1f%%", what, 100 * got, 100 * least);
 }
 
 uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, const char *name)

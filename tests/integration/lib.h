@@ -44,6 +44,22 @@ const struct jt_rec_method *it_leaf_method(const struct it_log *log,
 void it_check_promises(const struct it_log *log);
 /* Sum of every drop record's count. */
 uint64_t it_drops_total(const struct it_log *log);
+/* Frames or records of one drop kind, over the log. */
+uint64_t it_drops_of(const struct it_log *log, unsigned int what);
+
+/*
+ * Statistical asserts over sampled data. A share estimated from n samples is off by chance
+ * by up to 4.5 standard errors (sqrt(p(1-p)/n)), which a correct run exceeds about once in
+ * 150,000; the caller adds what the program or runtime itself can move it by, and says so
+ * beside the call. Each prints its numbers and fails with them.
+ */
+#define IT_MIN_SAMPLES 100
+/* k of n is want, within systematic plus the chance error; n at least IT_MIN_SAMPLES. */
+void it_assert_share_near(const char *what, uint64_t k, uint64_t n, double want,
+			  double systematic);
+/* k of n is at least floor, less the chance error; why says where floor comes from. */
+void it_assert_share_at_least(const char *what, uint64_t k, uint64_t n, double floor,
+			      const char *why);
 /* Count enter or leave records of pid whose method is called name. */
 uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, const char *name);
 

@@ -282,12 +282,15 @@ static inline void rt_count(const struct it_log *log, struct rt_truth *t, rt_fn_
 	rt_count_reuse(log, t->pid, fn_of, st);
 }
 
-/* fns[0]'s share of work as the program did it, and of samples as uses[] counted them. */
+/*
+ * fns[0]'s share of work as the program did it, and of samples as uses[] counted them:
+ * equal within systematic (what the runtime may add, said by the caller) and chance.
+ */
 static inline void rt_assert_share(const char *what, const struct rt_truth *t,
-				   const uint64_t *uses, double tolerance)
+				   const uint64_t *uses, double systematic)
 {
 	uint64_t units = 0, n = 0;
-	double want, got;
+	char label[256];
 	int i;
 
 	for (i = 0; i < t->nr_fns; i++) {
@@ -295,13 +298,19 @@ static inline void rt_assert_share(const char *what, const struct rt_truth *t,
 		n += uses[i];
 	}
 	assert_true(units > 0);
-	want = (double)t->units[0] / units;
-	got = n ? (double)uses[0] / n : 0;
-	print_message("pid %d %s: %s %llu, %s %llu: %.1f%% (work done: %.1f%%)\n", t->pid, what,
-		      t->fns[0], (unsigned long long)uses[0], t->fns[1],
-		      (unsigned long long)(n - uses[0]), 100 * got, 100 * want);
-	assert_true(n >= 200);
-	assert_true(got > want - tolerance && got < want + tolerance);
+	snprintf(label, sizeof(label), "pid %d %s in %s (of %s and %s)", t->pid, what, t->fns[0],
+		 t->fns[0], t->fns[1]);
+	it_assert_share_near(label, uses[0], n, (double)t->units[0] / units, systematic);
+}
+
+/* The share of in-span samples named right is at least floor, less chance (see lib.h). */
+static inline void rt_assert_right(const struct rt_truth *t, uint64_t right, uint64_t in_span,
+				   double floor, const char *why)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "pid %d samples in calls named right", t->pid);
+	it_assert_share_at_least(label, right, in_span, floor, why);
 }
 
 static inline void rt_print_stats(const struct rt_truth *t, const struct rt_stats *st)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "collector.h"
+#include "procfs.h"
 #include "jt_events.h"
 #include "jt_log_format.h"
 #include "sink.h"
@@ -583,6 +584,64 @@ static void code_loaded_over_live_code_replaces_it(void **state)
 	assert_log_promises(f);
 }
 
+/*
+ * A process's perf map holds as many lines as it likes: past the cap a line at new addresses
+ * is counted and not kept, while one that replaces live code still is (else samples there
+ * would be named by the stale code); code that leaves (exec) makes room again.
+ */
+static void perfmap_methods_past_the_cap_are_counted_not_kept(void **state)
+{
+	struct jt_collector_opts o = { .proc_root = PROC_ROOT, .max_perfmap_methods = 4 };
+	struct jt_collector_stats st;
+	struct fx *f = *state;
+	char name[16];
+	uint64_t i;
+
+	jt_collector__free(f->c);
+	f->c = jt_collector__new(&o, &f->sink);
+	assert_non_null(f->c);
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
+		send(f, ev_load(100 + i, PID, 0, JIT + i * 0x100, 0x40, JT_SRC_PERFMAP, name));
+	}
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.perfmap_capped, 2);	/* f4 and f5 */
+	sample_at(f, 200, PID, JIT + 4 * 0x100 + 8);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 0)->frames[0].ref), JT_FRAME_USER);
+	/* replacing f1 keeps the count at the cap: applied */
+	send(f, ev_load(210, PID, 0, JIT + 0x100, 0x40, JT_SRC_PERFMAP, "g1"));
+	sample_at(f, 220, PID, JIT + 0x100 + 8);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "g1");
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.perfmap_capped, 2);
+	/* agent code does not count against the perf map's cap */
+	send(f, ev_load(230, PID, 7, JIT + 0x10000, 0x40, JT_SRC_AGENT, "agent_code"));
+	sample_at(f, 240, PID, JIT + 0x10000 + 8);
+	assert_method_named(f, frame_method(&nth_sample(f, 2)->frames[0]), "agent_code");
+	/* a new program: its map starts from nothing */
+	send(f, ev_exec(300, PID, "jitapp\0\0\0\0\0\0\0\0\0", "/usr/bin/jitapp"));
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "h%llu", (unsigned long long)i);
+		send(f, ev_load(310 + i, PID, 0, JIT + i * 0x100, 0x40, JT_SRC_PERFMAP, name));
+	}
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.perfmap_capped, 2);
+	assert_log_promises(f);
+}
+
+/* -p with a thread id records its process: the thread's status names the thread group. */
+static void thread_id_resolves_to_its_process(void **state)
+{
+	uint32_t tgid = 0;
+
+	(void)state;
+	assert_int_equal(jt_procfs__read_tgid(PROC_ROOT, 4243, &tgid), 0);
+	assert_int_equal(tgid, 4242);
+	assert_int_equal(jt_procfs__read_tgid(PROC_ROOT, 4242, &tgid), 0);
+	assert_int_equal(tgid, 4242);
+	assert_int_equal(jt_procfs__read_tgid(PROC_ROOT, 4244, &tgid), -ENOENT);
+}
+
 static void enter_and_leave_reference_the_method_log_id(void **state)
 {
 	struct fx *f = *state;
@@ -1112,6 +1171,8 @@ int main(void)
 		T(return_address_just_past_a_mapping_names_that_module),
 		T(address_reuse_names_the_code_live_at_each_sample),
 		T(code_loaded_over_live_code_replaces_it),
+		T(perfmap_methods_past_the_cap_are_counted_not_kept),
+		cmocka_unit_test(thread_id_resolves_to_its_process),
 		T(enter_and_leave_reference_the_method_log_id),
 		T(enter_of_unknown_id_defines_a_stand_in_once),
 		T(load_after_a_stand_in_names_the_loaded_method),

@@ -468,22 +468,35 @@ static void test_file_poll_reads_at_most_read_max_bytes(void **state)
 	jt_perfmap_file__free(f);
 }
 
-/* The earliest and latest time mapwatch gave the lines of one poll. */
+/* The earliest and latest time mapwatch gave the lines of one poll, and the latest time
+ * it said they were read by. */
 struct times {
 	size_t n;
-	uint64_t min, max;
+	uint64_t min, max, hi;
 };
 
-static void on_timed(void *ctx, uint32_t pid, uint64_t ts, const struct jt_perfmap_entry *e)
+static void on_timed(void *ctx, uint32_t pid, uint64_t lo, uint64_t hi,
+		     const struct jt_perfmap_entry *e)
 {
 	struct times *t = ctx;
 
 	(void)pid;
 	(void)e;
-	if (!t->n++ || ts < t->min)
-		t->min = ts;
-	if (ts > t->max)
-		t->max = ts;
+	if (!t->n++ || lo < t->min)
+		t->min = lo;
+	if (lo > t->max)
+		t->max = lo;
+	if (hi > t->hi)
+		t->hi = hi;
+}
+
+/* The test's clock: a read takes 1 ns past the poll's time. */
+static uint64_t clock_now;
+
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return clock_now + 1;
 }
 
 /*
@@ -511,23 +524,28 @@ static void test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it(void
 	write_file(t->pid_map, O_EXCL, data);
 	free(data);
 
-	mw = jt_mapwatch__new(on_timed, &got);
+	mw = jt_mapwatch__new(on_timed, &got, fake_clock, NULL);
 	assert_non_null(mw);
 	jt_mapwatch__exec(mw, getpid(), 5);	/* the program began at 5 */
+	clock_now = 100;
 	jt_mapwatch__poll(mw, 100);		/* opens it: reads the budget's worth */
 	assert_int_equal(got.n, JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal(got.max, 5);
 	got = (struct times){ 0 };
+	clock_now = 200;
 	jt_mapwatch__poll(mw, 200);		/* the rest, there since before 100 */
+	clock_now = 300;
 	jt_mapwatch__poll(mw, 300);
 	assert_int_equal(got.n, lines - JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal(got.min, 5);
 	assert_int_equal(got.max, 5);
 	got = (struct times){ 0 };
 	write_file(t->pid_map, O_APPEND, "7f0000001000 20 late\n");
+	clock_now = 400;
 	jt_mapwatch__poll(mw, 400);		/* written after the read at 300 reached the end */
 	assert_int_equal(got.n, 1);
 	assert_int_equal(got.min, 300);
+	assert_int_equal(got.hi, 401);		/* and before the read at 400 that found it */
 	jt_mapwatch__free(mw);
 }
 

@@ -507,6 +507,141 @@ static void exit_let_out_during_a_map_read_lets_the_map_go_after_it(void **state
 	fx_free(f);
 }
 
+/* The time perf-map reads take: the test says what the clock reads. */
+static uint64_t test_clock_ns;
+
+static uint64_t test_clock(void *ctx)
+{
+	(void)ctx;
+	return test_clock_ns;
+}
+
+/* A user-stack sample of the test process (whose perf map is read) at ip. */
+static void own_sample(struct fx *f, uint32_t pid, uint64_t ts, uint64_t ip)
+{
+	struct jt_ev_sample s = { .cpu = 0, .nr_user = 1, .ips = { ip } };
+
+	hdr(&s, JT_EV_SAMPLE, JT_EV_SAMPLE_FIXED + 8, ts);
+	s.h.pid = s.h.tid = pid;
+	feed_copy(f, &s, JT_EV_SAMPLE_FIXED + 8);
+}
+
+/* The method frame 0 of the n-th sample names, or NULL for an unnamed frame. */
+static const struct jt_rec_method *nth_sample_leaf(const struct fx *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_sample *s = (const void *)f->cap.recs[i];
+
+		if (s->h.type != JT_REC_SAMPLE || n--)
+			continue;
+		if (JT_FRAME_KIND(s->frames[0].ref) != JT_FRAME_METHOD)
+			return NULL;
+		return method_def(f, JT_FRAME_ID(s->frames[0].ref));
+	}
+	fail_msg("no such sample");
+	return NULL;
+}
+
+static void assert_named(const struct jt_rec_method *m, const char *name)
+{
+	assert_non_null(m);
+	assert_int_equal(m->name_len, strlen(name));
+	assert_memory_equal(m->name, name, m->name_len);
+}
+
+/*
+ * A collector busy between two reads of a perf map (loading a large symbol table, starved
+ * of CPU): in between, old code ran at an address, died, and new code of another function
+ * was written there, and a map line says so. The read that finds the line cannot tell when
+ * in that span the new code came: a sample at that address in the span is named by neither
+ * function, and counted; one after the read is named by the new code; and a line at an
+ * address where nothing was known names samples from the start of the span. This is what
+ * named 18 samples of Node's reused code by the wrong function on a loaded machine.
+ */
+static void perfmap_code_replacing_other_code_names_no_sample_before_it_is_read(void **state)
+{
+	struct jt_pipeline_opts o = {
+		.window_ns = WINDOW, .max_pending = 1 << 20, .proc_root = PROC_ROOT,
+		.follow_perfmaps = true, .clock = test_clock,
+	};
+	struct fx *f = calloc(1, sizeof(*f));
+	const struct jt_rec_drop *d;
+	char path[64];
+	uint32_t pid = write_own_map(path, sizeof(path));	/* from_map_a at ...1000 */
+	FILE *m;
+
+	(void)state;
+	assert_non_null(f);
+	f->sink = (struct jt_sink){ capture_record, &f->cap };
+	f->pl = jt_pipeline__new(&o, &f->sink);
+	assert_non_null(f->pl);
+	test_clock_ns = T0 + 1;
+	jt_pipeline__scan(f->pl, pid, T0);	/* from_map_a is there from the start */
+	own_sample(f, pid, T0, 0x7f3a40001010);	/* runs from_map_a */
+	own_sample(f, pid, T0 + 10 * WINDOW, 0x7f3a40005010);	/* code nothing names yet */
+	/* from_map_a dies; other code lands on it, and new code at a fresh address */
+	m = fopen(path, "a");
+	assert_non_null(m);
+	fprintf(m, "7f3a40001000 40 reused_c\n7f3a40005000 40 fresh_d\n");
+	assert_int_equal(fclose(m), 0);
+	own_sample(f, pid, T0 + 10 * WINDOW, 0x7f3a40001010);	/* reused_c, or still a? */
+	test_clock_ns = T0 + 20 * WINDOW + 1;
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 20 * WINDOW), 0);	/* finds both */
+	own_sample(f, pid, T0 + 21 * WINDOW, 0x7f3a40001010);	/* reused_c for sure */
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_ts_nondecreasing(f);
+
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 4);
+	assert_named(nth_sample_leaf(f, 0), "from_map_a");
+	assert_named(nth_sample_leaf(f, 1), "fresh_d");	/* nothing else was known there */
+	assert_null(nth_sample_leaf(f, 2));		/* not reused_c, not from_map_a */
+	assert_named(nth_sample_leaf(f, 3), "reused_c");
+	d = drop_of(f, JT_DROP_UNSURE_FRAME, 0);
+	assert_non_null(d);
+	assert_int_equal(d->count, 1);
+	unlink(path);
+	fx_free(f);
+}
+
+/*
+ * Lines already in a map when recording began are timed then, not at 0 (dump showed
+ * load=-686824339495 for them); a NUL in a name no longer cuts it where the decoder reads.
+ */
+static void perfmap_lines_there_at_start_load_then_and_keep_whole_names(void **state)
+{
+	struct jt_pipeline_opts o = {
+		.window_ns = WINDOW, .max_pending = 1 << 20, .proc_root = PROC_ROOT,
+		.follow_perfmaps = true, .clock = test_clock,
+	};
+	struct fx *f = calloc(1, sizeof(*f));
+	const struct jt_rec_method *m;
+	char path[64];
+	uint32_t pid = getpid();
+	FILE *mf;
+
+	(void)state;
+	assert_non_null(f);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	mf = fopen(path, "w");
+	assert_non_null(mf);
+	fwrite("7f3a40001000 40 na\0me\n", 1, 22, mf);
+	assert_int_equal(fclose(mf), 0);
+	f->sink = (struct jt_sink){ capture_record, &f->cap };
+	f->pl = jt_pipeline__new(&o, &f->sink);
+	assert_non_null(f->pl);
+	test_clock_ns = T0 + 1;
+	jt_pipeline__scan(f->pl, pid, T0);
+	own_sample(f, pid, T0 + 5, 0x7f3a40001010);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	m = nth_sample_leaf(f, 0);
+	assert_named(m, "na?me");
+	assert_int_equal(m->load_ts, T0);
+	unlink(path);
+	fx_free(f);
+}
+
 static void bpf_drops_writes_records_only_for_kinds_that_grew(void **state)
 {
 	struct fx *f = *state;
@@ -622,6 +757,8 @@ int main(void)
 		cmocka_unit_test(perfmap_lines_of_an_agent_process_are_not_queued),
 		cmocka_unit_test(perfmap_lines_are_queued_while_the_agent_is_not_known),
 		cmocka_unit_test(exit_let_out_during_a_map_read_lets_the_map_go_after_it),
+		cmocka_unit_test(perfmap_code_replacing_other_code_names_no_sample_before_it_is_read),
+		cmocka_unit_test(perfmap_lines_there_at_start_load_then_and_keep_whole_names),
 		T(bpf_drops_writes_records_only_for_kinds_that_grew),
 		T(finish_writes_a_drop_record_for_every_kind_even_when_zero),
 		T(finish_counts_only_what_was_not_logged_before),
