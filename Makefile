@@ -20,9 +20,11 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 $(WARN) -Wno-unused-functio
 	-I/usr/include/$(shell $(CC) -dumpmachine) \
 	-Iinclude -Ivmlinux -MMD -MP
 
-# Collector modules: every user/*.c but the program's entry point.
-LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
-LIB_OBJS := $(LIB_SRCS:%.c=$(OUT)/%.o)
+# Collector modules in two layers: libjt.a is every user/*.c that needs no BPF toolchain
+# (plain C over libelf and zlib: what unit tests and fuzzers link), libjt-bpf.a the two that
+# touch libbpf and the generated skeleton. The program's entry point is in neither.
+BPF_SRCS := user/loader.c user/ringbuf.c
+LIB_SRCS := $(filter-out user/main.c $(BPF_SRCS),$(wildcard user/*.c))
 SKEL := $(OUT)/jitrace.skel.h
 AGENT := $(OUT)/libjitrace-agent.so
 AGENT_OBJS := $(patsubst %,$(OUT)/%.o,$(basename $(wildcard agent/*.c agent/*.S)))
@@ -68,27 +70,58 @@ $(OUT)/bench/%.skel.h: $(OUT)/bench/%.bpf.o
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
 
-# ---- collector ----
-$(OUT)/user/%.o: user/%.c | $(OUT)/user $(SKEL)
-	$(CC) $(CFLAGS) -c $< -o $@
+# ---- collector, agent and unit tests: one template, built plain into $(OUT) and again under
+# AddressSanitizer and UndefinedBehaviorSanitizer into $(SAN) ----
+SAN := $(OUT)/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_CFLAGS := $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS)
+UNIT_LDLIBS := -lelf -lz -lcmocka
 
-$(OUT)/libjt.a: $(LIB_OBJS)
-	rm -f $@ && ar rcs $@ $^
+# $(1): output directory, $(2): C flags, $(3): flags that link the agent library
+define variant
+$(1)/user/%.o: user/%.c | $(1)/user
+	$$(CC) $(2) -c $$< -o $$@
 
-$(OUT)/jitrace: $(OUT)/user/main.o $(OUT)/libjt.a
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+$(1)/libjt.a: $$(LIB_SRCS:%.c=$(1)/%.o)
+	rm -f $$@ && ar rcs $$@ $$^
 
-# ---- agent ----
+$(1)/libjt-bpf.a: $$(BPF_SRCS:%.c=$(1)/%.o)
+	rm -f $$@ && ar rcs $$@ $$^
+
+$(1)/agent/%.o: agent/%.c | $(1)/agent
+	$$(CC) $(2) -fPIC -fvisibility=hidden -pthread -c $$< -o $$@
+
+$(1)/agent/%.o: agent/%.S | $(1)/agent
+	$$(CC) $(2) -fPIC -fvisibility=hidden -c $$< -o $$@
+
+$(1)/libjitrace-agent.so: $$(patsubst $$(OUT)/%,$(1)/%,$$(AGENT_OBJS))
+	$$(CC) -shared $(3) -pthread -Wl,-soname,libjitrace-agent.so $$^ -o $$@
+
+# The agent's test links the agent library, not the collector's modules.
+$(1)/tests/test_agent: tests/unit/test_agent.c $(1)/libjitrace-agent.so | $(1)/tests
+	$$(CC) $(2) $$< -L$(1) -ljitrace-agent -Wl,-rpath,'$$$$ORIGIN/..' -pthread -lcmocka -o $$@
+
+$(1)/tests/test_%: tests/unit/test_%.c $(1)/libjt.a | $(1)/tests
+	$$(CC) $(2) -Itests $$(filter %.c %.a,$$^) $$(UNIT_LDLIBS) -o $$@
+
+$(1)/user $(1)/agent $(1)/tests:
+	mkdir -p $$@
+endef
+
+$(eval $(call variant,$(OUT),$(CFLAGS),))
+$(eval $(call variant,$(SAN),$(SAN_CFLAGS),$(SAN_FLAGS)))
+
+# only these two include the generated skeleton
+$(BPF_SRCS:%.c=$(OUT)/%.o) $(BPF_SRCS:%.c=$(SAN)/%.o): | $(SKEL)
+
+# the two layers call each other (the commands drive the loader, which reports through util)
+LINK_LIBS = -Wl,--start-group $(filter %.a,$^) -Wl,--end-group
+
+$(OUT)/jitrace: $(OUT)/user/main.o $(OUT)/libjt.a $(OUT)/libjt-bpf.a
+	$(CC) $(CFLAGS) $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS) -o $@
+
+# ---- agent (built by the template above); the runtimes' glue builds with these flags ----
 AGENT_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -pthread
-
-$(OUT)/agent/%.o: agent/%.c | $(OUT)/agent
-	$(CC) $(AGENT_CFLAGS) -c $< -o $@
-
-$(OUT)/agent/%.o: agent/%.S | $(OUT)/agent
-	$(CC) $(AGENT_CFLAGS) -c $< -o $@
-
-$(AGENT): $(AGENT_OBJS)
-	$(CC) -shared -pthread -Wl,-soname,libjitrace-agent.so $^ -o $@
 
 # ---- toy JIT ----
 TOYJIT_OBJS := $(patsubst tests/toyjit/%.c,$(OUT)/toyjit-obj/%.o,$(wildcard tests/toyjit/*.c))
@@ -99,44 +132,12 @@ $(OUT)/toyjit-obj/%.o: tests/toyjit/%.c | $(OUT)/toyjit-obj
 $(TOYJIT): $(TOYJIT_OBJS) $(AGENT)
 	$(CC) $(CFLAGS) $(TOYJIT_OBJS) -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN' -o $@
 
-# ---- tests ----
-# The agent's test links the agent library, not the collector's modules.
-$(OUT)/tests/test_agent: tests/unit/test_agent.c $(AGENT) | $(OUT)/tests
-	$(CC) $(CFLAGS) $< -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN/..' -pthread -lcmocka -o $@
-
-$(OUT)/tests/test_%: tests/unit/test_%.c $(OUT)/libjt.a | $(OUT)/tests
-	$(CC) $(CFLAGS) -Itests $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
-
+# ---- integration tests (real BPF) ----
 $(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)/libjt.a \
-		| $(OUT)/tests
-	$(CC) $(CFLAGS) -Itests/integration $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -lm -o $@
+		$(OUT)/libjt-bpf.a | $(OUT)/tests
+	$(CC) $(CFLAGS) -Itests/integration $(filter %.c,$^) $(LINK_LIBS) $(LDLIBS) -lcmocka -lm -o $@
 
-# ---- the unit tests again, under AddressSanitizer and UndefinedBehaviorSanitizer ----
-SAN := $(OUT)/san
-SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
-SAN_CFLAGS := $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS)
 SAN_TESTS := $(patsubst $(OUT)/tests/%,$(SAN)/tests/%,$(UNIT_TESTS))
-
-$(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKEL)
-	$(CC) $(SAN_CFLAGS) -c $< -o $@
-
-$(SAN)/libjt.a: $(LIB_SRCS:%.c=$(SAN)/%.o)
-	rm -f $@ && ar rcs $@ $^
-
-$(SAN)/agent/%.o: agent/%.c | $(SAN)/agent
-	$(CC) $(SAN_CFLAGS) -fPIC -fvisibility=hidden -pthread -c $< -o $@
-
-$(SAN)/agent/%.o: agent/%.S | $(SAN)/agent
-	$(CC) $(SAN_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
-
-$(SAN)/libjitrace-agent.so: $(patsubst $(OUT)/%,$(SAN)/%,$(AGENT_OBJS))
-	$(CC) -shared $(SAN_FLAGS) -pthread -Wl,-soname,libjitrace-agent.so $^ -o $@
-
-$(SAN)/tests/test_agent: tests/unit/test_agent.c $(SAN)/libjitrace-agent.so | $(SAN)/tests
-	$(CC) $(SAN_CFLAGS) $< -L$(SAN) -ljitrace-agent -Wl,-rpath,'$$ORIGIN/..' -pthread -lcmocka -o $@
-
-$(SAN)/tests/test_%: tests/unit/test_%.c $(SAN)/libjt.a | $(SAN)/tests
-	$(CC) $(SAN_CFLAGS) -Itests $(filter %.c %.a,$^) $(LDLIBS) -lcmocka -o $@
 
 unit: $(UNIT_TESTS)
 	@scripts/run-tests.sh unit $(UNIT_TESTS)
@@ -154,9 +155,9 @@ deps:
 # ---- bench ----
 $(OUT)/bench/bench_calls: $(OUT)/bench/bare.skel.h
 
-$(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/libjt.a $(AGENT) | $(OUT)/bench
-	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c %.a,$^) -L$(OUT) -ljitrace-agent \
-		-Wl,-rpath,'$$ORIGIN/..' $(LDLIBS) -lpthread -o $@
+$(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/libjt.a $(OUT)/libjt-bpf.a $(AGENT) | $(OUT)/bench
+	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c,$^) $(LINK_LIBS) -L$(OUT) \
+		-ljitrace-agent -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS) -lpthread -o $@
 
 bench:
 	@scripts/deps.sh bench
@@ -182,8 +183,7 @@ install: all
 fmt:
 	clang-format -i $(wildcard user/*.[ch] agent/*.[ch] agent/*/*.[ch] bpf/*.[ch] tests/*/*.[ch] bench/*.[ch])
 
-$(OUT) $(OUT)/user $(OUT)/agent $(OUT)/tests $(OUT)/bench $(OUT)/toyjit-obj \
-		$(SAN)/user $(SAN)/agent $(SAN)/tests:
+$(OUT) $(OUT)/bench $(OUT)/toyjit-obj:
 	mkdir -p $@
 
 clean:

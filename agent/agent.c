@@ -35,25 +35,53 @@ static struct {
 };
 
 /*
+ * Why the file open_map was given is not one we may write, or NULL: only a regular file
+ * owned by us with no other name. A FIFO or device would make our writes wait on someone
+ * else; a foreign or hard-linked file would put our lines into theirs.
+ */
+static const char *not_ours(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return S_ISFIFO(st->st_mode) ? "a FIFO, not a regular file" :
+		       "not a regular file";
+	if (st->st_uid != geteuid())
+		return "owned by another user";
+	if (st->st_nlink != 1)
+		return "has other links";
+	return NULL;
+}
+
+/*
  * Open /tmp/perf-PID.map afresh for appending, refusing anything planted there by someone
- * else.
+ * else. O_NONBLOCK: the traced program must never wait on jitrace's files, and opening a
+ * FIFO for writing blocks until someone reads it; a FIFO without a reader fails with ENXIO.
  */
 static int open_map(pid_t pid)
 {
 	char path[64];
+	const char *why;
 	struct stat st;
-	int fd;
+	int fd, fl;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		  0644);
 	if (fd < 0) {
-		fprintf(stderr, "jitrace-agent: not writing %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "jitrace-agent: not writing %s: %s\n", path,
+			errno == ENXIO ? "a FIFO or device, not a regular file" : strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    st.st_nlink != 1) {
-		fprintf(stderr, "jitrace-agent: not writing %s: not a regular file of ours\n",
-			path);
+	why = fstat(fd, &st) ? strerror(errno) : not_ours(&st);
+	if (why) {
+		fprintf(stderr, "jitrace-agent: not writing %s: %s\n", path, why);
+		close(fd);
+		return -1;
+	}
+	/* a regular file ignores O_NONBLOCK today; clear it so that no kernel ever applies it */
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		fprintf(stderr, "jitrace-agent: not writing %s: clearing O_NONBLOCK: %s\n", path,
+			strerror(errno));
 		close(fd);
 		return -1;
 	}

@@ -4,6 +4,7 @@
 #define JT_LOG_FORMAT_H
 
 #include <linux/types.h>
+#include <stddef.h>
 
 /*
  * File layout, all little-endian:
@@ -11,18 +12,30 @@
  *   { struct jt_log_block, zsize bytes of raw deflate data (zlib, windowBits -15) }*
  * Each block inflates to rawsize bytes holding whole records; no record spans two blocks,
  * so a file cut anywhere reads up to its last whole block.
+ *
+ * Version 2 numbers the blocks (seq) and says how many records came before each
+ * (first_rec), so that a dropped, repeated or reordered block is found and the records
+ * it held are counted. A version 1 block header is the first JT_LOG_BLOCK_V1_SIZE bytes of
+ * struct jt_log_block; a reader still reads such logs, without the sequence check.
  */
 #define JT_LOG_MAGIC 0x314c544aU	  /* "JTL1" */
 #define JT_LOG_MAGIC_SWAPPED 0x4a544c31U  /* written on a big-endian host */
 #define JT_LOG_BLOCK_MAGIC 0x4b42544aU	  /* "JTBK" */
-#define JT_LOG_VERSION 1
+#define JT_LOG_VERSION 2
+#define JT_LOG_VERSION_MIN 1	  /* the oldest version a reader reads */
 #define JT_LOG_HEADER_SIZE 256
 #define JT_LOG_BLOCK_MAX (1U << 20)	  /* largest rawsize a reader accepts */
+#define JT_LOG_BLOCK_V1_SIZE 16		  /* version 1's block header: no seq, no first_rec */
+
+/* Header fields' ranges: what a reader accepts (record -F allows up to 100000 Hz). */
+#define JT_LOG_HZ_MAX 100000
+#define JT_LOG_CPUS_MAX 65536		  /* above any kernel's NR_CPUS; 0: not known */
 
 enum jt_log_flags {
 	JT_LOG_F_CALLS = 1 << 0,	/* enter/leave were recorded */
 	JT_LOG_F_KSTACK = 1 << 1,	/* samples carry kernel frames */
 	JT_LOG_F_SYSTEM_WIDE = 1 << 2,
+	JT_LOG_F_ALL = (1 << 3) - 1,	/* a reader refuses other bits */
 };
 
 struct jt_log_header {
@@ -45,6 +58,9 @@ struct jt_log_block {
 	__u32 zsize;		/* compressed bytes that follow */
 	__u32 rawsize;		/* bytes after inflating */
 	__u32 crc32;		/* zlib crc32 of the inflated bytes */
+	/* version 2 on */
+	__u64 seq;		/* the block's place in the file: 0, 1, 2, ... */
+	__u64 first_rec;	/* records in the blocks before it */
 };
 
 enum jt_rec_type {
@@ -195,7 +211,8 @@ struct jt_rec_end {
 };
 
 _Static_assert(sizeof(struct jt_log_header) == JT_LOG_HEADER_SIZE, "jt_log_header layout");
-_Static_assert(sizeof(struct jt_log_block) == 16, "jt_log_block layout");
+_Static_assert(sizeof(struct jt_log_block) == 32, "jt_log_block layout");
+_Static_assert(offsetof(struct jt_log_block, seq) == JT_LOG_BLOCK_V1_SIZE, "jt_log_block v1");
 _Static_assert(sizeof(struct jt_rec_hdr) == 16, "jt_rec_hdr layout");
 _Static_assert(sizeof(struct jt_rec_method) == 64, "jt_rec_method layout");
 _Static_assert(sizeof(struct jt_rec_call) == 32, "jt_rec_call layout");

@@ -11,7 +11,8 @@ runtimes=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs erlang-base)
 viewers=(protobuf-compiler chromium tmux)
 optional=()
 case "${1:-build}" in
-build | fuzz) required=("${build[@]}") ;;
+build) required=("${build[@]}") ;;
+fuzz) required=("${build[@]}" libclang-rt-14-dev) ;;	# libFuzzer and the sanitizers' runtime
 demo) required=("${build[@]}") ;;
 test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg)
 	optional=("${runtimes[@]}" "${viewers[@]}") ;;

@@ -12,10 +12,11 @@
 #include "export_chrome.h"
 #include "export_pprof.h"
 #include "export_speedscope.h"
+#include "outfile.h"
 #include "util.h"
 
 static const char usage[] =
-"Usage: jitrace export --format pprof|speedscope|chrome FILE [-o OUT] [-p PID[,PID]]\n"
+"Usage: jitrace export --format pprof|speedscope|chrome FILE [-o OUT [-f]] [-p PID[,PID]]\n"
 "                      [--comm NAME] [--from SECS] [--to SECS]\n"
 "\n"
 "Write a jitrace log in a format other tools read:\n"
@@ -32,10 +33,13 @@ static const char usage[] =
 "                         *.pb.gz or *.pprof, *.speedscope.json, *.trace.json)\n"
 "  -o, --output OUT       the file to write (default: standard output, not a terminal\n"
 "                         for pprof)\n"
+"  -f, --force            replace OUT if it exists (a regular file only)\n"
 "  -p, --pid PID[,PID]    only these processes\n"
 "      --comm NAME        only processes whose command name is NAME\n"
 "      --from SECS        only what happened SECS or more after the recording began\n"
 "      --to SECS          only what happened before SECS after the recording began\n"
+"      --salvage          read past blocks and records that break the log (said on\n"
+"                         stderr)\n"
 "  -h, --help             this help\n"
 "\n"
 "Examples:\n"
@@ -70,6 +74,7 @@ int jt_cmd_export(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
 		JT_FILTER_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -77,12 +82,13 @@ int jt_cmd_export(int argc, char **argv)
 	struct jt_filter filter;
 	const char *out_path = NULL, *log;
 	enum fmt fmt = FMT_NONE;
+	bool force = false;
 	FILE *out;
 	int c, ret;
 
 	jt_filter__init(&filter);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:o:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:o:fp:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (!strcmp(optarg, "pprof")) {
@@ -99,10 +105,14 @@ int jt_cmd_export(int argc, char **argv)
 		case 'o':
 			out_path = strcmp(optarg, "-") ? optarg : NULL;
 			break;
+		case 'f':
+			force = true;
+			break;
 		case 'p':
 		case JT_FILTER_OPT_COMM:
 		case JT_FILTER_OPT_FROM:
 		case JT_FILTER_OPT_TO:
+		case JT_FILTER_OPT_SALVAGE:
 			if (jt_filter__option(&filter, c, optarg))
 				return 2;
 			break;
@@ -131,11 +141,9 @@ int jt_cmd_export(int argc, char **argv)
 		jt_err("export: a pprof profile is binary: give -o FILE or redirect the output");
 		return 2;
 	}
-	out = out_path ? fopen(out_path, "w") : stdout;
-	if (!out) {
-		jt_err("%s: %s", out_path, strerror(errno));
+	out = out_path ? jt_outfile__fopen(out_path, force) : stdout;
+	if (!out)
 		return 1;
-	}
 	if (fmt == FMT_PPROF)
 		ret = jt_export_pprof(out, log, &filter);
 	else if (fmt == FMT_SPEEDSCOPE)

@@ -9,6 +9,7 @@
 
 #include "cmds.h"
 #include "flamegraph.h"
+#include "outfile.h"
 #include "util.h"
 
 static const char usage[] =
@@ -23,7 +24,7 @@ static const char usage[] =
 "\n"
 "  -o, --output FILE  where to write (default: jitrace.svg for SVG, like perf's and\n"
 "                     async-profiler's files; stdout for --folded; '-' is stdout)\n"
-"  -f, --force        replace FILE if it exists\n"
+"  -f, --force        replace FILE if it exists (a regular file only)\n"
 "      --folded       folded stacks instead of SVG\n"
 "      --annotate     folded: suffix JIT frames _[j] and kernel frames _[k]\n"
 "                     (flamegraph.pl --color=java)\n"
@@ -33,6 +34,7 @@ static const char usage[] =
 "      --comm NAME    only processes whose command name (comm) is NAME\n"
 "      --from SECS    only samples SECS or more after the recording began\n"
 "      --to SECS      only samples before SECS after the recording began\n"
+"      --salvage      read past blocks and records that break the log (said on stderr)\n"
 "  -h, --help         this help\n"
 "\n"
 "Examples:\n"
@@ -96,6 +98,7 @@ int jt_cmd_flamegraph(int argc, char **argv)
 		case JT_FILTER_OPT_COMM:
 		case JT_FILTER_OPT_FROM:
 		case JT_FILTER_OPT_TO:
+		case JT_FILTER_OPT_SALVAGE:
 			if (jt_filter__option(&o.filter, c, optarg))
 				return 2;
 			break;
@@ -121,12 +124,9 @@ int jt_cmd_flamegraph(int argc, char **argv)
 	if (!output && !o.folded)
 		output = "jitrace.svg";
 	if (output && strcmp(output, "-")) {
-		out = fopen(output, force ? "w" : "wx");
-		if (!out) {
-			jt_err("%s: %s%s", output, strerror(errno),
-			       errno == EEXIST ? " (-f replaces it)" : "");
+		out = jt_outfile__fopen(output, force);
+		if (!out)
 			return 1;
-		}
 	}
 	ret = jt_flamegraph(out, &o);
 	if (out != stdout && fclose(out) && !ret) {

@@ -25,6 +25,7 @@ static const char usage[] =
 "      --comm NAME    only processes whose command name (comm) is NAME\n"
 "      --from SECS    only what happened SECS or more after the recording began\n"
 "      --to SECS      only what happened before SECS after the recording began\n"
+"      --salvage      read past blocks and records that break the log (said on stderr)\n"
 "  -j, --json         JSON for scripts, instead of text\n"
 "  -h, --help         this help\n"
 "\n"
@@ -78,6 +79,7 @@ int jt_cmd_report(int argc, char **argv)
 		case JT_FILTER_OPT_COMM:
 		case JT_FILTER_OPT_FROM:
 		case JT_FILTER_OPT_TO:
+		case JT_FILTER_OPT_SALVAGE:
 			if (jt_filter__option(&o.filter, c, optarg))
 				return 2;
 			break;

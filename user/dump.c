@@ -396,7 +396,7 @@ static int put_rec(struct out *o, struct mods *mods, const struct jt_rec_hdr *re
 	return 0;
 }
 
-int jt_dump(FILE *out, const char *path)
+int jt_dump(FILE *out, const char *path, unsigned int flags)
 {
 	struct out o = { .f = out };
 	struct mods mods = { 0 };
@@ -405,7 +405,7 @@ int jt_dump(FILE *out, const char *path)
 	uint64_t start;
 	int ret = 1;
 
-	r = jt_logr__open(path);
+	r = jt_logr__open_flags(path, flags);
 	if (!r)
 		return 1;
 	o.buf = malloc(OUT_CAP);

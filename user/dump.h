@@ -7,10 +7,11 @@
 
 /*
  * Print every record of the log at path to out as "TIME TYPE key=value ...", TIME in ns
- * since the header's start_ns (tests/fixtures/dump/golden.txt shows each type). Returns 0,
- * also for a truncated log (explained on stderr), or 1 if the log cannot be opened, is
- * corrupt or out cannot be written (reported).
+ * since the header's start_ns (tests/fixtures/dump/golden.txt shows each type); flags are
+ * the reader's (enum jt_logr_flags: JT_LOGR_SALVAGE). Returns 0, also for a truncated log
+ * or one salvaged (explained on stderr), or 1 if the log cannot be opened, is corrupt or
+ * out cannot be written (reported).
  */
-int jt_dump(FILE *out, const char *path);
+int jt_dump(FILE *out, const char *path, unsigned int flags);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "export_common.h"
+#include "text.h"
 #include "util.h"
 
 /* ---- interning ---- */
@@ -94,7 +95,7 @@ int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_filter *f
 		s->filter = *filter;
 	else
 		jt_filter__init(&s->filter);
-	s->r = jt_logr__open(path);
+	s->r = jt_logr__open_flags(path, jt_filter__read_flags(&s->filter));
 	if (!s->r)
 		return -1;
 	s->lv = jt_lv__new();
@@ -385,36 +386,6 @@ void jt_xout__usec(struct jt_xout *o, uint64_t ns)
 	jt_xout__printf(o, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates and code points past U+10FFFF are not UTF-8 */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -425,7 +396,7 @@ void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n)
 	jt_xout__mem(o, "\"", 1);
 	while (i < n) {
 		/* copy a run of bytes that need nothing */
-		for (run = i; run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' &&
+		for (run = i; run < n && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' &&
 			      p[run] != '\\' && p[run] != '<'; run++)
 			;
 		jt_xout__mem(o, s + i, run - i);
@@ -433,13 +404,20 @@ void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n)
 		if (i == n)
 			break;
 		if (p[i] >= 0x80) {
-			len = utf8_len(p + i, n - i);
-			if (len) {
-				jt_xout__mem(o, s + i, len);
-				i += len;
-			} else {
+			len = jt_text__utf8_len(p + i, n - i);
+			if (!len) {
 				jt_xout__mem(o, "\\ufffd", 6);
 				i++;
+			} else if (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
+				/* U+0080..U+009F, C1 controls: a terminal may act on them */
+				memcpy(esc, "\\u00", 4);
+				esc[4] = hex[p[i + 1] >> 4];
+				esc[5] = hex[p[i + 1] & 15];
+				jt_xout__mem(o, esc, 6);
+				i += len;
+			} else {
+				jt_xout__mem(o, s + i, len);
+				i += len;
 			}
 			continue;
 		}
@@ -456,7 +434,7 @@ void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n)
 		case '\t':
 			jt_xout__mem(o, "\\t", 2);
 			break;
-		default:	/* other control characters, and '<' */
+		default:	/* other control characters, DEL and '<' */
 			memcpy(esc, "\\u00", 4);
 			esc[4] = hex[p[i] >> 4];
 			esc[5] = hex[p[i] & 15];

@@ -109,8 +109,9 @@ void jt_xout__u64(struct jt_xout *o, uint64_t v);
 void jt_xout__usec(struct jt_xout *o, uint64_t ns);
 /*
  * A JSON string, quotes included, from bytes that are not trusted to be UTF-8: quote,
- * backslash and control characters escaped, '<' too (safe inside an HTML script), each
- * invalid UTF-8 byte as U+FFFD.
+ * backslash and control characters (C0, DEL and C1) escaped, '<' too (safe inside an HTML
+ * script), each invalid UTF-8 byte as U+FFFD. The one JSON string writer: report --json
+ * uses it too.
  */
 void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n);
 /* Flush and free; returns 0 or the errno of the first failed write. */

@@ -120,17 +120,22 @@ static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
 			return -ENOMEM;
 		s->stack[i] = idx;
 	}
-	/* the same stack as the thread's last sample: one longer sample */
+	/*
+	 * The same stack as the thread's last sample: one longer sample. A sample without
+	 * frames stores none, and t->frames may still be NULL: memcmp and memcpy are not
+	 * called with it, even for 0 bytes (undefined).
+	 */
 	last = t->nr_samples ? &t->samples[t->nr_samples - 1] : NULL;
 	if (last && last->n == n &&
-	    !memcmp(t->frames + last->off, s->stack, n * sizeof(*s->stack))) {
+	    (!n || !memcmp(t->frames + last->off, s->stack, n * sizeof(*s->stack)))) {
 		last->weight += s->period;
 		return 0;
 	}
 	if (jt_array_grow(&t->frames, &t->cap_frames, t->nr_frames + n, sizeof(*t->frames)) ||
 	    jt_array_grow(&t->samples, &t->cap_samples, t->nr_samples + 1, sizeof(*t->samples)))
 		return -ENOMEM;
-	memcpy(t->frames + t->nr_frames, s->stack, n * sizeof(*s->stack));
+	if (n)
+		memcpy(t->frames + t->nr_frames, s->stack, n * sizeof(*s->stack));
 	t->samples[t->nr_samples++] = (struct ssample){ t->nr_frames, n, s->period };
 	t->nr_frames += n;
 	return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "filter.h"
+#include "log.h"
 #include "util.h"
 
 void jt_filter__init(struct jt_filter *f)
@@ -75,6 +76,11 @@ int jt_filter__parse(struct jt_filter *f, const char *what, const char *arg)
 	return -EINVAL;
 }
 
+unsigned int jt_filter__read_flags(const struct jt_filter *f)
+{
+	return f->salvage ? JT_LOGR_SALVAGE : 0;
+}
+
 int jt_filter__option(struct jt_filter *f, int c, const char *arg)
 {
 	switch (c) {
@@ -86,6 +92,9 @@ int jt_filter__option(struct jt_filter *f, int c, const char *arg)
 		return jt_filter__parse(f, "--from", arg);
 	case JT_FILTER_OPT_TO:
 		return jt_filter__parse(f, "--to", arg);
+	case JT_FILTER_OPT_SALVAGE:
+		f->salvage = true;
+		return 0;
 	default:
 		return 1;
 	}

@@ -20,18 +20,22 @@ struct jt_filter {
 	const char *comm;	/* the process's comm, exact; NULL: any */
 	double from, to;	/* seconds since the recording began; to < 0: to the end */
 	uint64_t from_ns, to_ns;	/* absolute, set by jt_filter__start */
+	bool salvage;		/* --salvage: read past what breaks the log (JT_LOGR_SALVAGE) */
 };
 
 /* getopt_long codes and entries of the filter's options, for a command's table */
-enum { JT_FILTER_OPT_COMM = 0x200, JT_FILTER_OPT_FROM, JT_FILTER_OPT_TO };
+enum { JT_FILTER_OPT_COMM = 0x200, JT_FILTER_OPT_FROM, JT_FILTER_OPT_TO, JT_FILTER_OPT_SALVAGE };
 #define JT_FILTER_LONGOPTS                                                   \
 	{ "pid", required_argument, NULL, 'p' },                             \
 	{ "comm", required_argument, NULL, JT_FILTER_OPT_COMM },             \
 	{ "from", required_argument, NULL, JT_FILTER_OPT_FROM },             \
-	{ "to", required_argument, NULL, JT_FILTER_OPT_TO }
+	{ "to", required_argument, NULL, JT_FILTER_OPT_TO },                 \
+	{ "salvage", no_argument, NULL, JT_FILTER_OPT_SALVAGE }
 
 /* No filtering. */
 void jt_filter__init(struct jt_filter *f);
+/* The jt_logr__open_flags() flags the view's log is read with. */
+unsigned int jt_filter__read_flags(const struct jt_filter *f);
 /*
  * Parse one option's value: what is "--pid" (PID[,PID...]), "--comm", "--from" or "--to".
  * 0 or -EINVAL (reported with the value).

@@ -158,53 +158,86 @@ static void frame(struct svg *g, const char *name, int kind, uint64_t start, uin
 	fputs("</text></g>\n", g->out);
 }
 
-/* Levels a node's subtree needs, counting only frames wide enough to be drawn. */
-static unsigned int levels(const struct svg *g, uint32_t idx, unsigned int level)
+/* Whether n gets a box: all but a lone process, whose frames sit on "all". */
+static bool drawn(const struct svg *g, const struct jt_stk_node *n)
 {
-	const struct jt_stk_node *n = jt_stacks__node(g->s, idx);
-	unsigned int most = level + 1, l;
-	uint32_t c;
-
-	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(g->s, c)->next) {
-		const struct jt_stk_node *k = jt_stacks__node(g->s, c);
-		unsigned int next = k->depth == 1 && !g->per_proc ? level : level + 1;
-
-		if (k->total * g->scale < g->min_width)
-			continue;
-		l = levels(g, c, next);
-		if (l > most)
-			most = l;
-	}
-	return most;
+	return n->depth != 1 || g->per_proc;
 }
 
-static void draw(struct svg *g, uint32_t idx, uint64_t start, unsigned int level)
+static void draw_node(struct svg *g, const struct jt_stk_node *n, uint64_t start,
+		      unsigned int level)
 {
-	const struct jt_stk_node *n = jt_stacks__node(g->s, idx);
-	unsigned int next = level + 1;
 	char label_buf[64];
-	uint32_t c;
+	enum jt_lv_kind kind;
+	const char *name;
 
 	if (n->depth == 0) {
 		frame(g, "all", -2, start, n->total, level);
-	} else if (n->depth == 1 && g->per_proc) {
+	} else if (n->depth == 1) {
 		jt_stacks__proc_label(g->lv, n->name, label_buf, sizeof(label_buf));
 		frame(g, label_buf, -1, start, n->total, level);
-	} else if (n->depth == 1) {
-		next = level;	/* one process: its frames sit on "all" */
 	} else {
-		enum jt_lv_kind kind;
-		const char *name = jt_stacks__name(g->s, n->name, &kind);
-
+		name = jt_stacks__name(g->s, n->name, &kind);
 		frame(g, name, kind, start, n->total, level);
 	}
-	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(g->s, c)->next) {
-		const struct jt_stk_node *k = jt_stacks__node(g->s, c);
+}
 
-		if (k->total * g->scale >= g->min_width)
-			draw(g, c, start, next);
-		start += k->total;
+/* An open node in walk(): its next child to place, where that goes and on which level. */
+struct cursor {
+	uint32_t child;
+	uint64_t start;
+	unsigned int level;
+};
+
+/*
+ * Every frame wide enough to be drawn, in preorder, children left to right from their
+ * parent's start: drawn (draw) or only measured. *levels gets the levels they need. An
+ * explicit stack instead of recursion: a crafted log's sample may be 65534 frames deep.
+ * Returns 0 or -ENOMEM.
+ */
+static int walk(struct svg *g, bool draw, unsigned int *levels)
+{
+	const struct jt_stk_node *n = jt_stacks__node(g->s, JT_STK_ROOT);
+	struct cursor *stack = NULL, *top;
+	size_t cap = 0, sp = 0;
+	unsigned int level, most = 1;
+	uint64_t start;
+
+	if (jt_array_grow(&stack, &cap, 1, sizeof(*stack)))
+		return -ENOMEM;
+	if (draw)
+		draw_node(g, n, 0, 0);
+	stack[sp++] = (struct cursor){ n->child, 0, 1 };
+	while (sp) {
+		top = &stack[sp - 1];
+		if (top->child == JT_STK_NONE) {
+			sp--;
+			continue;
+		}
+		n = jt_stacks__node(g->s, top->child);
+		start = top->start;
+		level = top->level;
+		top->child = n->next;
+		top->start += n->total;
+		if (n->total * g->scale < g->min_width)
+			continue;
+		if (drawn(g, n)) {
+			if (draw)
+				draw_node(g, n, start, level);
+			if (level + 1 > most)
+				most = level + 1;
+			level++;
+		}
+		if (jt_array_grow(&stack, &cap, sp + 1, sizeof(*stack))) {
+			free(stack);
+			return -ENOMEM;
+		}
+		stack[sp++] = (struct cursor){ n->child, start, level };
 	}
+	free(stack);
+	if (levels)
+		*levels = most;
+	return 0;
 }
 
 /*
@@ -330,7 +363,8 @@ static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_lv *l
 	g.width = width;
 	g.min_width = o->min_width > 0 ? o->min_width : 0.1;
 	g.scale = g.total ? (double)(width - 2 * PAD_X) / g.total : 0;
-	g.levels = levels(&g, JT_STK_ROOT, 0);
+	if (walk(&g, false, &g.levels))
+		return -ENOMEM;
 	g.height = PAD_TOP + g.levels * FRAME_H + PAD_BOTTOM;
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -356,7 +390,8 @@ static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_lv *l
 		"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n"
 		"<g id=\"frames\">\n", PAD_X, width - PAD_X, PAD_X, g.height - 10, width - PAD_X,
 		g.height - 10);
-	draw(&g, JT_STK_ROOT, 0, 0);
+	if (walk(&g, true, NULL))
+		return -ENOMEM;
 	fputs("</g>\n</svg>\n", out);
 	return 0;
 }
@@ -365,7 +400,8 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 {
 	struct jt_filter filt = o->filter;
 	struct jt_log_header hdr;
-	struct jt_log_reader *lr = jt_logr__open(o->path);
+	struct jt_log_reader *lr =
+		jt_logr__open_flags(o->path, jt_filter__read_flags(&o->filter));
 	const struct jt_rec_hdr *rec;
 	struct jt_stacks *s = NULL;
 	struct jt_lv *lv = NULL;

@@ -54,12 +54,10 @@ struct walk {
 	struct line l;
 };
 
-static int walk(struct walk *w, uint32_t idx)
+/* Add n's name to the line, and write the line if samples end at n. */
+static int visit(struct walk *w, const struct jt_stk_node *n)
 {
-	const struct jt_stk_node *n = jt_stacks__node(w->s, idx);
-	size_t mark = w->l.len;
 	char num[32];
-	uint32_t c;
 	int len;
 
 	if (n->depth == 1 && w->per_proc) {
@@ -90,23 +88,53 @@ static int walk(struct walk *w, uint32_t idx)
 		    fwrite(num, 1, len, w->out) != (size_t)len)
 			return -EIO;
 	}
-	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(w->s, c)->next) {
-		int err = walk(w, c);
-
-		if (err)
-			return err;
-	}
-	w->l.len = mark;
 	return 0;
 }
 
+/*
+ * The tree in preorder without recursion: a crafted log's sample may be 65534 frames deep,
+ * more than the C stack holds. marks[d] is the line's length before the open node at
+ * depth d added its name, so leaving it cuts the name off again.
+ */
 int jt_folded__write(FILE *out, const struct jt_stacks *s, const struct jt_lv *lv,
 		     bool per_proc, bool annotate)
 {
 	struct walk w = { .out = out, .s = s, .lv = lv, .per_proc = per_proc,
 			  .annotate = annotate };
-	int err = walk(&w, JT_STK_ROOT);
+	const struct jt_stk_node *n;
+	uint32_t idx = JT_STK_ROOT;
+	size_t *marks = NULL, cap = 0;
+	int err = 0;
 
+	while (idx != JT_STK_NONE) {
+		n = jt_stacks__node(s, idx);
+		if (jt_array_grow(&marks, &cap, n->depth + 1, sizeof(*marks))) {
+			err = -ENOMEM;
+			break;
+		}
+		marks[n->depth] = w.l.len;
+		err = visit(&w, n);
+		if (err)
+			break;
+		if (n->child != JT_STK_NONE) {
+			idx = n->child;
+			continue;
+		}
+		/* leave n, and each ancestor whose last child it was, up to a next sibling */
+		while (idx != JT_STK_NONE) {
+			n = jt_stacks__node(s, idx);
+			w.l.len = marks[n->depth];
+			if (idx == JT_STK_ROOT) {
+				idx = JT_STK_NONE;
+			} else if (n->next != JT_STK_NONE) {
+				idx = n->next;
+				break;
+			} else {
+				idx = n->parent;
+			}
+		}
+	}
+	free(marks);
 	free(w.l.buf);
 	return err;
 }

@@ -48,21 +48,68 @@ enum jt_logr_state {
 	JT_LOGR_CORRUPT,	/* a block or record failed its checks */
 };
 
-/* Open and check the header. Errors are reported (with the path) and NULL returned. */
+enum jt_logr_flags {
+	/*
+	 * Read past what breaks the log's promises instead of stopping there: skip a damaged,
+	 * repeated or out-of-sequence block, a malformed record's block tail, a record that
+	 * goes back in time, references an id nothing defined or defines one again. Each is
+	 * said on stderr and counted, and a summary follows at the end.
+	 */
+	JT_LOGR_SALVAGE = 1 << 0,
+};
+
+/*
+ * What a reader found wrong with a log, by kind. Without JT_LOGR_SALVAGE the first one
+ * stops the reader (CORRUPT), so at most one is counted.
+ */
+enum jt_logr_problem {
+	JT_LOGR_P_HEADER,	/* a header field out of range */
+	JT_LOGR_P_BLOCK,	/* a block that fails its crc32 or does not inflate */
+	JT_LOGR_P_SEQUENCE,	/* a block out of sequence: blocks missing, repeated or moved */
+	JT_LOGR_P_RECORD,	/* a malformed record (size, lengths, ids out of range) */
+	JT_LOGR_P_TIME,		/* a record earlier than the one before it */
+	JT_LOGR_P_UNDEFINED,	/* a reference to a method, module or symbol not defined yet */
+	JT_LOGR_P_REDEFINED,	/* a second definition of a method, module or symbol id */
+	JT_LOGR_P_END,		/* the end record's count disagrees with the records found */
+	JT_LOGR_P_MAX,
+};
+
+struct jt_logr_stats {
+	uint64_t problems[JT_LOGR_P_MAX];
+	uint64_t records;		/* handed to the caller, the end record included */
+	uint64_t records_skipped;	/* read and passed over (salvage) */
+	uint64_t records_missing;	/* lost with missing or damaged blocks, as far as known */
+	uint64_t blocks_skipped;	/* not read: damaged, repeated or out of order (salvage) */
+	uint64_t blocks_missing;	/* numbers that never came in their turn (version 2) */
+};
+
+/*
+ * Open and check the header, strictly: the first problem found stops the reader. Errors
+ * are reported (with the path) and NULL returned.
+ */
 struct jt_log_reader *jt_logr__open(const char *path);
+/* Same, with enum jt_logr_flags. */
+struct jt_log_reader *jt_logr__open_flags(const char *path, unsigned int flags);
 /* Same, over a memory buffer (for tests and fuzzing); buf must outlive the reader. */
 struct jt_log_reader *jt_logr__open_mem(const void *buf, size_t len);
+struct jt_log_reader *jt_logr__open_mem_flags(const void *buf, size_t len, unsigned int flags);
 void jt_logr__close(struct jt_log_reader *r);
 const struct jt_log_header *jt_logr__header(const struct jt_log_reader *r);
 /*
- * Next record, validated (its size fits its type, lengths fit its size), or NULL when
- * there are no more; then jt_logr__state() says why. The record stays valid until the
- * next call.
+ * Next record, checked, or NULL when there are no more; then jt_logr__state() says why.
+ * A record returned is well formed (its size fits its type, lengths fit its size), comes
+ * no earlier than the one before, references only methods, modules and symbols defined
+ * before it and defines none twice; in a version 2 log its block came in sequence. The
+ * record stays valid until the next call.
  */
 const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r);
 enum jt_logr_state jt_logr__state(const struct jt_log_reader *r);
 /* A one-line explanation of a TRUNCATED or CORRUPT state (with the file offset). */
 const char *jt_logr__why(const struct jt_log_reader *r);
+/* What was found wrong and skipped so far. */
+const struct jt_logr_stats *jt_logr__stats(const struct jt_log_reader *r);
+/* "header", "block", ... : a problem kind's name, for messages and tests */
+const char *jt_logr__problem_name(enum jt_logr_problem p);
 
 /*
  * Why a record of avail bytes (its own size, or what is left of its block) is malformed:

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The .jtl reader: one block in memory at a time, every block and record checked first. */
+/*
+ * The .jtl reader: one block in memory at a time, every block and record checked first,
+ * against itself and against the log's promises (blocks in sequence, records in time order,
+ * every id defined once and before use); strict, or salvaging what is sound.
+ */
 #define ZLIB_CONST
 #include <errno.h>
 #include <fcntl.h>
@@ -11,22 +15,39 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "hash.h"
 #include "log.h"
 #include "names.h"
 #include "util.h"
 
 #define MEM_NAME "<memory>"	/* what messages call a log read from a buffer */
+#define SAY_MAX 20		/* salvage: problems told one by one; the rest only counted */
 
 struct jt_log_reader {
 	char *path;			/* NULL over memory */
 	int fd;				/* -1 over memory */
 	const unsigned char *mem;
 	size_t mem_len;
+	unsigned int flags;		/* enum jt_logr_flags */
 	uint64_t off;			/* file offset of the next unread byte */
 	uint64_t block_off;		/* file offset of the block in raw */
 	enum jt_logr_state state;
 	bool zinit;
 	struct jt_log_header hdr;
+	size_t block_hdr_size;		/* by version: JT_LOG_BLOCK_V1_SIZE or the whole struct */
+	struct jt_log_block block;	/* the header of the block in raw */
+	uint64_t next_seq;		/* version 2: the number the next block should have */
+	uint64_t nrec;			/* records of the log before the next one, in file order */
+	uint64_t rec_idx;		/* the next record's index in its block */
+	uint64_t last_ts;		/* of the last record handed out */
+	bool lost_unknown;		/* salvage skipped bytes whose records it could not count */
+	bool summed_up;			/* the salvage summary was said */
+	unsigned int said;		/* salvage: problems told on stderr */
+	/* ids defined so far; the value is only a non-NULL mark (the reader itself) */
+	struct jt_hash methods;
+	struct jt_hash modules;
+	struct jt_hash symbols;
+	struct jt_logr_stats st;
 	unsigned char *zbuf;		/* compressed data read from the file */
 	size_t zbuf_cap;
 	unsigned char *raw;		/* the current block, inflated */
@@ -119,6 +140,33 @@ static void stop(struct jt_log_reader *r, enum jt_logr_state state, const char *
 }
 
 /*
+ * A broken promise, said where it was found (msg names the offset). Strict, the reader
+ * stops (CORRUPT) and the caller reports why; salvaging, the first SAY_MAX are said on
+ * stderr. Counted either way. Returns true if reading goes on past it.
+ */
+__attribute__((format(printf, 3, 4)))
+static bool problem(struct jt_log_reader *r, enum jt_logr_problem p, const char *fmt, ...)
+{
+	char msg[224];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->st.problems[p]++;
+	if (!(r->flags & JT_LOGR_SALVAGE)) {
+		stop(r, JT_LOGR_CORRUPT, "%s (--salvage reads past it)", msg);
+		return false;
+	}
+	if (r->said < SAY_MAX)
+		jt_err("%s: salvage: %s", reader_name(r), msg);
+	else if (r->said == SAY_MAX)
+		jt_err("%s: salvage: more problems; only counted from here", reader_name(r));
+	r->said++;
+	return true;
+}
+
+/*
  * The next len bytes of the log: in place over memory, read into buf from a file. *got
  * says how many there were before the end; NULL after a read error (state set).
  */
@@ -188,18 +236,109 @@ static bool grow(unsigned char **buf, size_t *cap, size_t need)
 	return true;
 }
 
+/* Whole records at the start of a block's data: what skipping it passes over. */
+static uint64_t count_records(const unsigned char *raw, size_t len)
+{
+	uint64_t n = 0;
+	size_t pos = 0;
+
+	while (pos < len && !jt_rec__invalid((const void *)(raw + pos), len - pos)) {
+		pos += ((const struct jt_rec_hdr *)(raw + pos))->size;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A damaged block (its data fails to inflate or its crc32): stop, or salvaging, skip it.
+ * Its records cannot be counted; a version 2 log's next block says how many there were.
+ */
+static bool damaged(struct jt_log_reader *r, const char *why)
+{
+	if (!problem(r, JT_LOGR_P_BLOCK, "block at offset %" PRIu64 ": %s", r->block_off, why))
+		return false;
+	r->st.blocks_skipped++;
+	r->lost_unknown = true;
+	if (r->hdr.version >= 2 && r->block.seq == r->next_seq)
+		r->next_seq++;	/* its place was taken: the next block is not out of sequence */
+	return true;
+}
+
+/*
+ * Is the block in raw the next in the log (version 2)? Strict, anything else stops the
+ * reader. Salvaging, a block already passed (repeated, or moved later) is skipped, and
+ * one beyond a gap is read: the missing blocks' records are counted.
+ */
+static bool in_sequence(struct jt_log_reader *r, bool *skip)
+{
+	const struct jt_log_block *b = &r->block;
+
+	*skip = false;
+	if (r->hdr.version < 2)
+		return true;	/* not numbered */
+	if (b->seq == r->next_seq && b->first_rec == r->nrec)
+		goto take;
+	if (b->seq < r->next_seq) {
+		if (!problem(r, JT_LOGR_P_SEQUENCE, "block at offset %" PRIu64 ": number %" PRIu64
+			     " where %" PRIu64 " was due: a repeated or out-of-order block",
+			     r->block_off, (uint64_t)b->seq, r->next_seq))
+			return false;
+		r->st.blocks_skipped++;
+		r->st.records_skipped += count_records(r->raw, b->rawsize);
+		*skip = true;
+		return true;
+	}
+	if (b->seq > r->next_seq) {
+		if (!problem(r, JT_LOGR_P_SEQUENCE, "block at offset %" PRIu64 ": number %" PRIu64
+			     " where %" PRIu64 " was due: %" PRIu64 " block(s) missing before it "
+			     "(dropped, or out of order)", r->block_off, (uint64_t)b->seq,
+			     r->next_seq, (uint64_t)b->seq - r->next_seq))
+			return false;
+		r->st.blocks_missing += b->seq - r->next_seq;
+	} else if (!r->lost_unknown && !problem(r, JT_LOGR_P_SEQUENCE, "block at offset %" PRIu64
+			     ": %" PRIu64 " records before it by its count, %" PRIu64 " found",
+			     r->block_off, (uint64_t)b->first_rec, r->nrec)) {
+		return false;
+	}
+	/* salvaging: what the writer counted before this block is the count from here on */
+	if (b->first_rec > r->nrec)
+		r->st.records_missing += b->first_rec - r->nrec;
+	r->nrec = b->first_rec;
+take:
+	r->next_seq = b->seq + 1;
+	r->lost_unknown = false;
+	return true;
+}
+
+/*
+ * The block header is unusable, so no later block can be found: stop. Salvaging, what
+ * came before stands, as in a file cut short here.
+ */
+static void lost_track(struct jt_log_reader *r, const char *what)
+{
+	r->st.problems[JT_LOGR_P_BLOCK]++;
+	if (r->flags & JT_LOGR_SALVAGE)
+		stop(r, JT_LOGR_TRUNCATED, "block at offset %" PRIu64 ": %s; nothing after it "
+		     "can be read", r->block_off, what);
+	else
+		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": %s", r->block_off, what);
+}
+
 /* Inflate and check the next block into raw; false (state set) when there is none. */
 static bool next_block(struct jt_log_reader *r)
 {
 	const unsigned long zmax = compressBound(JT_LOG_BLOCK_MAX);
-	struct jt_log_block b;
+	struct jt_log_block b = { 0 };
+	char what[96];
 	const char *why;
 	const void *p;
 	size_t got;
+	bool skip;
 	int ret;
 
+again:
 	r->block_off = r->off;
-	p = take(r, &b, sizeof(b), &got);
+	p = take(r, &b, r->block_hdr_size, &got);
 	if (!p)
 		return false;
 	if (got == 0) {
@@ -207,21 +346,22 @@ static bool next_block(struct jt_log_reader *r)
 		     ", after its last whole block", r->block_off);
 		return false;
 	}
-	if (got < sizeof(b)) {
+	if (got < r->block_hdr_size) {
 		stop(r, JT_LOGR_TRUNCATED, "partial block header at offset %" PRIu64
-		     " (%zu of %zu bytes)", r->block_off, got, sizeof(b));
+		     " (%zu of %zu bytes)", r->block_off, got, r->block_hdr_size);
 		return false;
 	}
-	memcpy(&b, p, sizeof(b));	/* over memory p may be unaligned */
+	memcpy(&b, p, r->block_hdr_size);	/* over memory p may be unaligned */
+	r->block = b;
 	if (b.magic != JT_LOG_BLOCK_MAGIC) {
-		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": bad magic 0x%08x",
-		     r->block_off, b.magic);
+		snprintf(what, sizeof(what), "bad magic 0x%08x", b.magic);
+		lost_track(r, what);
 		return false;
 	}
 	if (b.rawsize > JT_LOG_BLOCK_MAX || b.zsize > zmax) {
-		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": sizes %u (raw), %u "
-		     "(compressed) above the limits %u, %lu", r->block_off, b.rawsize, b.zsize,
-		     JT_LOG_BLOCK_MAX, zmax);
+		snprintf(what, sizeof(what), "sizes %u (raw), %u (compressed) above the limits "
+			 "%u, %lu", b.rawsize, b.zsize, JT_LOG_BLOCK_MAX, zmax);
+		lost_track(r, what);
 		return false;
 	}
 	/* buffers as large as the blocks: small logs (and fuzzing) stay cheap */
@@ -248,24 +388,53 @@ static bool next_block(struct jt_log_reader *r)
 	ret = inflate(&r->zs, Z_FINISH);
 	why = inflate_problem(&r->zs, ret);
 	if (why) {
-		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": does not inflate to "
-		     "its %u bytes: %s", r->block_off, b.rawsize, why);
-		return false;
+		snprintf(what, sizeof(what), "does not inflate to its %u bytes: %s", b.rawsize,
+			 why);
+		if (!damaged(r, what))
+			return false;
+		goto again;
 	}
 	if (crc32(0, r->raw, b.rawsize) != b.crc32) {
-		stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ": crc32 mismatch",
-		     r->block_off);
-		return false;
+		if (!damaged(r, "crc32 mismatch"))
+			return false;
+		goto again;
 	}
+	if (!in_sequence(r, &skip))
+		return false;
+	if (skip)
+		goto again;
 	r->raw_len = b.rawsize;
 	r->pos = 0;
+	r->rec_idx = 0;
 	return true;
+}
+
+/*
+ * A header field out of range: strict, reported and the log refused; salvaging, said,
+ * counted and read on. Returns true to read on.
+ */
+__attribute__((format(printf, 3, 4)))
+static bool bad_field(struct jt_log_reader *r, size_t off, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!(r->flags & JT_LOGR_SALVAGE)) {
+		jt_err("%s: header, offset %zu: %s (--salvage reads past it)", reader_name(r),
+		       off, msg);
+		return false;
+	}
+	return problem(r, JT_LOGR_P_HEADER, "header, offset %zu: %s", off, msg);
 }
 
 /* Check the header in buf (got bytes of it); reports and returns false if unusable. */
 static bool check_header(struct jt_log_reader *r, const void *buf, size_t got)
 {
 	const char *name = reader_name(r);
+	struct jt_log_header *h = &r->hdr;
 	__u32 magic;
 
 	if (got < sizeof(magic)) {
@@ -282,24 +451,47 @@ static bool check_header(struct jt_log_reader *r, const void *buf, size_t got)
 		jt_err("%s: not a jitrace log (magic 0x%08x)", name, magic);
 		return false;
 	}
-	if (got < sizeof(r->hdr)) {
-		jt_err("%s: header cut short: %zu of %zu bytes", name, got, sizeof(r->hdr));
+	if (got < sizeof(*h)) {
+		jt_err("%s: header cut short: %zu of %zu bytes", name, got, sizeof(*h));
 		return false;
 	}
-	memcpy(&r->hdr, buf, sizeof(r->hdr));
-	if (r->hdr.version != JT_LOG_VERSION) {
-		jt_err("%s: log version %u; this jitrace reads version %u", name,
-		       r->hdr.version, JT_LOG_VERSION);
+	memcpy(h, buf, sizeof(*h));
+	/* another version's blocks and records cannot be told apart: not even salvaged */
+	if (h->version < JT_LOG_VERSION_MIN || h->version > JT_LOG_VERSION) {
+		jt_err("%s: header, offset %zu: log version %u; this jitrace reads versions %u "
+		       "to %u", name, offsetof(struct jt_log_header, version), h->version,
+		       JT_LOG_VERSION_MIN, JT_LOG_VERSION);
 		return false;
 	}
-	if (r->hdr.header_size != JT_LOG_HEADER_SIZE) {
-		jt_err("%s: header size %u, expected %u for version %u", name,
-		       r->hdr.header_size, JT_LOG_HEADER_SIZE, JT_LOG_VERSION);
+	r->block_hdr_size = h->version < 2 ? JT_LOG_BLOCK_V1_SIZE : sizeof(struct jt_log_block);
+	/* every version so far has this size: the blocks start after it whatever it says */
+	if (h->header_size != JT_LOG_HEADER_SIZE &&
+	    !bad_field(r, offsetof(struct jt_log_header, header_size),
+		       "header size %u, expected %u for version %u", h->header_size,
+		       JT_LOG_HEADER_SIZE, h->version))
 		return false;
+	if (h->flags & ~(__u32)JT_LOG_F_ALL) {
+		if (!bad_field(r, offsetof(struct jt_log_header, flags),
+			       "flags 0x%x, unknown bits 0x%x", h->flags,
+			       h->flags & ~(__u32)JT_LOG_F_ALL))
+			return false;
+		h->flags &= JT_LOG_F_ALL;
+	}
+	if (h->ncpus > JT_LOG_CPUS_MAX) {
+		if (!bad_field(r, offsetof(struct jt_log_header, ncpus),
+			       "%u CPUs, above %u", h->ncpus, JT_LOG_CPUS_MAX))
+			return false;
+		h->ncpus = 0;	/* not known */
+	}
+	if (h->sample_hz > JT_LOG_HZ_MAX) {
+		if (!bad_field(r, offsetof(struct jt_log_header, sample_hz),
+			       "sampling at %u Hz, above %u", h->sample_hz, JT_LOG_HZ_MAX))
+			return false;
+		h->sample_hz = 0;
 	}
 	/* so that callers may print them as strings whatever the file holds */
-	r->hdr.hostname[sizeof(r->hdr.hostname) - 1] = '\0';
-	r->hdr.kernel[sizeof(r->hdr.kernel) - 1] = '\0';
+	h->hostname[sizeof(h->hostname) - 1] = '\0';
+	h->kernel[sizeof(h->kernel) - 1] = '\0';
 	return true;
 }
 
@@ -311,6 +503,9 @@ void jt_logr__close(struct jt_log_reader *r)
 		close(r->fd);
 	if (r->zinit)
 		inflateEnd(&r->zs);
+	jt_hash__fini(&r->methods);
+	jt_hash__fini(&r->modules);
+	jt_hash__fini(&r->symbols);
 	free(r->raw);
 	free(r->zbuf);
 	free(r->path);
@@ -318,7 +513,7 @@ void jt_logr__close(struct jt_log_reader *r)
 }
 
 /* The parts shared by both sources; path NULL for memory. */
-static struct jt_log_reader *reader_new(const char *path)
+static struct jt_log_reader *reader_new(const char *path, unsigned int flags)
 {
 	struct jt_log_reader *r;
 
@@ -326,6 +521,7 @@ static struct jt_log_reader *reader_new(const char *path)
 	if (!r)
 		goto nomem;
 	r->fd = -1;
+	r->flags = flags;
 	if (path) {
 		r->path = strdup(path);
 		if (!r->path)
@@ -342,14 +538,14 @@ nomem:
 	return NULL;
 }
 
-struct jt_log_reader *jt_logr__open(const char *path)
+struct jt_log_reader *jt_logr__open_flags(const char *path, unsigned int flags)
 {
 	struct jt_log_header hdr;
 	struct jt_log_reader *r;
 	const void *p;
 	size_t got;
 
-	r = reader_new(path);
+	r = reader_new(path, flags);
 	if (!r)
 		return NULL;
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -371,14 +567,19 @@ fail:
 	return NULL;
 }
 
-struct jt_log_reader *jt_logr__open_mem(const void *buf, size_t len)
+struct jt_log_reader *jt_logr__open(const char *path)
+{
+	return jt_logr__open_flags(path, 0);
+}
+
+struct jt_log_reader *jt_logr__open_mem_flags(const void *buf, size_t len, unsigned int flags)
 {
 	static const unsigned char none[1];
 	struct jt_log_reader *r;
 	const void *p;
 	size_t got;
 
-	r = reader_new(NULL);
+	r = reader_new(NULL, flags);
 	if (!r)
 		return NULL;
 	r->mem = buf ? buf : none;	/* never NULL: no arithmetic on a null pointer */
@@ -391,38 +592,255 @@ struct jt_log_reader *jt_logr__open_mem(const void *buf, size_t len)
 	return r;
 }
 
+struct jt_log_reader *jt_logr__open_mem(const void *buf, size_t len)
+{
+	return jt_logr__open_mem_flags(buf, len, 0);
+}
+
 const struct jt_log_header *jt_logr__header(const struct jt_log_reader *r)
 {
 	return &r->hdr;
 }
 
+/* Is id defined in ids (an id of 0 never is)? */
+static bool defined(const struct jt_hash *ids, uint64_t id)
+{
+	return id && jt_hash__get(ids, id);
+}
+
+/*
+ * Does rec keep the promises, given what came before it? NULL if it does; else why not,
+ * formatted into buf, with *p the kind of problem. Definitions are not taken in here.
+ */
+static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hdr *rec,
+			   enum jt_logr_problem *p, char *buf, size_t cap)
+{
+	const struct jt_hash *ids = NULL;
+	const char *what = NULL;
+	uint64_t id = 0, ref = 0;
+	unsigned int i;
+
+	if (r->st.records && rec->ts < r->last_ts) {
+		*p = JT_LOGR_P_TIME;
+		snprintf(buf, cap, "ts %" PRIu64 " goes back %" PRIu64 " ns before the record "
+			 "before it", (uint64_t)rec->ts, (uint64_t)(r->last_ts - rec->ts));
+		return buf;
+	}
+	switch (rec->type) {
+	case JT_REC_METHOD:
+		id = ((const struct jt_rec_method *)rec)->id;
+		ids = &r->methods;
+		what = "method";
+		break;
+	case JT_REC_MODULE:
+		id = ((const struct jt_rec_module *)rec)->id;
+		ids = &r->modules;
+		what = "module";
+		break;
+	case JT_REC_SYMBOL: {
+		const struct jt_rec_symbol *y = (const void *)rec;
+
+		id = y->id;
+		ids = &r->symbols;
+		what = "symbol";
+		if (y->module && !defined(&r->modules, y->module)) {
+			*p = JT_LOGR_P_UNDEFINED;
+			snprintf(buf, cap, "symbol %" PRIu64 " lies in module %" PRIu64 ", not "
+				 "defined before it", id, (uint64_t)y->module);
+			return buf;
+		}
+		break;
+	}
+	case JT_REC_ENTER:
+	case JT_REC_LEAVE:
+	case JT_REC_UNLOAD:
+		ref = ((const struct jt_rec_call *)rec)->id;
+		if (!defined(&r->methods, ref)) {
+			*p = JT_LOGR_P_UNDEFINED;
+			snprintf(buf, cap, "method %" PRIu64 " is not defined before it", ref);
+			return buf;
+		}
+		return NULL;
+	case JT_REC_SAMPLE: {
+		const struct jt_rec_sample *s = (const void *)rec;
+
+		for (i = 0; i < s->nr_frames; i++) {
+			ref = s->frames[i].ref;
+			switch (JT_FRAME_KIND(ref)) {
+			case JT_FRAME_METHOD:
+				ids = &r->methods;
+				what = "method";
+				break;
+			case JT_FRAME_MODULE:
+				ids = &r->modules;
+				what = "module";
+				break;
+			case JT_FRAME_SYMBOL:
+				ids = &r->symbols;
+				what = "symbol";
+				break;
+			case JT_FRAME_USER:
+			case JT_FRAME_KERNEL:
+				continue;
+			default:
+				*p = JT_LOGR_P_RECORD;
+				snprintf(buf, cap, "frame %u is of no known kind (%u)", i,
+					 JT_FRAME_KIND(ref));
+				return buf;
+			}
+			if (!defined(ids, JT_FRAME_ID(ref))) {
+				*p = JT_LOGR_P_UNDEFINED;
+				snprintf(buf, cap, "frame %u names %s %" PRIu64 ", not defined "
+					 "before it", i, what, (uint64_t)JT_FRAME_ID(ref));
+				return buf;
+			}
+		}
+		return NULL;
+	}
+	default:
+		return NULL;
+	}
+	/* a definition: of a new id, from 1 */
+	if (!id) {
+		*p = JT_LOGR_P_RECORD;
+		snprintf(buf, cap, "%s id 0 (ids start at 1)", what);
+		return buf;
+	}
+	if (defined(ids, id)) {
+		*p = JT_LOGR_P_REDEFINED;
+		snprintf(buf, cap, "%s %" PRIu64 " defined again", what, id);
+		return buf;
+	}
+	return NULL;
+}
+
+/* Keep the id rec defines, if it defines one; false if there is no memory. */
+static bool take_in(struct jt_log_reader *r, const struct jt_rec_hdr *rec)
+{
+	switch (rec->type) {
+	case JT_REC_METHOD:
+		return !jt_hash__put(&r->methods, ((const struct jt_rec_method *)rec)->id, r);
+	case JT_REC_MODULE:
+		return !jt_hash__put(&r->modules, ((const struct jt_rec_module *)rec)->id, r);
+	case JT_REC_SYMBOL:
+		return !jt_hash__put(&r->symbols, ((const struct jt_rec_symbol *)rec)->id, r);
+	default:
+		return true;
+	}
+}
+
+/* Salvaging, at the end: everything skipped and missing, in one line. */
+static void sum_up(struct jt_log_reader *r)
+{
+	const struct jt_logr_stats *st = &r->st;
+	char line[512];
+	size_t n = 0;
+	int p;
+	bool first = true;
+
+	if (!(r->flags & JT_LOGR_SALVAGE) || r->summed_up)
+		return;
+	r->summed_up = true;
+	if (!r->said && !st->records_missing)
+		return;
+/* the line is long enough for every kind at once; a longer one would be cut, not overrun */
+#define ADD(...) (n += snprintf(n < sizeof(line) ? line + n : NULL,		\
+				n < sizeof(line) ? sizeof(line) - n : 0, __VA_ARGS__))
+	ADD("read %" PRIu64 " records; skipped %" PRIu64 " records and %" PRIu64 " blocks; "
+	    "missing %" PRIu64 " records and %" PRIu64 " blocks; found", st->records,
+	    st->records_skipped, st->blocks_skipped, st->records_missing, st->blocks_missing);
+	for (p = 0; p < JT_LOGR_P_MAX; p++) {
+		if (!st->problems[p])
+			continue;
+		ADD("%s %" PRIu64 " %s", first ? "" : ",", st->problems[p],
+		    jt_logr__problem_name(p));
+		first = false;
+	}
+	if (first)
+		ADD(" no problem but the records missing");
+#undef ADD
+	jt_err("%s: salvage: %s", reader_name(r), line);
+}
+
 const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r)
 {
 	const struct jt_rec_hdr *rec;
+	enum jt_logr_problem p;
+	char buf[160];
 	const char *why;
+	uint64_t idx;
+	size_t at;
 
-	if (r->state != JT_LOGR_OK)
-		return NULL;
-	while (r->pos == r->raw_len) {
-		if (!next_block(r))
-			return NULL;
+	while (r->state == JT_LOGR_OK) {
+		if (r->pos == r->raw_len) {
+			if (!next_block(r))
+				break;
+			continue;
+		}
+		rec = (const struct jt_rec_hdr *)(r->raw + r->pos);
+		at = r->pos;
+		idx = r->rec_idx;
+		why = jt_rec__invalid(rec, r->raw_len - r->pos);
+		if (why) {
+			bool on;
+
+			if (r->raw_len - r->pos >= sizeof(*rec))
+				on = problem(r, JT_LOGR_P_RECORD, "block at offset %" PRIu64
+					     ", record %" PRIu64 " at byte %zu of its data: %s "
+					     "record (type %u) of %u bytes: %s", r->block_off, idx,
+					     at, jt_rec__name(rec->type), rec->type, rec->size, why);
+			else
+				on = problem(r, JT_LOGR_P_RECORD, "block at offset %" PRIu64
+					     ", byte %zu of its data: %s", r->block_off, at, why);
+			if (!on)
+				break;
+			/* the records after it cannot be found: the rest of the block goes */
+			r->pos = r->raw_len;
+			r->lost_unknown = true;
+			continue;
+		}
+		r->pos += rec->size;
+		r->rec_idx++;
+		why = unsound(r, rec, &p, buf, sizeof(buf));
+		if (!why && rec->type == JT_REC_END &&
+		    ((const struct jt_rec_end *)rec)->records != r->nrec) {
+			uint64_t said = ((const struct jt_rec_end *)rec)->records;
+
+			if (r->lost_unknown && said > r->nrec) {
+				/* salvaged past records it could not count: now it can */
+				r->st.records_missing += said - r->nrec;
+			} else {
+				p = JT_LOGR_P_END;
+				snprintf(buf, sizeof(buf), "the end record counts %" PRIu64
+					 " records before it, %" PRIu64 " found", said, r->nrec);
+				why = buf;
+			}
+		}
+		r->nrec++;
+		if (why) {
+			if (!problem(r, p, "block at offset %" PRIu64 ", record %" PRIu64 " at "
+				     "byte %zu of its data: %s record: %s", r->block_off, idx, at,
+				     jt_rec__name(rec->type), why))
+				break;
+			if (p != JT_LOGR_P_END) {
+				r->st.records_skipped++;
+				continue;
+			}
+			/* salvaging: the end record still ends the log */
+		}
+		if (!take_in(r, rec)) {
+			stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ", record %" PRIu64
+			     ": out of memory keeping its id", r->block_off, idx);
+			break;
+		}
+		r->last_ts = rec->ts;
+		r->st.records++;
+		if (rec->type == JT_REC_END)
+			r->state = JT_LOGR_END;	/* whatever follows a clean end is not read */
+		return rec;
 	}
-	rec = (const struct jt_rec_hdr *)(r->raw + r->pos);
-	why = jt_rec__invalid(rec, r->raw_len - r->pos);
-	if (why) {
-		if (r->raw_len - r->pos >= sizeof(*rec))
-			stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ", byte %zu of its "
-			     "data: %s record (type %u) of %u bytes: %s", r->block_off, r->pos,
-			     jt_rec__name(rec->type), rec->type, rec->size, why);
-		else
-			stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ", byte %zu of its "
-			     "data: %s", r->block_off, r->pos, why);
-		return NULL;
-	}
-	r->pos += rec->size;
-	if (rec->type == JT_REC_END)
-		r->state = JT_LOGR_END;	/* whatever follows a clean end is not read */
-	return rec;
+	sum_up(r);
+	return NULL;
 }
 
 enum jt_logr_state jt_logr__state(const struct jt_log_reader *r)
@@ -434,4 +852,25 @@ enum jt_logr_state jt_logr__state(const struct jt_log_reader *r)
 const char *jt_logr__why(const struct jt_log_reader *r)
 {
 	return r->why;
+}
+
+const struct jt_logr_stats *jt_logr__stats(const struct jt_log_reader *r)
+{
+	return &r->st;
+}
+
+const char *jt_logr__problem_name(enum jt_logr_problem p)
+{
+	static const char *const names[] = {
+		[JT_LOGR_P_HEADER] = "header fields out of range",
+		[JT_LOGR_P_BLOCK] = "damaged blocks",
+		[JT_LOGR_P_SEQUENCE] = "blocks out of sequence",
+		[JT_LOGR_P_RECORD] = "malformed records",
+		[JT_LOGR_P_TIME] = "records back in time",
+		[JT_LOGR_P_UNDEFINED] = "undefined references",
+		[JT_LOGR_P_REDEFINED] = "ids defined again",
+		[JT_LOGR_P_END] = "end record counts",
+	};
+
+	return (unsigned int)p < JT_ARRAY_SIZE(names) ? names[p] : "problems";
 }

@@ -2,7 +2,6 @@
 /* The .jtl writer: records held in memory, written as independent zlib-compressed blocks. */
 #define ZLIB_CONST
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 
 #include "log.h"
 #include "names.h"
+#include "outfile.h"
 #include "util.h"
 
 /*
@@ -27,6 +27,8 @@ struct jt_log_writer {
 	uint64_t records;
 	uint64_t bytes;		/* written to the file: header, block headers, zlib data */
 	uint64_t last_ts;	/* the end record's time */
+	uint64_t blocks;	/* written: the next block's seq */
+	uint64_t block_first;	/* records before the block being filled: its first_rec */
 	size_t held;		/* bytes of whole records in raw */
 	unsigned char *raw;	/* JT_LOG_BLOCK_MAX bytes: the block being filled */
 	unsigned char *out;	/* struct jt_log_block then the compressed data: one write */
@@ -95,19 +97,10 @@ struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_head
 	if (!w->out)
 		goto nomem;
 
-	/* unlink() removes a symlink itself, never its target; O_EXCL then refuses a race */
-	if (force && unlink(path) && errno != ENOENT) {
-		jt_err("%s: cannot replace: %s", path, strerror(errno));
+	/* created like every other output: 0600, no symlink followed blindly, no device */
+	w->fd = jt_outfile__create(path, force);
+	if (w->fd < 0)
 		goto fail;
-	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (w->fd < 0) {
-		if (errno == EEXIST)
-			jt_err("%s: already exists (-f, --force replaces it)", path);
-		else
-			jt_err("%s: cannot create: %s", path, strerror(errno));
-		goto fail;
-	}
 
 	h.magic = JT_LOG_MAGIC;
 	h.version = JT_LOG_VERSION;
@@ -149,6 +142,10 @@ static int write_block(struct jt_log_writer *w)
 	b->zsize = w->zs.total_out;
 	b->rawsize = w->held;
 	b->crc32 = crc32(0, w->raw, w->held);
+	/* numbered, so that a reader finds a block dropped, repeated or moved */
+	b->seq = w->blocks++;
+	b->first_rec = w->block_first;
+	w->block_first = w->records;	/* every appended record is in this block or before */
 	w->held = 0;
 	return write_all(w, w->out, sizeof(*b) + b->zsize);
 }

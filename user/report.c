@@ -8,12 +8,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "export_common.h"
 #include "hash.h"
 #include "jt_events.h"
 #include "log.h"
 #include "logview.h"
 #include "names.h"
 #include "report.h"
+#include "text.h"
 #include "stacks.h"
 #include "util.h"
 
@@ -302,27 +304,47 @@ static int read_log(struct rep *r, struct jt_log_reader *lr)
 
 /* ---- adding up ---- */
 
-/* Self and total per method of one process's subtree; total counts a sample once. */
-static int sum_tree(struct rep *r, struct section *s, uint32_t node, uint32_t *onpath)
+/*
+ * Self and total per method of one process's subtree; total counts a sample once (onpath:
+ * how often each name is on the path from the process down). The subtree in preorder
+ * without recursion: a crafted log's sample may be 65534 frames deep.
+ */
+static int sum_tree(struct rep *r, struct section *s, uint32_t top, uint32_t *onpath)
 {
-	const struct jt_stk_node *n = jt_stacks__node(r->stk, node);
-	struct entry *e = NULL;
-	uint32_t c;
+	const struct jt_stk_node *n;
+	uint32_t idx = top;
+	struct entry *e;
 
-	if (n->depth >= 2) {
-		e = entry_get(s, n->name);
-		if (!e)
-			return -ENOMEM;
-		e->self += n->self;
-		if (!onpath[n->name])
-			e->total += n->total;
-		onpath[n->name]++;
+	while (idx != JT_STK_NONE) {
+		n = jt_stacks__node(r->stk, idx);
+		if (n->depth >= 2) {
+			e = entry_get(s, n->name);
+			if (!e)
+				return -ENOMEM;
+			e->self += n->self;
+			if (!onpath[n->name])
+				e->total += n->total;
+			onpath[n->name]++;
+		}
+		if (n->child != JT_STK_NONE) {
+			idx = n->child;
+			continue;
+		}
+		/* leave n, and each ancestor whose last child it was, up to a next sibling */
+		while (idx != JT_STK_NONE) {
+			n = jt_stacks__node(r->stk, idx);
+			if (n->depth >= 2)
+				onpath[n->name]--;
+			if (idx == top) {
+				idx = JT_STK_NONE;
+			} else if (n->next != JT_STK_NONE) {
+				idx = n->next;
+				break;
+			} else {
+				idx = n->parent;
+			}
+		}
 	}
-	for (c = n->child; c != JT_STK_NONE; c = jt_stacks__node(r->stk, c)->next)
-		if (sum_tree(r, s, c, onpath))
-			return -ENOMEM;
-	if (n->depth >= 2)
-		onpath[n->name]--;
 	return 0;
 }
 
@@ -541,11 +563,21 @@ static uint64_t drops_total(const struct rep *r)
 	return n;
 }
 
+/* When recording began, in UTC; "?" when the header's clocks add up to no time at all. */
 static void fmt_start(const struct rep *r, char *buf, size_t cap)
 {
-	time_t t = (time_t)(((int64_t)r->hdr.start_ns + r->hdr.realtime_offset_ns) / 1000000000LL);
+	const int64_t ns_per_s = 1000000000LL;
+	int64_t wall;
 	struct tm tm;
+	time_t t;
 
+	/* both come from the file: their sum may not fit, and overflow is undefined */
+	if (r->hdr.start_ns > INT64_MAX ||
+	    __builtin_add_overflow((int64_t)r->hdr.start_ns, r->hdr.realtime_offset_ns, &wall)) {
+		snprintf(buf, cap, "?");
+		return;
+	}
+	t = wall / ns_per_s - (wall % ns_per_s < 0);	/* seconds, rounded down */
 	if (!gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(buf, cap, "?");
 }
@@ -555,6 +587,26 @@ static double duration_s(const struct rep *r)
 	return r->last_ts > r->hdr.start_ns ? (r->last_ts - r->hdr.start_ns) / 1e9 : 0;
 }
 
+/*
+ * Text from the log, for a terminal that may be root's: a traced process chooses its
+ * command line and names, and their control bytes would drive the terminal (clear it,
+ * retitle it, recolour it). As `dump` writes them: each control byte (C0, DEL, and C1 as
+ * UTF-8), backslash and byte that is not UTF-8 becomes \xHH; the rest of UTF-8 is kept.
+ * dump.c's put_esc writes into its own buffer and escapes all non-ASCII: one shared
+ * helper would be better.
+ */
+static void text_str(FILE *out, const char *s, size_t n)
+{
+	jt_text__put(out, s, n);
+}
+
+static void text_line(FILE *out, const char *before, const char *s, const char *after)
+{
+	fputs(before, out);
+	text_str(out, s, strlen(s));
+	fputs(after, out);
+}
+
 static void text_header(FILE *out, const struct rep *r)
 {
 	const struct jt_log_header *h = &r->hdr;
@@ -562,9 +614,12 @@ static void text_header(FILE *out, const struct rep *r)
 	int i;
 
 	fmt_start(r, when, sizeof(when));
-	fprintf(out, "jitrace report: %s\n", r->o->path);
-	fprintf(out, "recorded %s on %.64s (%.64s), %.3f s, %u CPUs, %u Hz%s%s%s\n", when,
-		h->hostname, h->kernel, duration_s(r), h->ncpus, h->sample_hz,
+	text_line(out, "jitrace report: ", r->o->path, "\n");
+	fprintf(out, "recorded %s on ", when);
+	text_str(out, h->hostname, sizeof(h->hostname));
+	fputs(" (", out);
+	text_str(out, h->kernel, sizeof(h->kernel));
+	fprintf(out, "), %.3f s, %u CPUs, %u Hz%s%s%s\n", duration_s(r), h->ncpus, h->sample_hz,
 		h->flags & JT_LOG_F_SYSTEM_WIDE ? ", system-wide" : "",
 		h->flags & JT_LOG_F_CALLS ? ", calls" : "",
 		h->flags & JT_LOG_F_KSTACK ? ", kernel stacks" : "");
@@ -597,9 +652,10 @@ static void text_methods(FILE *out, const struct rep *r, const struct section *s
 		enum jt_lv_kind kind;
 		const char *name = jt_stacks__name(r->stk, e->name, &kind);
 
-		fprintf(out, "%9" PRIu64 " %5.1f%% %9" PRIu64 " %5.1f%%  %-7s %s\n", e->self,
+		fprintf(out, "%9" PRIu64 " %5.1f%% %9" PRIu64 " %5.1f%%  %-7s ", e->self,
 			pct(e->self, s->samples), e->total, pct(e->total, s->samples),
-			jt_lv__kind_name(kind), name);
+			jt_lv__kind_name(kind));
+		text_line(out, "", name, "\n");
 		if (!e->top[0].n)
 			continue;
 		fprintf(out, "%42s", "hot offsets:");
@@ -627,10 +683,10 @@ static void text_calls(FILE *out, const struct rep *r, const struct section *s)
 		for (i = 0; i < n; i++) {
 			const struct entry *e = v[i];
 
-			fprintf(out, "%10" PRIu64 " %12.3f %12.3f %10.3f  %s\n", e->calls,
+			fprintf(out, "%10" PRIu64 " %12.3f %12.3f %10.3f  ", e->calls,
 				e->incl_ns / 1e6, e->excl_ns / 1e6,
-				e->calls ? e->incl_ns / 1e3 / e->calls : 0,
-				jt_stacks__name(r->stk, e->name, NULL));
+				e->calls ? e->incl_ns / 1e3 / e->calls : 0);
+			text_line(out, "", jt_stacks__name(r->stk, e->name, NULL), "\n");
 		}
 	}
 	free(v);
@@ -660,13 +716,14 @@ static int text_report(FILE *out, const struct rep *r)
 
 		jt_stacks__proc_label(r->lv, s->pid, label, sizeof(label));
 		p = jt_lv__proc(r->lv, s->pid);
-		fprintf(out, "\n== %s: %" PRIu64 " samples (%.1f%%)", label, s->samples,
+		text_line(out, "\n== ", label, ": ");
+		fprintf(out, "%" PRIu64 " samples (%.1f%%)", s->samples,
 			pct(s->samples, r->all.samples));
 		if (s->calls)
 			fprintf(out, ", %" PRIu64 " calls", s->calls);
 		fprintf(out, "\n");
 		if (p && p->cmdline[0])
-			fprintf(out, "   %s\n", p->cmdline);
+			text_line(out, "   ", p->cmdline, "\n");
 		text_methods(out, r, s);
 		text_calls(out, r, s);
 	}
@@ -676,36 +733,13 @@ static int text_report(FILE *out, const struct rep *r)
 
 /* ---- JSON ---- */
 
-/* A JSON string; names are valid UTF-8 already (see stacks.c), cmdlines may not be. */
-static void json_str(FILE *out, const char *s)
+/* Through the exports' writer, so that every JSON jitrace writes escapes strings alike. */
+static void json_str(struct jt_xout *x, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', out);
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(out, *p < 0x80 ? "\\u%04x" : "\\u00%02x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
+	jt_xout__json_str(x, s, strlen(s));
 }
 
-/* Names are clean UTF-8: only quotes and backslashes need escaping. */
-static void json_name(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
-static int json_section(FILE *out, const struct rep *r, const struct section *s)
+static int json_section(struct jt_xout *x, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
 	struct entry **v = rows(r, s, false, &n);
@@ -713,48 +747,48 @@ static int json_section(FILE *out, const struct rep *r, const struct section *s)
 
 	if (!v)
 		return -ENOMEM;
-	fprintf(out, "\"samples\": %" PRIu64 ", \"calls\": %" PRIu64 ", \"methods\": [", s->samples,
-		s->calls);
+	jt_xout__printf(x, "\"samples\": %" PRIu64 ", \"calls\": %" PRIu64 ", \"methods\": [",
+			s->samples, s->calls);
 	for (i = 0; i < n; i++) {
 		const struct entry *e = v[i];
 		enum jt_lv_kind kind;
 		const char *name = jt_stacks__name(r->stk, e->name, &kind);
 
-		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-		json_name(out, name);
-		fprintf(out, ", \"kind\": \"%s\", \"self\": %" PRIu64 ", \"self_pct\": %.2f, "
-			"\"total\": %" PRIu64 ", \"total_pct\": %.2f, \"offsets\": [",
-			jt_lv__kind_name(kind), e->self, pct(e->self, s->samples), e->total,
-			pct(e->total, s->samples));
+		jt_xout__str(x, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		json_str(x, name);
+		jt_xout__printf(x, ", \"kind\": \"%s\", \"self\": %" PRIu64 ", \"self_pct\": %.2f, "
+				"\"total\": %" PRIu64 ", \"total_pct\": %.2f, \"offsets\": [",
+				jt_lv__kind_name(kind), e->self, pct(e->self, s->samples),
+				e->total, pct(e->total, s->samples));
 		for (k = 0; k < NR_OFFS && e->top[k].n; k++)
-			fprintf(out, "%s{\"offset\": %" PRIu64 ", \"samples\": %" PRIu64 "}",
-				k ? ", " : "", e->top[k].off, e->top[k].n);
-		fputc(']', out);
+			jt_xout__printf(x, "%s{\"offset\": %" PRIu64 ", \"samples\": %" PRIu64 "}",
+					k ? ", " : "", e->top[k].off, e->top[k].n);
+		jt_xout__str(x, "]");
 		if (e->has_calls)
-			fprintf(out, ", \"calls\": %" PRIu64 ", \"incl_ns\": %" PRIu64
-				", \"excl_ns\": %" PRIu64, e->calls, e->incl_ns, e->excl_ns);
-		fputc('}', out);
+			jt_xout__printf(x, ", \"calls\": %" PRIu64 ", \"incl_ns\": %" PRIu64
+					", \"excl_ns\": %" PRIu64, e->calls, e->incl_ns, e->excl_ns);
+		jt_xout__str(x, "}");
 	}
 	free(v);
-	fprintf(out, "]");
+	jt_xout__str(x, "]");
 	v = rows(r, s, true, &n);
 	if (!v)
 		return -ENOMEM;
-	fprintf(out, ", \"calls_by_time\": [");
+	jt_xout__str(x, ", \"calls_by_time\": [");
 	for (i = 0; i < n; i++) {
 		const struct entry *e = v[i];
 
-		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-		json_name(out, jt_stacks__name(r->stk, e->name, NULL));
-		fprintf(out, ", \"calls\": %" PRIu64 ", \"incl_ns\": %" PRIu64 ", \"excl_ns\": %"
-			PRIu64 "}", e->calls, e->incl_ns, e->excl_ns);
+		jt_xout__str(x, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		json_str(x, jt_stacks__name(r->stk, e->name, NULL));
+		jt_xout__printf(x, ", \"calls\": %" PRIu64 ", \"incl_ns\": %" PRIu64
+				", \"excl_ns\": %" PRIu64 "}", e->calls, e->incl_ns, e->excl_ns);
 	}
 	free(v);
-	fprintf(out, "]");
+	jt_xout__str(x, "]");
 	return 0;
 }
 
-static int json_report(FILE *out, const struct rep *r)
+static int json_body(struct jt_xout *x, const struct rep *r)
 {
 	const struct jt_log_header *h = &r->hdr;
 	char when[64], host[65], kernel[65];
@@ -765,52 +799,77 @@ static int json_report(FILE *out, const struct rep *r)
 	fmt_start(r, when, sizeof(when));
 	snprintf(host, sizeof(host), "%.64s", h->hostname);
 	snprintf(kernel, sizeof(kernel), "%.64s", h->kernel);
-	fprintf(out, "{\"log\": ");
-	json_str(out, r->o->path);
-	fprintf(out, ", \"start\": \"%s\", \"host\": ", when);
-	json_str(out, host);
-	fprintf(out, ", \"kernel\": ");
-	json_str(out, kernel);
-	fprintf(out, ", \"duration_s\": %.6f, \"cpus\": %u, \"hz\": %u, \"system_wide\": %s, "
-		"\"calls_recorded\": %s, \"kernel_stacks\": %s,\n \"lost\": {", duration_s(r),
-		h->ncpus, h->sample_hz, h->flags & JT_LOG_F_SYSTEM_WIDE ? "true" : "false",
-		h->flags & JT_LOG_F_CALLS ? "true" : "false",
-		h->flags & JT_LOG_F_KSTACK ? "true" : "false");
+	jt_xout__str(x, "{\"log\": ");
+	json_str(x, r->o->path);
+	jt_xout__str(x, ", \"start\": ");
+	json_str(x, when);
+	jt_xout__str(x, ", \"host\": ");
+	json_str(x, host);
+	jt_xout__str(x, ", \"kernel\": ");
+	json_str(x, kernel);
+	jt_xout__printf(x, ", \"duration_s\": %.6f, \"cpus\": %u, \"hz\": %u, "
+			"\"system_wide\": %s, \"calls_recorded\": %s, \"kernel_stacks\": %s,\n "
+			"\"lost\": {", duration_s(r), h->ncpus, h->sample_hz,
+			h->flags & JT_LOG_F_SYSTEM_WIDE ? "true" : "false",
+			h->flags & JT_LOG_F_CALLS ? "true" : "false",
+			h->flags & JT_LOG_F_KSTACK ? "true" : "false");
 	for (k = 0; k < JT_DROP_MAX; k++)
-		fprintf(out, "%s\"%s\": %" PRIu64, k ? ", " : "", jt_drop__name(k), r->drops[k]);
-	fprintf(out, "},\n \"call_records\": {\"entered\": %" PRIu64 ", \"left\": %" PRIu64
-		", \"leave_without_enter\": %" PRIu64 ", \"closed_by_outer_leave\": %" PRIu64
-		", \"open_at_end\": %" PRIu64 "},\n \"all\": {", r->enters, r->leaves,
-		r->leave_no_enter, r->closed_by_outer, r->open_at_end);
-	if (json_section(out, r, &r->all))
+		jt_xout__printf(x, "%s\"%s\": %" PRIu64, k ? ", " : "", jt_drop__name(k),
+				r->drops[k]);
+	jt_xout__printf(x, "},\n \"call_records\": {\"entered\": %" PRIu64 ", \"left\": %"
+			PRIu64 ", \"leave_without_enter\": %" PRIu64 ", \"closed_by_outer_leave\": %"
+			PRIu64 ", \"open_at_end\": %" PRIu64 "},\n \"all\": {", r->enters,
+			r->leaves, r->leave_no_enter, r->closed_by_outer, r->open_at_end);
+	if (json_section(x, r, &r->all))
 		return -ENOMEM;
-	fprintf(out, "},\n \"processes\": [");
+	jt_xout__str(x, "},\n \"processes\": [");
 	procs = sections(r, &n);
 	if (!procs)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct jt_lv_proc *p = jt_lv__proc(r->lv, procs[i]->pid);
 
-		fprintf(out, "%s\n  {\"pid\": %u, \"comm\": ", i ? "," : "", procs[i]->pid);
-		json_str(out, p ? p->comm : "");
-		fprintf(out, ", \"cmdline\": ");
-		json_str(out, p ? p->cmdline : "");
-		fprintf(out, ", ");
-		if (json_section(out, r, procs[i])) {
+		jt_xout__printf(x, "%s\n  {\"pid\": %u, \"comm\": ", i ? "," : "",
+				procs[i]->pid);
+		json_str(x, p ? p->comm : "");
+		jt_xout__str(x, ", \"cmdline\": ");
+		json_str(x, p ? p->cmdline : "");
+		jt_xout__str(x, ", ");
+		if (json_section(x, r, procs[i])) {
 			free(procs);
 			return -ENOMEM;
 		}
-		fputc('}', out);
+		jt_xout__str(x, "}");
 	}
 	free(procs);
-	fprintf(out, "]}\n");
+	jt_xout__str(x, "]}\n");
 	return 0;
+}
+
+/* Returns 0 or -errno, reported (out of memory by rows() and sections()). */
+static int json_report(FILE *out, const struct rep *r)
+{
+	struct jt_xout x;
+	int err, werr;
+
+	if (jt_xout__init(&x, out)) {
+		jt_err("%s", nomem);
+		return -ENOMEM;
+	}
+	err = json_body(&x, r);
+	werr = jt_xout__fini(&x);
+	if (!err && werr) {
+		jt_err("writing the report: %s", strerror(werr));
+		err = -werr;
+	}
+	return err;
 }
 
 int jt_report(FILE *out, const struct jt_report_opts *o)
 {
 	struct rep r = { .o = o, .filt = o->filter };
-	struct jt_log_reader *lr = jt_logr__open(o->path);
+	struct jt_log_reader *lr =
+		jt_logr__open_flags(o->path, jt_filter__read_flags(&o->filter));
 	int ret = 1;
 
 	if (!lr)

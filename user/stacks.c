@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "stacks.h"
+#include "text.h"
 #include "util.h"
 
 /* (k1, k2) -> u32, open addressing, at most half full; val JT_STK_NONE marks a free slot. */
@@ -191,38 +192,9 @@ static uint64_t hash_name(const char *p, size_t n, enum jt_lv_kind kind)
 	return h;
 }
 
-/* Length of the valid UTF-8 sequence at p (of n bytes), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-		return 0;
-	return len;
-}
-
 /*
  * Names come from other processes' memory: whatever is not valid UTF-8, and every control
- * character, becomes '?', so every output (text, JSON, XML) can carry the name as is.
+ * character (C0, DEL, C1), becomes '?', so every output (text, JSON, XML) can carry the name as is.
  */
 static char *clean_copy(const char *src, size_t n, size_t *out_len)
 {
@@ -233,10 +205,10 @@ static char *clean_copy(const char *src, size_t n, size_t *out_len)
 	if (!d)
 		return NULL;
 	while (i < n) {
-		l = utf8_len(p + i, n - i);
-		if (!l || (l == 1 && (p[i] < 0x20 || p[i] == 0x7f))) {
+		l = jt_text__utf8_len(p + i, n - i);
+		if (!l || jt_text__is_control(p + i, l)) {
 			d[o++] = '?';
-			i++;
+			i += l ? l : 1;	/* a C1 control is two bytes, one character */
 			continue;
 		}
 		memcpy(d + o, p + i, l);

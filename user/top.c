@@ -9,6 +9,7 @@
 
 #include "hash.h"
 #include "logview.h"
+#include "text.h"
 #include "top.h"
 #include "util.h"
 
@@ -151,10 +152,14 @@ static int cmp_hot(const void *pa, const void *pb)
 	return (a->id > b->id) - (a->id < b->id);
 }
 
-/* One line, cut at cols (counting bytes of ASCII; a name's multibyte tail may end early). */
-static void put_line(FILE *out, const char *line, unsigned int cols, bool term)
+/*
+ * One line, cut at cols (counting bytes of ASCII; a name's multibyte tail may end early),
+ * its controls escaped: names and comms are other processes' bytes, and this is a terminal.
+ */
+static void put_line(FILE *out, const char *raw, unsigned int cols, bool term)
 {
-	size_t n = strlen(line);
+	char line[1024];
+	size_t n = jt_text__escape(line, sizeof(line), raw, strlen(raw));
 
 	if (n > cols) {
 		n = cols;

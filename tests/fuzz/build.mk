@@ -18,15 +18,23 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fu
 FUZZ_SRCS_fuzz_perfmap := user/perfmap.c user/util.c
 FUZZ_SRCS_fuzz_log := user/log_read.c user/logview.c user/hash.c user/names.c user/util.c
 FUZZ_SRCS_fuzz_decode := user/decode.c
+# whole logs through every offline view: the modules the view commands link
+FUZZ_SRCS_fuzz_views := $(filter-out user/main.c user/cmd_%.c $(BPF_SRCS),$(wildcard user/*.c))
+FUZZ_LIBS_fuzz_views := -lelf
 
-.PHONY: fuzz fuzz-build
+.PHONY: fuzz fuzz-build fuzz-deps
 
 fuzz-build: $(FUZZ_TARGETS)
+
+$(FUZZ_TARGETS): | fuzz-deps
+
+fuzz-deps:
+	@scripts/deps.sh fuzz
 
 define fuzz_rule
 $(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(wildcard user/*.h include/*.h)
 	@mkdir -p $(FUZZ_DIR)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) -lz -o $$@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) $(FUZZ_LIBS_$(1)) -lz -o $$@
 endef
 $(foreach t,$(notdir $(FUZZ_TARGETS)),$(eval $(call fuzz_rule,$(t))))
 

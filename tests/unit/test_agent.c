@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* libjitrace-agent: unique ids across threads, whole perf map lines written at once, no
- * writing through a planted link, a map of its own after fork. No root needed. Each case
- * runs in a child process so that it has a fresh /tmp/perf-PID.map. */
+ * writing through a planted link, FIFO or someone else's file, a map of its own after fork.
+ * No root needed (the other-owner case runs only as root). Each case runs in a child
+ * process so that it has a fresh /tmp/perf-PID.map. */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -226,6 +229,112 @@ static void planted_hard_link_is_not_written(void **state)
 	planted_link_is_not_written_through(true);
 }
 
+/* ---- a planted FIFO never blocks the traced program ---- */
+
+#define HANG_GUARD_S 5	/* a load that takes this long is a hang: SIGALRM kills the child */
+
+/* Lines of the file at path that contain what. */
+static int count_lines_with(const char *path, const char *what)
+{
+	char *buf, *line, *save = NULL;
+	size_t len;
+	int n = 0;
+
+	buf = slurp(path, &len);
+	if (!buf)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		n += strstr(line, what) != NULL;
+	free(buf);
+	return n;
+}
+
+static int fifo_child(void *arg)
+{
+	const char *errlog = arg;
+	char path[64], byte;
+	struct stat st;
+	int fd, ok;
+
+	map_path(getpid(), path, sizeof(path));
+	if (mkfifo(path, 0666))
+		return 2;
+	fd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC, 0600);	/* the agent's stderr */
+	if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+		return 2;
+	close(fd);
+	alarm(HANG_GUARD_S);
+	jitrace_code_load((void *)0x1000, 0x10, "first_fn");	/* blocked here before */
+	jitrace_code_load((void *)0x2000, 0x10, "second_fn");
+	alarm(0);
+	/* still the FIFO, and nothing was written into it */
+	fd = open(path, O_RDONLY | O_NONBLOCK);
+	ok = !lstat(path, &st) && S_ISFIFO(st.st_mode) && fd >= 0 && read(fd, &byte, 1) <= 0;
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	/* said once, naming the map */
+	return !ok || count_lines_with(errlog, path) != 1;
+}
+
+static void planted_fifo_does_not_block_code_load(void **state)
+{
+	char errlog[] = "/tmp/jitrace-agent-stderr.XXXXXX", path[64];
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	fd = mkstemp(errlog);
+	assert_true(fd >= 0);
+	close(fd);
+	status = in_child(fifo_child, errlog, &pid);
+	map_path(pid, path, sizeof(path));
+	unlink(path);		/* left behind if the child hung */
+	unlink(errlog);
+	assert_int_equal(status, 0);
+}
+
+/* ---- a regular file owned by someone else is not written ---- */
+
+static int foreign_child(void *arg)
+{
+	const char *target = arg;
+	char path[64], *buf;
+	uint64_t id;
+	size_t len;
+	int ok;
+
+	map_path(getpid(), path, sizeof(path));
+	if (link(target, path))
+		return 2;
+	unlink(target);		/* the planted file has one link: only its owner tells */
+	id = jitrace_code_load((void *)0x1000, 0x10, "must_not_land");
+	buf = slurp(path, &len);
+	ok = id != 0 && buf && !strcmp(buf, "theirs\n");
+	free(buf);
+	unlink(path);
+	return !ok;
+}
+
+static void foreign_owned_map_is_not_written(void **state)
+{
+	char target[] = "/tmp/jitrace-agent-foreign.XXXXXX";
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();	/* only root can give a file to another uid */
+	fd = mkstemp(target);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "theirs\n", 7), 7);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);	/* nobody */
+	assert_int_equal(fchmod(fd, 0666), 0);
+	close(fd);
+	assert_int_equal(in_child(foreign_child, target, &pid), 0);
+	unlink(target);
+}
+
 /* ---- after fork, the child's code goes to the child's map ---- */
 
 static int fork_child(void *arg)
@@ -304,6 +413,8 @@ int main(void)
 		cmocka_unit_test(map_line_is_written_before_load_returns),
 		cmocka_unit_test(planted_symlink_is_not_followed),
 		cmocka_unit_test(planted_hard_link_is_not_written),
+		cmocka_unit_test(planted_fifo_does_not_block_code_load),
+		cmocka_unit_test(foreign_owned_map_is_not_written),
 		cmocka_unit_test(forked_child_writes_its_own_map),
 		cmocka_unit_test(stale_map_of_a_reused_pid_is_emptied),
 	};

@@ -125,8 +125,10 @@ static void add_sample(struct jt_log_writer *w, uint64_t ts, uint32_t tid, uint3
 /*
  * The log behind the golden file: every record type once, some twice. Not clean: the
  * records are flushed but the writer stops there, as if killed, without the end record.
+ * Broken: one more sample, at 5200, whose frames name a module nothing defined and have
+ * no kind, as a log that broke its promises may hold.
  */
-static void write_every_type(const char *path, bool clean)
+static void write_every_type(const char *path, bool clean, bool broken_sample)
 {
 	static const char odd_name[] = "LazyCompile:*run /tmp/a b.js:3\n\t\x01\xff\\end";
 	static const char cmdline[] = "java -Xint -jar app.jar";
@@ -197,7 +199,8 @@ static void write_every_type(const char *path, bool clean)
 	add_call(w, JT_REC_ENTER, 4000, 1);
 	add_sample(w, 5000, 4243, 1, frames, JT_ARRAY_SIZE(frames));
 	add_sample(w, 5100, 4244, 0, NULL, 0);
-	add_sample(w, 5200, 4244, 0, broken, JT_ARRAY_SIZE(broken));
+	if (broken_sample)
+		add_sample(w, 5200, 4244, 0, broken, JT_ARRAY_SIZE(broken));
 	add_call(w, JT_REC_LEAVE, 6000, 1);
 	add_call(w, JT_REC_UNLOAD, 7000, 1);
 
@@ -224,7 +227,7 @@ static void write_every_type(const char *path, bool clean)
 }
 
 /* dump into memory; stderr into t->err. Returns dump's result; *out is malloc'd. */
-static int dump_to_mem(struct tmp *t, char **out)
+static int dump_flags_to_mem(struct tmp *t, unsigned int flags, char **out)
 {
 	size_t len;
 	FILE *f = open_memstream(out, &len);
@@ -237,12 +240,17 @@ static int dump_to_mem(struct tmp *t, char **out)
 	assert_true(saved >= 0 && fd >= 0);
 	dup2(fd, 2);
 	close(fd);
-	ret = jt_dump(f, t->log);
+	ret = jt_dump(f, t->log, flags);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
 	fclose(f);
 	return ret;
+}
+
+static int dump_to_mem(struct tmp *t, char **out)
+{
+	return dump_flags_to_mem(t, 0, out);
 }
 
 static void dump_prints_every_record_type_as_the_golden_file(void **state)
@@ -251,7 +259,7 @@ static void dump_prints_every_record_type_as_the_golden_file(void **state)
 	char *out, *golden, *err;
 	size_t len;
 
-	write_every_type(t->log, true);
+	write_every_type(t->log, true, false);
 	assert_int_equal(dump_to_mem(t, &out), 0);
 	golden = slurp(GOLDEN, &len);
 	assert_string_equal(out, golden);
@@ -269,7 +277,7 @@ static void dump_of_truncated_log_shows_whole_blocks_and_says_so(void **state)
 	struct stat st;
 	size_t len;
 
-	write_every_type(t->log, true);
+	write_every_type(t->log, true, false);
 	assert_int_equal(stat(t->log, &st), 0);
 	assert_int_equal(truncate(t->log, st.st_size - 3), 0);	/* the one block, cut */
 	assert_int_equal(dump_to_mem(t, &out), 0);
@@ -282,7 +290,7 @@ static void dump_of_truncated_log_shows_whole_blocks_and_says_so(void **state)
 
 	/* killed after a flush: all but the end record is shown */
 	assert_int_equal(unlink(t->log), 0);
-	write_every_type(t->log, false);
+	write_every_type(t->log, false, false);
 	assert_int_equal(dump_to_mem(t, &out), 0);
 	golden = slurp(GOLDEN, &len);
 	last = strstr(golden, " end records=");
@@ -305,7 +313,7 @@ static void dump_of_corrupt_log_fails_with_the_reason(void **state)
 	size_t len;
 	int fd;
 
-	write_every_type(t->log, true);
+	write_every_type(t->log, true, false);
 	fd = open(t->log, O_WRONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(pwrite(fd, "XXXX", 4, JT_LOG_HEADER_SIZE), 4);	/* block magic */
@@ -325,6 +333,51 @@ static void dump_of_corrupt_log_fails_with_the_reason(void **state)
 	free(out);
 }
 
+/*
+ * A sample naming a module nothing defined: dump fails there, naming the place; with
+ * --salvage it prints the rest (the golden file: the end record counts the sample too)
+ * and says what it skipped.
+ */
+static void dump_of_log_breaking_a_promise_fails_unless_salvaged(void **state)
+{
+	struct tmp *t = *state;
+	char *out, *golden, *err, *want, *end;
+	size_t len, golden_len;
+
+	write_every_type(t->log, true, true);
+	assert_int_equal(dump_to_mem(t, &out), 1);
+	golden = slurp(GOLDEN, &golden_len);
+	end = strstr(golden, "5100 sample");
+	assert_non_null(end);
+	assert_memory_equal(out, golden, end - golden);	/* up to the broken sample */
+	assert_non_null(strstr(out, "5100 sample"));
+	assert_null(strstr(out, "5200"));
+	free(out);
+	err = slurp(t->err, &len);
+	assert_non_null(strstr(err, "t.jtl: corrupt: block at offset 256, record 10 at byte "));
+	assert_non_null(strstr(err, "frame 0 names module 9, not defined before it"));
+	assert_non_null(strstr(err, "--salvage"));
+	free(err);
+
+	assert_int_equal(dump_flags_to_mem(t, JT_LOGR_SALVAGE, &out), 0);
+	end = strstr(golden, "end records=16");
+	assert_non_null(end);
+	want = calloc(1, golden_len + 8);
+	assert_non_null(want);
+	memcpy(want, golden, end - golden);
+	strcat(want, "end records=17\n");
+	assert_string_equal(out, want);
+	err = slurp(t->err, &len);
+	assert_non_null(strstr(err, "t.jtl: salvage: block at offset 256, record 10 at byte "));
+	assert_non_null(strstr(err, "t.jtl: salvage: read 17 records; skipped 1 records and 0 "
+			       "blocks; missing 0 records and 0 blocks; found 1 undefined "
+			       "references\n"));
+	free(err);
+	free(want);
+	free(golden);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +385,7 @@ int main(void)
 		T(dump_prints_every_record_type_as_the_golden_file),
 		T(dump_of_truncated_log_shows_whole_blocks_and_says_so),
 		T(dump_of_corrupt_log_fails_with_the_reason),
+		T(dump_of_log_breaking_a_promise_fails_unless_salvaged),
 #undef T
 	};
 

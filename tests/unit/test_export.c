@@ -2,7 +2,8 @@
 /*
  * `jitrace export`: pprof (decoded here), speedscope and Chrome JSON against golden files,
  * from a log with every frame kind, two processes, nested calls and unbalanced ones; the
- * filters; call balancing; JSON escaping; protobuf varints.
+ * filters; call balancing; JSON escaping; UTF-8 names kept; samples without frames;
+ * protobuf varints.
  * JT_UPDATE_GOLDEN=1 rewrites the golden files (then read the diff before committing).
  */
 #include <dirent.h>
@@ -190,7 +191,8 @@ static void add_sample(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint3
 	s->pid = pid;
 	s->tid = tid;
 	s->nr_frames = nr;
-	memcpy(s->frames, frames, nr * sizeof(*frames));
+	if (nr)
+		memcpy(s->frames, frames, nr * sizeof(*frames));
 	add(w, &rb);
 }
 
@@ -617,6 +619,27 @@ static void test_json_escape(void **state)
 	free(buf);
 }
 
+/* DEL and C1 controls (U+0080..U+009F, e.g. CSI) escaped too: JSON may go to a terminal. */
+static void test_json_escape_del_and_c1(void **state)
+{
+	static const char in[] = "a\x7f" "b\xc2\x9b" "2Jc\xc2\xa0\xc3\x9f";
+	struct jt_xout o;
+	size_t len;
+	char *buf;
+	FILE *f;
+
+	(void)state;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(jt_xout__init(&o, f), 0);
+	jt_xout__json_str(&o, in, sizeof(in) - 1);
+	assert_int_equal(jt_xout__fini(&o), 0);
+	assert_int_equal(fclose(f), 0);
+	/* no-break space and sharp s are printable: kept */
+	assert_string_equal(buf, "\"a\\u007fb\\u009b2Jc\xc2\xa0\xc3\x9f\"");
+	free(buf);
+}
+
 static void test_pb_lengths(void **state)
 {
 	struct jt_pb b = { 0 };
@@ -645,6 +668,64 @@ static void test_missing_log_is_an_error(void **state)
 	fclose(f);
 }
 
+/* ---- crafted logs ---- */
+
+#define UTF8_NAME "Straße.größe(int)"
+
+/* Process 300 "utf" calls and samples a method with a UTF-8 name; its thread 301's first
+ * two samples have no frames at all. */
+static void write_utf8_log(const char *path)
+{
+	const struct jt_frame f[] = { F(METHOD, 1, 0x4) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ, .flags = JT_LOG_F_CALLS };
+	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+
+	assert_non_null(w);
+	add_proc(w, 0, 300, "utf");
+	add_method(w, 10, 300, 1, 0x7f3000000000ULL, UTF8_NAME, strlen(UTF8_NAME));
+	add_sample(w, 100, 300, 301, NULL, 0);
+	add_sample(w, 200, 300, 301, NULL, 0);
+	add_call(w, JT_REC_ENTER, 300, 300, 301, 1);
+	add_sample(w, 400, 300, 301, f, 1);
+	add_call(w, JT_REC_LEAVE, 500, 300, 301, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+}
+
+/* A UTF-8 method name comes out of both JSON exports as it went in. */
+static void test_exports_keep_utf8_names(void **state)
+{
+	struct tmp *t = *state;
+	size_t len;
+	char *json;
+	int ret;
+
+	write_utf8_log(t->log);
+	json = run_export(t, jt_export_speedscope, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(json, "{\"name\":\"" UTF8_NAME "\",\"file\":\"[jit]\"}"));
+	free(json);
+	json = run_export(t, jt_export_chrome, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(json, "\"name\":\"" UTF8_NAME "\"}"));
+	free(json);
+}
+
+/* Samples with no frames (the thread's first, then the same again) are empty stacks. */
+static void test_speedscope_sample_without_frames(void **state)
+{
+	struct tmp *t = *state;
+	size_t len;
+	char *json;
+	int ret;
+
+	write_utf8_log(t->log);
+	json = run_export(t, jt_export_speedscope, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	/* the two empty samples merged into one twice as long, then the method's */
+	assert_non_null(strstr(json, "\"samples\":[[],[0]],\n\"weights\":[20000000,10000000]"));
+	free(json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,8 +738,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chrome_balanced, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_calls_balanced),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_json_escape_del_and_c1),
 		cmocka_unit_test(test_pb_lengths),
 		cmocka_unit_test_setup_teardown(test_missing_log_is_an_error, tmp_setup,
+						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_exports_keep_utf8_names, tmp_setup,
+						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_sample_without_frames, tmp_setup,
 						tmp_teardown),
 	};
 

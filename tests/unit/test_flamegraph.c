@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* `jitrace flamegraph`: folded stacks and SVG against goldens; escaping, roots, filters. */
+/* `jitrace flamegraph`: folded stacks and SVG against goldens; escaping, roots, filters;
+ * stacks as deep as a record holds, drawn on a small stack. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -57,7 +60,7 @@ static void test_folded_sums_to_samples_and_annotates(void **state)
 	assert_non_null(strstr(got, ";[k] 0xffffffff81a00b2c_[k];do_syscall_64_[k] 3\n"));
 	for (line = strtok_r(got, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		total += strtoul(strrchr(line, ' ') + 1, NULL, 10);
-	assert_int_equal(total, 21);
+	assert_int_equal(total, 20);
 	free(got);
 }
 
@@ -84,25 +87,26 @@ static void test_svg_escapes_names_and_has_viewer(void **state)
 
 	assert_true(strncmp(got, "<?xml ", 6) == 0);
 	assert_non_null(strstr(got, "<title>Util.&lt;clinit&gt;(Ljava/lang/String;)&amp;&quot;x&apos;"
-				    "\n3 samples, 14.29%, jit</title>"));
+				    "\n3 samples, 15.00%, jit</title>"));
 	assert_null(strstr(got, "<clinit>"));
-	assert_non_null(strstr(got, "<title>all\n21 samples, 100.00%, all</title>"));
-	assert_non_null(strstr(got, "<title>java (100)\n16 samples, 76.19%, process</title>"));
-	assert_non_null(strstr(got, "<title>Hot.spin(int)\n8 samples, 38.10%, jit</title>"));
-	assert_non_null(strstr(got, "<title>do_syscall_64\n3 samples, 14.29%, kernel</title>"));
+	assert_non_null(strstr(got, "<title>all\n20 samples, 100.00%, all</title>"));
+	assert_non_null(strstr(got, "<title>java (100)\n15 samples, 75.00%, process</title>"));
+	assert_non_null(strstr(got, "<title>Hot.spin(int)\n8 samples, 40.00%, jit</title>"));
+	assert_non_null(strstr(got, "<title>do_syscall_64\n3 samples, 15.00%, kernel</title>"));
 	assert_non_null(strstr(got, "window.onerror"));
 	assert_non_null(strstr(got, "id=\"search\""));
 	assert_non_null(strstr(got, "id=\"unzoom\""));
-	assert_non_null(strstr(got, "data-total=\"21\""));
+	assert_non_null(strstr(got, "data-total=\"20\""));
 	free(got);
 }
 
 /*
- * Names are cached by reference while stacks are merged: a redefinition, or a definition
- * after a reference was seen unresolved (logs that broke their promises), renames later
- * samples and leaves earlier ones as they were.
+ * A log that breaks its promises (a reference before its definition, a method defined
+ * twice) is refused, not drawn; with --salvage the records at fault are skipped and the
+ * rest drawn: the late sample and the second definition go, the later samples keep the
+ * first name.
  */
-static void test_redefined_reference_renames_later_samples(void **state)
+static void test_broken_references_refused_or_salvaged(void **state)
 {
 	struct vl_tmp *t = *state;
 	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
@@ -119,7 +123,7 @@ static void test_redefined_reference_renames_later_samples(void **state)
 	vl_method(w, 0, 1, 7, "old_fn");
 	vl_samples(w, &ts, 7, 2, one, 1);
 	vl_samples(w, &ts, 7, 1, two, 1);	/* method 2 not defined yet */
-	vl_method(w, ts, 1, 7, "new_fn");
+	vl_method(w, ts, 1, 7, "new_fn");	/* method 1 again */
 	vl_method(w, ts, 2, 7, "late_fn");
 	vl_samples(w, &ts, 7, 3, one, 1);
 	vl_samples(w, &ts, 7, 1, two, 1);
@@ -127,10 +131,152 @@ static void test_redefined_reference_renames_later_samples(void **state)
 	jt_filter__init(&o.filter);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
+	assert_int_equal(jt_flamegraph(f, &o), 1);
+	assert_int_equal(fclose(f), 0);
+	free(buf);
+	buf = NULL;
+	o.filter.salvage = true;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
 	assert_int_equal(jt_flamegraph(f, &o), 0);
 	assert_int_equal(fclose(f), 0);
-	assert_string_equal(buf, "late_fn 1\nnew_fn 3\nold_fn 2\n0x8 1\n");
+	assert_string_equal(buf, "late_fn 1\nold_fn 5\n");
 	free(buf);
+}
+
+/* ---- a stack as deep as the crafted log: no recursion per frame ---- */
+
+#define DEEP 50000		/* frames in one sample (a record holds up to 65534) */
+#define SMALL_STACK (1U << 20)	/* recursion per frame needs several times this */
+
+/* A log with one sample of DEEP frames, alternating two methods. */
+static void write_deep(const char *path)
+{
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
+	struct jt_log_writer *w = jt_logw__create(path, &h, true);
+	size_t size = sizeof(struct jt_rec_sample) + DEEP * sizeof(struct jt_frame);
+	struct jt_rec_sample *smp = calloc(1, size);
+	unsigned i;
+
+	assert_non_null(w);
+	assert_non_null(smp);
+	vl_proc(w, 0, 7, "deep", "deep");
+	vl_method(w, 0, 1, 7, "a()");
+	vl_method(w, 0, 2, 7, "b()");
+	smp->h.type = JT_REC_SAMPLE;
+	smp->h.size = size;
+	smp->h.ts = VL_T0 + VL_MS;
+	smp->pid = 7;
+	smp->tid = 8;
+	smp->nr_frames = DEEP;
+	for (i = 0; i < DEEP; i++)	/* leaf first: the root is b() */
+		smp->frames[i] = (struct jt_frame)M(1 + (i & 1), 0);
+	assert_int_equal(jt_logw__append(w, &smp->h), 0);
+	assert_int_equal(jt_logw__close(w), 0);
+	free(smp);
+}
+
+struct deep_run {
+	struct jt_flame_opts o;
+	FILE *out;
+	int ret;
+};
+
+static void *deep_thread(void *arg)
+{
+	struct deep_run *d = arg;
+
+	d->ret = jt_flamegraph(d->out, &d->o);
+	return NULL;
+}
+
+/*
+ * Draw the deep log into outpath in a child, on a thread with a small stack: recursion
+ * per frame overflows it and kills the child instead of the test. Returns the child's
+ * status (0: written).
+ */
+static int flame_deep(const char *log, const char *outpath, bool folded)
+{
+	struct deep_run d = { .o = { .path = log, .folded = folded } };
+	pthread_attr_t attr;
+	pthread_t th;
+	int status;
+	pid_t pid;
+
+	jt_filter__init(&d.o.filter);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		d.out = fopen(outpath, "w");
+		if (!d.out || pthread_attr_init(&attr) ||
+		    pthread_attr_setstacksize(&attr, SMALL_STACK) ||
+		    pthread_create(&th, &attr, deep_thread, &d) || pthread_join(th, NULL))
+			_exit(2);
+		_exit(d.ret || fclose(d.out) ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (s = strstr(s, what); s; s = strstr(s + 1, what))
+		n++;
+	return n;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, n, f), n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_folded_deep_stack_on_small_stack(void **state)
+{
+	struct vl_tmp *t = *state;
+	char out[320], *got;
+
+	write_deep(t->log);
+	snprintf(out, sizeof(out), "%s/deep.folded", t->dir);
+	assert_int_equal(flame_deep(t->log, out, true), 0);
+	got = read_all(out);
+	/* one line: every frame, root first, and the one sample */
+	assert_int_equal(count(got, "\n"), 1);
+	assert_int_equal(count(got, ";"), DEEP - 1);
+	assert_true(strncmp(got, "b();a();b();", 12) == 0);
+	assert_non_null(strstr(got, ";b();a() 1\n"));
+	free(got);
+}
+
+static void test_svg_deep_stack_on_small_stack(void **state)
+{
+	struct vl_tmp *t = *state;
+	char out[320], *got;
+
+	write_deep(t->log);
+	snprintf(out, sizeof(out), "%s/deep.svg", t->dir);
+	assert_int_equal(flame_deep(t->log, out, false), 0);
+	got = read_all(out);
+	/* "all" and every frame, the deepest on the top level, and the image tall enough */
+	assert_int_equal(count(got, "<g class=\"f\""), DEEP + 1);
+	assert_non_null(strstr(got, "data-n=\"1\" data-d=\"50000\"><title>a()\n"));
+	assert_non_null(strstr(got, "height=\"800088\""));	/* 44 + 50001 * 16 + 28 */
+	assert_non_null(strstr(got, "</g>\n</svg>\n"));
+	free(got);
 }
 
 int main(void)
@@ -144,8 +290,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_svg_matches_golden, vl_setup, vl_teardown),
 		cmocka_unit_test_setup_teardown(test_svg_escapes_names_and_has_viewer, vl_setup,
 						vl_teardown),
-		cmocka_unit_test_setup_teardown(test_redefined_reference_renames_later_samples,
+		cmocka_unit_test_setup_teardown(test_broken_references_refused_or_salvaged,
 						vl_setup, vl_teardown),
+		cmocka_unit_test_setup_teardown(test_folded_deep_stack_on_small_stack, vl_setup,
+						vl_teardown),
+		cmocka_unit_test_setup_teardown(test_svg_deep_stack_on_small_stack, vl_setup,
+						vl_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
