@@ -92,9 +92,8 @@ static int visit(struct walk *w, const struct jt_stk_node *n)
 }
 
 /*
- * The tree in preorder without recursion: a crafted log's sample may be 65534 frames deep,
- * more than the C stack holds. marks[d] is the line's length before the open node at
- * depth d added its name, so leaving it cuts the name off again.
+ * The tree in preorder (jt_stacks__walk: no recursion). marks[d] is the line's length
+ * before the open node at depth d added its name, so leaving it cuts the name off again.
  */
 int jt_folded__write(FILE *out, const struct jt_stacks *s, const struct jt_lv *lv,
 		     bool per_proc, bool annotate)
@@ -102,12 +101,17 @@ int jt_folded__write(FILE *out, const struct jt_stacks *s, const struct jt_lv *l
 	struct walk w = { .out = out, .s = s, .lv = lv, .per_proc = per_proc,
 			  .annotate = annotate };
 	const struct jt_stk_node *n;
-	uint32_t idx = JT_STK_ROOT;
+	struct jt_stacks_walk tw;
 	size_t *marks = NULL, cap = 0;
+	bool leaving;
 	int err = 0;
 
-	while (idx != JT_STK_NONE) {
-		n = jt_stacks__node(s, idx);
+	jt_stacks__walk_init(&tw, s, JT_STK_ROOT);
+	while ((n = jt_stacks__walk_next(&tw, &leaving))) {
+		if (leaving) {
+			w.l.len = marks[n->depth];
+			continue;
+		}
 		if (jt_array_grow(&marks, &cap, n->depth + 1, sizeof(*marks))) {
 			err = -ENOMEM;
 			break;
@@ -116,23 +120,6 @@ int jt_folded__write(FILE *out, const struct jt_stacks *s, const struct jt_lv *l
 		err = visit(&w, n);
 		if (err)
 			break;
-		if (n->child != JT_STK_NONE) {
-			idx = n->child;
-			continue;
-		}
-		/* leave n, and each ancestor whose last child it was, up to a next sibling */
-		while (idx != JT_STK_NONE) {
-			n = jt_stacks__node(s, idx);
-			w.l.len = marks[n->depth];
-			if (idx == JT_STK_ROOT) {
-				idx = JT_STK_NONE;
-			} else if (n->next != JT_STK_NONE) {
-				idx = n->next;
-				break;
-			} else {
-				idx = n->parent;
-			}
-		}
 	}
 	free(marks);
 	free(w.l.buf);

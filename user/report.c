@@ -306,44 +306,30 @@ static int read_log(struct rep *r, struct jt_log_reader *lr)
 
 /*
  * Self and total per method of one process's subtree; total counts a sample once (onpath:
- * how often each name is on the path from the process down). The subtree in preorder
- * without recursion: a crafted log's sample may be 65534 frames deep.
+ * how often each name is on the path from the process down), walked without recursion.
  */
 static int sum_tree(struct rep *r, struct section *s, uint32_t top, uint32_t *onpath)
 {
 	const struct jt_stk_node *n;
-	uint32_t idx = top;
+	struct jt_stacks_walk w;
 	struct entry *e;
+	bool leaving;
 
-	while (idx != JT_STK_NONE) {
-		n = jt_stacks__node(r->stk, idx);
-		if (n->depth >= 2) {
-			e = entry_get(s, n->name);
-			if (!e)
-				return -ENOMEM;
-			e->self += n->self;
-			if (!onpath[n->name])
-				e->total += n->total;
-			onpath[n->name]++;
-		}
-		if (n->child != JT_STK_NONE) {
-			idx = n->child;
+	jt_stacks__walk_init(&w, r->stk, top);
+	while ((n = jt_stacks__walk_next(&w, &leaving))) {
+		if (n->depth < 2)
+			continue;
+		if (leaving) {
+			onpath[n->name]--;
 			continue;
 		}
-		/* leave n, and each ancestor whose last child it was, up to a next sibling */
-		while (idx != JT_STK_NONE) {
-			n = jt_stacks__node(r->stk, idx);
-			if (n->depth >= 2)
-				onpath[n->name]--;
-			if (idx == top) {
-				idx = JT_STK_NONE;
-			} else if (n->next != JT_STK_NONE) {
-				idx = n->next;
-				break;
-			} else {
-				idx = n->parent;
-			}
-		}
+		e = entry_get(s, n->name);
+		if (!e)
+			return -ENOMEM;
+		e->self += n->self;
+		if (!onpath[n->name])
+			e->total += n->total;
+		onpath[n->name]++;
 	}
 	return 0;
 }

@@ -420,6 +420,34 @@ void jt_stacks__sort(struct jt_stacks *s)
 	free(tmp);
 }
 
+void jt_stacks__walk_init(struct jt_stacks_walk *w, const struct jt_stacks *s, uint32_t top)
+{
+	*w = (struct jt_stacks_walk){ .s = s, .top = top, .idx = top };
+}
+
+const struct jt_stk_node *jt_stacks__walk_next(struct jt_stacks_walk *w, bool *leaving)
+{
+	const struct jt_stk_node *n;
+
+	if (w->idx == JT_STK_NONE)
+		return NULL;
+	n = jt_stacks__node(w->s, w->idx);
+	*leaving = w->up;
+	if (!w->up && n->child != JT_STK_NONE) {
+		w->idx = n->child;		/* down first */
+	} else if (!w->up) {
+		w->up = true;			/* a leaf: leave it next */
+	} else if (w->idx == w->top) {
+		w->idx = JT_STK_NONE;		/* left the top: done */
+	} else if (n->next != JT_STK_NONE) {
+		w->idx = n->next;		/* on to the next sibling, going down */
+		w->up = false;
+	} else {
+		w->idx = n->parent;		/* the last child: leave the parent */
+	}
+	return n;
+}
+
 size_t jt_stacks__nr_nodes(const struct jt_stacks *s)
 {
 	return s->nr_nodes;

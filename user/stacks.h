@@ -8,6 +8,7 @@
 #ifndef JT_STACKS_H
 #define JT_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,21 @@ int jt_stacks__add(struct jt_stacks *s, const struct jt_lv *lv, const struct jt_
 
 /* Sort every node's children by name (kind, then bytes), for stable output. */
 void jt_stacks__sort(struct jt_stacks *s);
+
+/*
+ * The subtree under top in preorder without recursion (a crafted log's sample may be 65534
+ * frames deep, more than the C stack holds): each node once on the way down (*leaving
+ * false), children in order, and once on the way up (*leaving true). Start with
+ * jt_stacks__walk_init; jt_stacks__walk_next returns the node, NULL when done.
+ */
+struct jt_stacks_walk {
+	const struct jt_stacks *s;
+	uint32_t top, idx;
+	bool up;		/* idx is being left */
+};
+
+void jt_stacks__walk_init(struct jt_stacks_walk *w, const struct jt_stacks *s, uint32_t top);
+const struct jt_stk_node *jt_stacks__walk_next(struct jt_stacks_walk *w, bool *leaving);
 
 size_t jt_stacks__nr_nodes(const struct jt_stacks *s);
 const struct jt_stk_node *jt_stacks__node(const struct jt_stacks *s, uint32_t idx);

@@ -32,7 +32,7 @@ fuzz-deps:
 	@scripts/deps.sh fuzz
 
 define fuzz_rule
-$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(wildcard user/*.h include/*.h)
+$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(wildcard user/*.h include/*.h tests/fuzz/*.h)
 	@mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) $(FUZZ_LIBS_$(1)) -lz -o $$@
 endef

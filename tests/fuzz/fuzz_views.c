@@ -24,39 +24,7 @@
 #include "flamegraph.h"
 #include "log.h"
 #include "report.h"
-
-/* header + one block (sequence 0) of raw bytes; returns its length or 0. */
-static size_t wrap(const uint8_t *raw, size_t len, uint8_t **out)
-{
-	struct jt_log_header h = { .magic = JT_LOG_MAGIC, .version = JT_LOG_VERSION,
-				   .header_size = JT_LOG_HEADER_SIZE, .sample_hz = 99,
-				   .ncpus = 2 };
-	size_t room = sizeof(h) + sizeof(struct jt_log_block) + compressBound(len) + 64;
-	struct jt_log_block b = { .magic = JT_LOG_BLOCK_MAGIC, .rawsize = len };
-	z_stream zs = { 0 };
-	uint8_t *buf = malloc(room);
-
-	if (!buf || deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)) {
-		free(buf);
-		return 0;
-	}
-	zs.next_in = (uint8_t *)raw;
-	zs.avail_in = len;
-	zs.next_out = buf + sizeof(h) + sizeof(b);
-	zs.avail_out = room - sizeof(h) - sizeof(b);
-	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
-		deflateEnd(&zs);
-		free(buf);
-		return 0;
-	}
-	b.zsize = zs.total_out;
-	b.crc32 = crc32(0, raw, len);
-	deflateEnd(&zs);
-	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), &b, sizeof(b));
-	*out = buf;
-	return sizeof(h) + sizeof(b) + b.zsize;
-}
+#include "wrap.h"
 
 /* The views print to a stream: /dev/null, opened once. */
 static FILE *sink(void)
@@ -103,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	jt_filter__init(&filter);
 	filter.salvage = data[0] & 0x10;
 	if (data[0] & 1) {
-		size = wrap(data + 1, size - 1, &file);
+		size = fuzz_wrap(data + 1, size - 1, &file);
 		if (!size)
 			return 0;
 		data = file;

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `jitrace flamegraph`: folded stacks and SVG against goldens; escaping, roots, filters;
  * stacks as deep as a record holds, drawn on a small stack. */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -146,76 +144,18 @@ static void test_broken_references_refused_or_salvaged(void **state)
 
 /* ---- a stack as deep as the crafted log: no recursion per frame ---- */
 
-#define DEEP 50000		/* frames in one sample (a record holds up to 65534) */
-#define SMALL_STACK (1U << 20)	/* recursion per frame needs several times this */
-
-/* A log with one sample of DEEP frames, alternating two methods. */
-static void write_deep(const char *path)
+static int flame_view(FILE *out, void *arg)
 {
-	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
-	struct jt_log_writer *w = jt_logw__create(path, &h, true);
-	size_t size = sizeof(struct jt_rec_sample) + DEEP * sizeof(struct jt_frame);
-	struct jt_rec_sample *smp = calloc(1, size);
-	unsigned i;
-
-	assert_non_null(w);
-	assert_non_null(smp);
-	vl_proc(w, 0, 7, "deep", "deep");
-	vl_method(w, 0, 1, 7, "a()");
-	vl_method(w, 0, 2, 7, "b()");
-	smp->h.type = JT_REC_SAMPLE;
-	smp->h.size = size;
-	smp->h.ts = VL_T0 + VL_MS;
-	smp->pid = 7;
-	smp->tid = 8;
-	smp->nr_frames = DEEP;
-	for (i = 0; i < DEEP; i++)	/* leaf first: the root is b() */
-		smp->frames[i] = (struct jt_frame)M(1 + (i & 1), 0);
-	assert_int_equal(jt_logw__append(w, &smp->h), 0);
-	assert_int_equal(jt_logw__close(w), 0);
-	free(smp);
+	return jt_flamegraph(out, arg);
 }
 
-struct deep_run {
-	struct jt_flame_opts o;
-	FILE *out;
-	int ret;
-};
-
-static void *deep_thread(void *arg)
-{
-	struct deep_run *d = arg;
-
-	d->ret = jt_flamegraph(d->out, &d->o);
-	return NULL;
-}
-
-/*
- * Draw the deep log into outpath in a child, on a thread with a small stack: recursion
- * per frame overflows it and kills the child instead of the test. Returns the child's
- * status (0: written).
- */
+/* Draw the deep log into outpath on a small stack (vl_on_small_stack). */
 static int flame_deep(const char *log, const char *outpath, bool folded)
 {
-	struct deep_run d = { .o = { .path = log, .folded = folded } };
-	pthread_attr_t attr;
-	pthread_t th;
-	int status;
-	pid_t pid;
+	struct jt_flame_opts o = { .path = log, .folded = folded };
 
-	jt_filter__init(&d.o.filter);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		d.out = fopen(outpath, "w");
-		if (!d.out || pthread_attr_init(&attr) ||
-		    pthread_attr_setstacksize(&attr, SMALL_STACK) ||
-		    pthread_create(&th, &attr, deep_thread, &d) || pthread_join(th, NULL))
-			_exit(2);
-		_exit(d.ret || fclose(d.out) ? 3 : 0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	jt_filter__init(&o.filter);
+	return vl_on_small_stack(flame_view, &o, outpath);
 }
 
 static size_t count(const char *s, const char *what)
@@ -250,13 +190,13 @@ static void test_folded_deep_stack_on_small_stack(void **state)
 	struct vl_tmp *t = *state;
 	char out[320], *got;
 
-	write_deep(t->log);
+	vl_write_deep(t->log);
 	snprintf(out, sizeof(out), "%s/deep.folded", t->dir);
 	assert_int_equal(flame_deep(t->log, out, true), 0);
 	got = read_all(out);
 	/* one line: every frame, root first, and the one sample */
 	assert_int_equal(count(got, "\n"), 1);
-	assert_int_equal(count(got, ";"), DEEP - 1);
+	assert_int_equal(count(got, ";"), VL_DEEP - 1);
 	assert_true(strncmp(got, "b();a();b();", 12) == 0);
 	assert_non_null(strstr(got, ";b();a() 1\n"));
 	free(got);
@@ -267,12 +207,12 @@ static void test_svg_deep_stack_on_small_stack(void **state)
 	struct vl_tmp *t = *state;
 	char out[320], *got;
 
-	write_deep(t->log);
+	vl_write_deep(t->log);
 	snprintf(out, sizeof(out), "%s/deep.svg", t->dir);
 	assert_int_equal(flame_deep(t->log, out, false), 0);
 	got = read_all(out);
 	/* "all" and every frame, the deepest on the top level, and the image tall enough */
-	assert_int_equal(count(got, "<g class=\"f\""), DEEP + 1);
+	assert_int_equal(count(got, "<g class=\"f\""), VL_DEEP + 1);
 	assert_non_null(strstr(got, "data-n=\"1\" data-d=\"50000\"><title>a()\n"));
 	assert_non_null(strstr(got, "height=\"800088\""));	/* 44 + 50001 * 16 + 28 */
 	assert_non_null(strstr(got, "</g>\n</svg>\n"));

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `jitrace report`: text and JSON against goldens, the numbers checked by hand, filters;
  * crafted logs: control bytes, UTF-8, a start time out of range, a very deep stack. */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -246,69 +244,22 @@ static void test_report_start_out_of_range(void **state)
 	check_start(*state, 0, -1, "1969-12-31 23:59:59 UTC");	/* rounded down */
 }
 
-#define DEEP 50000		/* frames in one sample (a record holds up to 65534) */
-#define SMALL_STACK (1U << 20)	/* recursion per frame needs several times this */
-
-struct deep_run {
-	struct jt_report_opts o;
-	FILE *out;
-	int ret;
-};
-
-static void *deep_thread(void *arg)
+static int report_view(FILE *out, void *arg)
 {
-	struct deep_run *d = arg;
-
-	d->ret = jt_report(d->out, &d->o);
-	return NULL;
+	return jt_report(out, arg);
 }
 
 /* A sample 50,000 frames deep is added up without recursion: fine on a 1 MiB stack. */
 static void test_report_deep_stack_on_small_stack(void **state)
 {
 	struct vl_tmp *t = *state;
-	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
-	struct jt_log_writer *w = jt_logw__create(t->log, &h, true);
-	size_t size = sizeof(struct jt_rec_sample) + DEEP * sizeof(struct jt_frame);
-	struct jt_rec_sample *smp = calloc(1, size);
-	struct deep_run d = { .o = { .path = t->log } };
+	struct jt_report_opts o = { .path = t->log };
 	char out[320], *got;
-	pthread_attr_t attr;
-	pthread_t th;
-	int status;
-	unsigned i;
-	pid_t pid;
 
-	assert_non_null(w);
-	assert_non_null(smp);
-	vl_proc(w, 0, 7, "deep", "deep");
-	vl_method(w, 0, 1, 7, "a()");
-	vl_method(w, 0, 2, 7, "b()");
-	smp->h = (struct jt_rec_hdr){ .type = JT_REC_SAMPLE, .size = size, .ts = VL_T0 + VL_MS };
-	smp->pid = 7;
-	smp->tid = 8;
-	smp->nr_frames = DEEP;
-	for (i = 0; i < DEEP; i++)	/* leaf first: a() is the leaf */
-		smp->frames[i] = (struct jt_frame)M(1 + (i & 1), 0);
-	assert_int_equal(jt_logw__append(w, &smp->h), 0);
-	assert_int_equal(jt_logw__close(w), 0);
-	free(smp);
-
-	jt_filter__init(&d.o.filter);
+	vl_write_deep(t->log);
+	jt_filter__init(&o.filter);
 	snprintf(out, sizeof(out), "%s/deep.txt", t->dir);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {	/* a stack overflow kills the child, not the test */
-		d.out = fopen(out, "w");
-		if (!d.out || pthread_attr_init(&attr) ||
-		    pthread_attr_setstacksize(&attr, SMALL_STACK) ||
-		    pthread_create(&th, &attr, deep_thread, &d) || pthread_join(th, NULL))
-			_exit(2);
-		_exit(d.ret || fclose(d.out) ? 3 : 0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(vl_on_small_stack(report_view, &o, out), 0);
 	got = report_of(t->log, false);	/* and its numbers: each method once in total */
 	assert_string_equal(row(got, "== deep (7): 1 samples", " a()"),
 			    "        1 100.0%         1 100.0%  jit     a()");

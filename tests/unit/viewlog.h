@@ -10,10 +10,12 @@
 #define JT_TEST_VIEWLOG_H
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jt_events.h"
@@ -334,6 +336,79 @@ static inline void vl_golden(const char *golden, const char *got)
 		fail_msg("%s differs from the output", golden);
 	}
 	free(want);
+}
+
+/* ---- a stack as deep as a crafted log's: views must not recurse per frame ---- */
+
+#define VL_DEEP 50000		/* frames in one sample (a record holds up to 65534) */
+#define VL_SMALL_STACK (1U << 20)	/* recursion per frame needs several times this */
+
+/* A log with one sample of VL_DEEP frames alternating a() (the leaf) and b(), pid 7. */
+static inline void vl_write_deep(const char *path)
+{
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
+	struct jt_log_writer *w = jt_logw__create(path, &h, true);
+	size_t size = sizeof(struct jt_rec_sample) + VL_DEEP * sizeof(struct jt_frame);
+	struct jt_rec_sample *smp = calloc(1, size);
+	unsigned i;
+
+	assert_non_null(w);
+	assert_non_null(smp);
+	vl_proc(w, 0, 7, "deep", "deep");
+	vl_method(w, 0, 1, 7, "a()");
+	vl_method(w, 0, 2, 7, "b()");
+	smp->h = (struct jt_rec_hdr){ .type = JT_REC_SAMPLE, .size = size, .ts = VL_T0 + VL_MS };
+	smp->pid = 7;
+	smp->tid = 8;
+	smp->nr_frames = VL_DEEP;
+	for (i = 0; i < VL_DEEP; i++)	/* leaf first: the root is b() */
+		smp->frames[i] = (struct jt_frame)M(1 + (i & 1), 0);
+	assert_int_equal(jt_logw__append(w, &smp->h), 0);
+	assert_int_equal(jt_logw__close(w), 0);
+	free(smp);
+}
+
+struct vl_small_run {
+	int (*view)(FILE *out, void *arg);
+	void *arg;
+	FILE *out;
+	int ret;
+};
+
+static inline void *vl_small_thread(void *p)
+{
+	struct vl_small_run *r = p;
+
+	r->ret = r->view(r->out, r->arg);
+	return NULL;
+}
+
+/*
+ * Run view(out, arg) into outpath in a child, on a thread with a small stack: recursion
+ * per frame overflows it and kills the child instead of the test. Returns the child's
+ * status (0: written; 128 + signal if it died).
+ */
+static inline int vl_on_small_stack(int (*view)(FILE *out, void *arg), void *arg,
+				    const char *outpath)
+{
+	struct vl_small_run r = { .view = view, .arg = arg };
+	pthread_attr_t attr;
+	pthread_t th;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		r.out = fopen(outpath, "w");
+		if (!r.out || pthread_attr_init(&attr) ||
+		    pthread_attr_setstacksize(&attr, VL_SMALL_STACK) ||
+		    pthread_create(&th, &attr, vl_small_thread, &r) || pthread_join(th, NULL))
+			_exit(2);
+		_exit(r.ret || fclose(r.out) ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 #endif

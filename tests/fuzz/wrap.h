@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * For the log fuzzers: raw record bytes wrapped in a valid header and one block (number 0)
+ * with the right crc32, so that mutated records get past the block checks. Include once.
+ */
+#ifndef JT_FUZZ_WRAP_H
+#define JT_FUZZ_WRAP_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "jt_log_format.h"
+
+/* header + one block of raw bytes into *out (malloc'd); returns its length or 0. */
+static size_t fuzz_wrap(const uint8_t *raw, size_t len, uint8_t **out)
+{
+	struct jt_log_header h = { .magic = JT_LOG_MAGIC, .version = JT_LOG_VERSION,
+				   .header_size = JT_LOG_HEADER_SIZE, .sample_hz = 99 };
+	size_t room = sizeof(h) + sizeof(struct jt_log_block) + compressBound(len) + 64;
+	struct jt_log_block b = { .magic = JT_LOG_BLOCK_MAGIC, .rawsize = len };
+	z_stream zs = { 0 };
+	uint8_t *buf = malloc(room);
+
+	if (!buf || deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)) {
+		free(buf);
+		return 0;
+	}
+	zs.next_in = (uint8_t *)raw;
+	zs.avail_in = len;
+	zs.next_out = buf + sizeof(h) + sizeof(b);
+	zs.avail_out = room - sizeof(h) - sizeof(b);
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&zs);
+		free(buf);
+		return 0;
+	}
+	b.zsize = zs.total_out;
+	b.crc32 = crc32(0, raw, len);
+	deflateEnd(&zs);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &b, sizeof(b));
+	*out = buf;
+	return sizeof(h) + sizeof(b) + b.zsize;
+}
+
+#endif
