@@ -214,9 +214,11 @@ static void test_node_reused_code_named_by_time(void **state)
 	assert_int_equal(st.wrong, 0);
 	print_message("%llu frames left unnamed: code that replaced other code, not yet read\n",
 		      (unsigned long long)it_drops_of(&log, JT_DROP_UNSURE_FRAME));
-	/* half of a new function's 20 ms can precede the read that finds its line */
-	rt_assert_right(&t, st.right, st.in_span, 0.5,
-			"reused code is unnamed until its line is read: 75% right seen");
+	/* half of a new function's 20 ms can precede the read that finds its line, and reads
+	 * space out when the collector is short of CPU */
+	rt_assert_right(&t, st.right, st.in_span, 0.35,
+			"reused code is unnamed until its line is read: 66-75% right seen, "
+			"52% with both CPUs busy");
 	it_assert_share_at_least("samples in calls named by a JS function", st.right + st.other,
 				 st.in_span, 0.95, "all but 8 of 2847 seen");
 	it_log_free(&log);
