@@ -408,7 +408,7 @@ void jt_xout__json_str(struct jt_xout *o, const char *s, size_t n)
 			if (!len) {
 				jt_xout__mem(o, "\\ufffd", 6);
 				i++;
-			} else if (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
+			} else if (jt_text__is_control(p + i, len)) {
 				/* U+0080..U+009F, C1 controls: a terminal may act on them */
 				memcpy(esc, "\\u00", 4);
 				esc[4] = hex[p[i + 1] >> 4];

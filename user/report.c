@@ -581,15 +581,10 @@ static double duration_s(const struct rep *r)
  * dump.c's put_esc writes into its own buffer and escapes all non-ASCII: one shared
  * helper would be better.
  */
-static void text_str(FILE *out, const char *s, size_t n)
-{
-	jt_text__put(out, s, n);
-}
-
 static void text_line(FILE *out, const char *before, const char *s, const char *after)
 {
 	fputs(before, out);
-	text_str(out, s, strlen(s));
+	jt_text__put(out, s, strlen(s));
 	fputs(after, out);
 }
 
@@ -602,9 +597,9 @@ static void text_header(FILE *out, const struct rep *r)
 	fmt_start(r, when, sizeof(when));
 	text_line(out, "jitrace report: ", r->o->path, "\n");
 	fprintf(out, "recorded %s on ", when);
-	text_str(out, h->hostname, sizeof(h->hostname));
+	jt_text__put(out, h->hostname, sizeof(h->hostname));
 	fputs(" (", out);
-	text_str(out, h->kernel, sizeof(h->kernel));
+	jt_text__put(out, h->kernel, sizeof(h->kernel));
 	fprintf(out, "), %.3f s, %u CPUs, %u Hz%s%s%s\n", duration_s(r), h->ncpus, h->sample_hz,
 		h->flags & JT_LOG_F_SYSTEM_WIDE ? ", system-wide" : "",
 		h->flags & JT_LOG_F_CALLS ? ", calls" : "",

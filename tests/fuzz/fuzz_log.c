@@ -25,17 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum jt_lv_kind kind;
 	char buf[256];
 
+	size = fuzz_input(&data, size, &file);
 	if (!size)
 		return 0;
-	if (data[0] & 1) {
-		size = fuzz_wrap(data + 1, size - 1, &file);
-		if (!size)
-			return 0;
-		data = file;
-	} else {
-		data++;
-		size--;
-	}
 	r = jt_logr__open_mem(data, size);
 	if (!r) {
 		free(file);

@@ -70,15 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	view = (data[0] >> 1) & 7;
 	jt_filter__init(&filter);
 	filter.salvage = data[0] & 0x10;
-	if (data[0] & 1) {
-		size = fuzz_wrap(data + 1, size - 1, &file);
-		if (!size)
-			return 0;
-		data = file;
-	} else {
-		data++;
-		size--;
-	}
+	size = fuzz_input(&data, size, &file);
+	if (!size)
+		return 0;
 	path = as_file(data, size);
 	ro.path = fo.path = path;
 	ro.filter = fo.filter = filter;

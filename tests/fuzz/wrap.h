@@ -45,4 +45,24 @@ static size_t fuzz_wrap(const uint8_t *raw, size_t len, uint8_t **out)
 	return sizeof(h) + sizeof(b) + b.zsize;
 }
 
+/*
+ * The input as the fuzzers read it: first byte odd, the rest wrapped by fuzz_wrap (into
+ * *file, to free); even, the rest as it is. Returns the log's length, 0 to skip the input.
+ */
+static size_t fuzz_input(const uint8_t **data, size_t size, uint8_t **file)
+{
+	const uint8_t *d = *data;
+
+	*file = NULL;
+	if (!size)
+		return 0;
+	if (!(d[0] & 1)) {
+		*data = d + 1;
+		return size - 1;
+	}
+	size = fuzz_wrap(d + 1, size - 1, file);
+	*data = *file;
+	return size;
+}
+
 #endif
