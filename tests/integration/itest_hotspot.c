@@ -282,7 +282,8 @@ static void test_whole_java_stacks_to_named_native_frames(void **state)
 	print_message("%llu of %llu samples in %s have the whole stack\n",
 		      (unsigned long long)whole, (unsigned long long)leaf_a, HOT_A);
 	assert_true(leaf_a >= 300);
-	assert_true(whole >= leaf_a / 2);
+	it_assert_share_at_least("samples in Hot.a with the whole stack", whole, leaf_a, 0.5,
+				 "the rest were taken with an Interpreter frame on the stack: 81-89% seen");
 	it_log_free(&log);
 }
 
