@@ -192,6 +192,7 @@ static int plant_child(void *arg)
 	int ok;
 
 	map_path(getpid(), path, sizeof(path));
+	unlink(path);	/* a stale map of an earlier process with this pid */
 	if (pl->hard ? link(pl->target, path) : symlink(pl->target, path))
 		return 2;
 	id = jitrace_code_load((void *)0x1000, 0x10, "must_not_land");
