@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the benchmarks share: CPU pinning and medians of repeated rounds. */
+/* What the benchmarks share: CPU pinning, a live session into a log, medians of rounds. */
 #ifndef JT_BENCH_H
 #define JT_BENCH_H
 
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "live.h"
+#include "log.h"
 
 /* Keep the calling thread on one CPU, so rounds do not differ by where threads land. */
 static inline void bench_pin(int cpu)
@@ -15,6 +18,29 @@ static inline void bench_pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * A live session as jitrace record runs one, started into a log at path (*w), its header
+ * the session's start: the collector under test. Exits on failure (reported).
+ */
+static inline struct jt_live *bench_live(const struct jt_live_opts *o, const char *path,
+					 struct jt_log_writer **w)
+{
+	struct jt_live *live = jt_live__open(o);
+	struct jt_log_header hdr = { 0 };
+	struct jt_sink sink;
+
+	if (!live)
+		exit(1);
+	hdr.start_ns = jt_live__start_ns(live);
+	*w = jt_logw__create(path, &hdr, true);
+	if (!*w)
+		exit(1);
+	sink = jt_logw__sink(*w);
+	if (jt_live__start(live, &sink))
+		exit(1);
+	return live;
 }
 
 static inline int bench_cmp_double(const void *a, const void *b)

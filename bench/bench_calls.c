@@ -18,19 +18,17 @@
 #include "bare.skel.h"
 #include "jitrace/agent.h"
 #include "bench.h"
-#include "loader.h"
+#include "live.h"
 #include "log.h"
-#include "pipeline.h"
-#include "ringbuf.h"
 #include "util.h"
 
 #define PAIRS 2000000
 #define ROUNDS 7
 
 struct drain {
-	struct jt_rb *rb;
-	struct jt_pipeline *pl;
+	struct jt_live *live;
 	atomic_bool stop;
+	int err;
 };
 
 static double loop_ns_per_pair(void)
@@ -45,17 +43,20 @@ static double loop_ns_per_pair(void)
 	return (double)(jt_now_ns() - t0) / PAIRS;
 }
 
+static int drain_tick(void *ctx, uint64_t now)
+{
+	struct drain *d = ctx;
+
+	(void)now;
+	return atomic_load(&d->stop) ? JT_LIVE_STOP : 0;
+}
+
 static void *drain_thread(void *arg)
 {
 	struct drain *d = arg;
 
 	bench_pin(1);		/* the collector on its own CPU, as `jitrace record` would be */
-	while (!atomic_load(&d->stop)) {
-		jt_rb__consume(d->rb);
-		jt_pipeline__tick(d->pl, jt_now_ns());
-		usleep(10000);
-	}
-	jt_rb__consume(d->rb);
+	d->err = jt_live__run(d->live, drain_tick, d);
 	return NULL;
 }
 
@@ -86,45 +87,34 @@ static double bare_round(const char *agent)
 
 static double jitrace_round(const char *agent, uint64_t *events, uint64_t *lost)
 {
-	struct jt_bpf_opts bo = {
-		.agent_path = agent, .ringbuf_bytes = 64 << 20, .calls = true,
-		.filter_pids = true, .attach = true,
-	};
-	struct jt_pipeline_opts po = { .window_ns = 100000000, .max_pending = 1 << 20,
-				       .proc_root = "/proc" };
-	struct jt_log_header hdr = { .start_ns = jt_now_ns() };
-	struct jt_log_writer *w = jt_logw__create("/tmp/jitrace-bench-calls.jtl", &hdr, true);
-	struct jt_sink sink = jt_logw__sink(w);
-	struct jt_bpf *b = jt_bpf__open(&bo);
+	struct jt_live_opts lo;
+	struct jt_log_writer *w;
 	struct drain d = { 0 };
 	struct jt_pipeline_stats st;
-	uint64_t drops[JT_DROP_BPF_MAX];
 	pthread_t th;
 	double ns;
 	int i;
 
-	if (!w || !b || jt_bpf__add_pid(b, getpid()))
-		exit(1);
-	d.pl = jt_pipeline__new(&po, &sink);
-	d.rb = jt_rb__new(jt_bpf__ringbuf_fd(b), jt_pipeline__on_ring, d.pl);
-	if (!d.pl || !d.rb)
-		exit(1);
+	jt_liveopts__init(&lo);
+	lo.hz = 0;
+	lo.calls = true;
+	lo.no_usdt = true;
+	lo.agent_path = agent;
+	lo.pids[lo.nr_pids++] = getpid();
+	d.live = bench_live(&lo, "/tmp/jitrace-bench-calls.jtl", &w);
 	pthread_create(&th, NULL, drain_thread, &d);
 	ns = loop_ns_per_pair();
 	atomic_store(&d.stop, true);
 	pthread_join(th, NULL);
-	jt_bpf__drops(b, drops);
-	jt_pipeline__bpf_drops(d.pl, drops);
-	jt_pipeline__finish(d.pl);
-	jt_pipeline__stats(d.pl, &st);
+	if (d.err)
+		exit(1);
+	jt_live__stats(d.live, &st);
 	*events = st.received;
 	*lost = 0;
 	for (i = 0; i < JT_DROP_MAX; i++)
 		*lost += st.lost[i];
 	jt_logw__close(w);
-	jt_rb__free(d.rb);
-	jt_pipeline__free(d.pl);
-	jt_bpf__close(b);
+	jt_live__close(d.live);
 	return ns;
 }
 

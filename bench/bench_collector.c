@@ -16,10 +16,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "live.h"
 #include "loader.h"
 #include "log.h"
-#include "pipeline.h"
-#include "ringbuf.h"
 #include "util.h"
 
 #define ROUNDS 5
@@ -57,52 +56,49 @@ static void *produce(void *arg)
 	return NULL;
 }
 
+static int producer_done(void *ctx, uint64_t now)
+{
+	struct producer *p = ctx;
+
+	(void)now;
+	return atomic_load(&p->done) ? JT_LIVE_STOP : 0;
+}
+
 /* Returns events/s written; *lost gets the events counted lost. */
 static double run(uint64_t total, uint64_t rate, size_t ring, uint64_t *lost, double *mb)
 {
-	struct jt_bpf_opts bo = { .ringbuf_bytes = ring, .attach = false };
-	struct jt_pipeline_opts po = { .window_ns = 100000000, .max_pending = 1 << 20,
-				       .proc_root = "/proc" };
-	struct jt_log_header hdr = { .start_ns = jt_now_ns() };
-	struct jt_log_writer *w = jt_logw__create("/tmp/jitrace-bench-collector.jtl", &hdr, true);
-	struct jt_sink sink = jt_logw__sink(w);
 	struct producer p = { .total = total, .rate = rate };
+	struct jt_live_opts lo;
 	struct jt_pipeline_stats st;
-	struct jt_pipeline *pl;
-	struct jt_rb *rb;
+	struct jt_log_writer *w;
+	struct jt_live *live;
 	pthread_t th;
 	uint64_t t0, t1;
-	int i;
+	int i, err;
 
-	p.b = jt_bpf__open(&bo);
-	if (!w || !p.b)
-		exit(1);
-	pl = jt_pipeline__new(&po, &sink);
-	rb = jt_rb__new(jt_bpf__ringbuf_fd(p.b), jt_pipeline__on_ring, pl);
-	if (!pl || !rb)
-		exit(1);
+	jt_liveopts__init(&lo);
+	lo.hz = 0;
+	lo.ringbuf_bytes = ring;
+	lo.no_usdt = true;
+	lo.load_only = true;	/* jt_storm is the only producer */
+	live = bench_live(&lo, "/tmp/jitrace-bench-collector.jtl", &w);
+	p.b = jt_live__bpf(live);
 	bench_pin(0);
 	t0 = jt_now_ns();
 	pthread_create(&th, NULL, produce, &p);
-	while (!atomic_load(&p.done)) {
-		jt_rb__consume(rb);
-		jt_pipeline__tick(pl, jt_now_ns());
-		usleep(1000);
-	}
+	err = jt_live__run(live, producer_done, &p);	/* polls as `jitrace record` does */
 	pthread_join(th, NULL);
-	jt_rb__consume(rb);
-	jt_pipeline__finish(pl);
+	if (err)
+		exit(1);
 	jt_logw__flush(w);
 	t1 = jt_now_ns();
-	jt_pipeline__stats(pl, &st);
+	jt_live__stats(live, &st);
 	*lost = p.dropped;
 	for (i = 0; i < JT_DROP_MAX; i++)
 		*lost += i < JT_DROP_BPF_MAX ? 0 : st.lost[i];
 	*mb = jt_logw__bytes(w) / 1e6;
 	jt_logw__close(w);
-	jt_rb__free(rb);
-	jt_pipeline__free(pl);
-	jt_bpf__close(p.b);
+	jt_live__close(live);
 	return st.received / ((t1 - t0) / 1e9);
 }
 

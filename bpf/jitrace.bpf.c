@@ -153,7 +153,7 @@ static __always_inline int emit_code_long(__u64 pid_tgid, __u64 id, __u64 start,
 	e->start = start;
 	e->size = size;
 	e->src = JT_SRC_AGENT;
-	e->unsure_us = 0;
+	e->pad = 0;
 	n = bpf_probe_read_user_str(e->name, sizeof(e->name), name);
 	e->name_len = n > 0 ? n - 1 : 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);

@@ -23,6 +23,8 @@ enum jt_ev_type {
 	JT_EV_EXIT,
 	JT_EV_FORK,
 	JT_EV_JAVA_CODE,	/* HotSpot USDT: a method in three parts; decoded as a CODE_LOAD */
+	JT_EV_CODE_MOVE,	/* collector only (jitdump): code id now lives at start */
+	JT_EV_CODE_LINES,	/* collector only (jitdump): the source lines of code id */
 	JT_EV_MAX,
 };
 
@@ -31,6 +33,7 @@ enum jt_src {
 	JT_SRC_AGENT = 1,	/* libjitrace-agent stub */
 	JT_SRC_USDT,		/* runtime USDT probe */
 	JT_SRC_PERFMAP,		/* /tmp/perf-PID.map */
+	JT_SRC_JITDUMP,		/* jit-PID.dump (perf's jitdump format) */
 	JT_SRC_MAX,
 };
 
@@ -53,6 +56,7 @@ enum jt_drop {
 	JT_DROP_UNSURE_FRAME,
 	/* perf map line not kept: its process holds JT_PERFMAP_METHODS_MAX of them */
 	JT_DROP_PERFMAP_CAP,
+	JT_DROP_JITDUMP,	/* jitdump record not understood, or a jitdump file refused */
 	JT_DROP_MAX,
 };
 
@@ -85,9 +89,7 @@ struct jt_ev_code {
 	__u64 size;
 	__u16 src;		/* enum jt_src */
 	__u16 name_len;		/* bytes of name, no NUL */
-	/* 0 from the kernel: the agent's times are exact. A perf-map line the collector
-	 * turns into this record was written at some time in (h.ts, h.ts + unsure_us]. */
-	__u32 unsure_us;
+	__u32 pad;
 	char name[JT_NAME_MAX];
 };
 

@@ -76,6 +76,7 @@ enum jt_rec_type {
 	JT_REC_MODULE,		/* a mapped file; precedes every frame that names it */
 	JT_REC_END,		/* written last by a clean stop */
 	JT_REC_SYMBOL,		/* a native or kernel symbol; precedes every frame that names it */
+	JT_REC_LINES,		/* a method's source lines; follows its JT_REC_METHOD */
 	JT_REC_MAX,
 };
 
@@ -205,6 +206,32 @@ struct jt_rec_symbol {
 	char name[];		/* name_len bytes, no NUL, then zero padding */
 };
 
+/*
+ * JT_REC_LINES: where a method's code comes from in its source (a jitdump's debug info),
+ * right after the method's definition. nr_lines entries sorted by off: the code from off
+ * to the next entry's off (the last: to the method's end) comes from line of the file
+ * whose name is the file-th of the names_len bytes of NUL-terminated names that follow the
+ * entries. Readers of an older jitrace skip it.
+ */
+#define JT_LINES_MAX 4096		/* entries a record holds at most */
+#define JT_LINES_NAMES_MAX 16384	/* bytes of file names */
+
+struct jt_line {
+	__u32 off;		/* from the method's start */
+	__u32 line;		/* from 1 */
+	__u32 file;		/* index of its file's name, from 0 */
+	__u32 reserved;
+};
+
+struct jt_rec_lines {
+	struct jt_rec_hdr h;
+	__u64 method;		/* JT_REC_METHOD id */
+	__u32 pid;
+	__u16 nr_lines;
+	__u16 names_len;
+	struct jt_line lines[];	/* then the names, then zero padding */
+};
+
 struct jt_rec_end {
 	struct jt_rec_hdr h;
 	__u64 records;		/* records written before this one */
@@ -225,5 +252,7 @@ _Static_assert(sizeof(struct jt_rec_proc) == 40, "jt_rec_proc layout");
 _Static_assert(sizeof(struct jt_rec_module) == 56, "jt_rec_module layout");
 _Static_assert(sizeof(struct jt_rec_symbol) == 56, "jt_rec_symbol layout");
 _Static_assert(sizeof(struct jt_rec_end) == 24, "jt_rec_end layout");
+_Static_assert(sizeof(struct jt_line) == 16, "jt_line layout");
+_Static_assert(sizeof(struct jt_rec_lines) == 32, "jt_rec_lines layout");
 
 #endif

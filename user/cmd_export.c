@@ -84,7 +84,7 @@ int jt_cmd_export(int argc, char **argv)
 	enum fmt fmt = FMT_NONE;
 	bool force = false;
 	FILE *out;
-	int c, ret;
+	int c, err, ret;
 
 	jt_filter__init(&filter);
 	optind = 1;
@@ -108,20 +108,16 @@ int jt_cmd_export(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
-		case 'p':
-		case JT_FILTER_OPT_COMM:
-		case JT_FILTER_OPT_FROM:
-		case JT_FILTER_OPT_TO:
-		case JT_FILTER_OPT_SALVAGE:
-			if (jt_filter__option(&filter, c, optarg))
-				return 2;
-			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		default:
-			fputs(usage, stderr);
-			return 2;
+		default:	/* a filter's option (0), a bad value (<0) or none (1) */
+			err = jt_filter__option(&filter, c, optarg);
+			if (err > 0)
+				fputs(usage, stderr);
+			if (err)
+				return 2;
+			break;
 		}
 	}
 	if (optind != argc - 1) {

@@ -63,7 +63,7 @@ int jt_cmd_flamegraph(int argc, char **argv)
 	unsigned long v;
 	FILE *out = stdout;
 	char *end;
-	int c, ret;
+	int c, err, ret;
 
 	jt_filter__init(&o.filter);
 	optind = 1;
@@ -94,20 +94,16 @@ int jt_cmd_flamegraph(int argc, char **argv)
 			}
 			o.width = v;
 			break;
-		case 'p':
-		case JT_FILTER_OPT_COMM:
-		case JT_FILTER_OPT_FROM:
-		case JT_FILTER_OPT_TO:
-		case JT_FILTER_OPT_SALVAGE:
-			if (jt_filter__option(&o.filter, c, optarg))
-				return 2;
-			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		default:
-			fputs("Try 'jitrace flamegraph --help'.\n", stderr);
-			return 2;
+		default:	/* a filter's option (0), a bad value (<0) or none (1) */
+			err = jt_filter__option(&o.filter, c, optarg);
+			if (err > 0)
+				fputs("Try 'jitrace flamegraph --help'.\n", stderr);
+			if (err)
+				return 2;
+			break;
 		}
 	}
 	if (optind != argc - 1) {

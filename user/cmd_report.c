@@ -48,7 +48,7 @@ int jt_cmd_report(int argc, char **argv)
 	struct jt_report_opts o = { .top = 20, .procs = 10 };
 	unsigned long v;
 	char *end;
-	int c;
+	int c, err;
 
 	jt_filter__init(&o.filter);
 	optind = 1;
@@ -75,23 +75,19 @@ int jt_cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'p':
-		case JT_FILTER_OPT_COMM:
-		case JT_FILTER_OPT_FROM:
-		case JT_FILTER_OPT_TO:
-		case JT_FILTER_OPT_SALVAGE:
-			if (jt_filter__option(&o.filter, c, optarg))
-				return 2;
-			break;
 		case 'j':
 			o.json = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		default:
-			fputs("Try 'jitrace report --help'.\n", stderr);
-			return 2;
+		default:	/* a filter's option (0), a bad value (<0) or none (1) */
+			err = jt_filter__option(&o.filter, c, optarg);
+			if (err > 0)
+				fputs("Try 'jitrace report --help'.\n", stderr);
+			if (err)
+				return 2;
+			break;
 		}
 	}
 	if (optind != argc - 1) {

@@ -1,35 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `jitrace top`: record the whole host like `record -a`, into a live view instead of a log. */
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/signalfd.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "cmds.h"
+#include "live.h"
 #include "loader.h"
-#include "pipeline.h"
-#include "ringbuf.h"
 #include "top.h"
 #include "util.h"
 
-#define TICK_MS 10
-
 struct top_opts {
-	unsigned int hz;
+	struct jt_live_opts live;
 	double interval;	/* seconds between screens */
 	unsigned int rows;	/* 0: as many as the terminal has */
 	unsigned long count;	/* screens before stopping; 0: until q */
-	const char *agent_path;
-	bool batch, no_agent, no_perfmap, verbose;
+	bool batch;
 };
 
 /* The terminal as we found it, restored on every way out. */
@@ -37,6 +29,43 @@ struct term {
 	bool raw;
 	struct termios saved;
 };
+
+/* The view as it goes: when the next screen is due, how many were shown. */
+struct viewer {
+	const struct top_opts *o;
+	struct jt_top *top;
+	bool term;
+	uint64_t step, last, next;
+	unsigned long screens;
+};
+
+/* Top's own options: -i, -n, -b, -c (a count here, not --calls). */
+static int top_option(void *ctx, int c, const char *arg)
+{
+	struct top_opts *o = ctx;
+	unsigned long v;
+
+	switch (c) {
+	case 'i':
+		if (jt_parse_double(arg, &o->interval) ||
+		    !(o->interval >= 0.1 && o->interval <= 3600)) {
+			jt_err("-i: '%s' is not a number of seconds from 0.1 to 3600", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'b':
+		o->batch = true;
+		return 0;
+	default:	/* 'n', 'c' */
+		if (jt_parse_uint(c == 'n' ? "-n" : "-c", arg, 0, 100000, &v))
+			return -EINVAL;
+		if (c == 'n')
+			o->rows = v;
+		else
+			o->count = v;
+		return 0;
+	}
+}
 
 static const char usage[] =
 "Usage: jitrace top [-F HZ] [-i SECS] [-n ROWS] [-b] [OPTIONS]\n"
@@ -54,6 +83,7 @@ static const char usage[] =
 "      --agent PATH       the libjitrace-agent.so to probe (default: next to jitrace)\n"
 "      --no-agent         names from perf maps only\n"
 "      --no-perfmap       do not read /tmp/perf-PID.map files\n"
+"      --no-jitdump       do not read jit-PID.dump files (perf's jitdump format)\n"
 "  -v, --verbose          show libbpf's messages\n"
 "  -h, --help             this help\n"
 "\n"
@@ -64,82 +94,24 @@ static const char usage[] =
 
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_AGENT = 256, OPT_NO_AGENT, OPT_NO_PERFMAP };
 	static const struct option longopts[] = {
-		{ "freq", required_argument, NULL, 'F' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "rows", required_argument, NULL, 'n' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "count", required_argument, NULL, 'c' },
-		{ "agent", required_argument, NULL, OPT_AGENT },
-		{ "no-agent", no_argument, NULL, OPT_NO_AGENT },
-		{ "no-perfmap", no_argument, NULL, OPT_NO_PERFMAP },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	unsigned long v;
-	char *end;
-	int c;
+	const struct jt_live_cli cli = {
+		.name = "top", .usage = usage, .min_hz = 1,
+		.shared = JT_LIVE_OPT_FREQ | JT_LIVE_OPT_AGENT | JT_LIVE_OPT_NO_PERFMAP,
+		.shortopts = "i:n:bc:", .longopts = longopts, .option = top_option, .ctx = o,
+	};
 
-	*o = (struct top_opts){ .hz = 99, .interval = 1 };
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "F:i:n:bc:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-		case 'n':
-		case 'c':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || v > 100000 ||
-			    (c == 'F' && !v)) {
-				jt_err("-%c: '%s' is not a whole number from %d to 100000", c,
-				       optarg, c == 'F');
-				return -EINVAL;
-			}
-			if (c == 'F')
-				o->hz = v;
-			else if (c == 'n')
-				o->rows = v;
-			else
-				o->count = v;
-			break;
-		case 'i':
-			o->interval = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->interval >= 0.1 && o->interval <= 3600)) {
-				jt_err("-i: '%s' is not a number of seconds from 0.1 to 3600",
-				       optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'b':
-			o->batch = true;
-			break;
-		case OPT_AGENT:
-			o->agent_path = optarg;
-			break;
-		case OPT_NO_AGENT:
-			o->no_agent = true;
-			break;
-		case OPT_NO_PERFMAP:
-			o->no_perfmap = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 1;
-		default:
-			fputs("Try 'jitrace top --help'.\n", stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		jt_err("top takes no arguments ('%s')", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	*o = (struct top_opts){ .interval = 1 };
+	jt_liveopts__init(&o->live);
+	o->live.no_usdt = true;	/* names from the agent and perf maps, as ever */
+	o->live.hold_signals = true;	/* the terminal is given back before we exit */
+	return jt_liveopts__parse(&o->live, &cli, argc, argv);
 }
 
 /* Keys one at a time, unechoed; Ctrl-C still a signal. The alternate screen, no cursor. */
@@ -173,26 +145,6 @@ static void term_restore(struct term *t)
 	fflush(stdout);
 	tcsetattr(STDIN_FILENO, TCSAFLUSH, &t->saved);
 	t->raw = false;
-}
-
-static int block_signals(void)
-{
-	sigset_t set;
-	int fd;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGPIPE);
-	if (sigprocmask(SIG_BLOCK, &set, NULL)) {
-		jt_err("sigprocmask: %s", strerror(errno));
-		return -1;
-	}
-	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fd < 0)
-		jt_err("signalfd: %s", strerror(errno));
-	return fd;
 }
 
 /* One screen, written at once so the terminal never shows half of it. */
@@ -230,107 +182,63 @@ static int show(struct jt_top *top, const struct top_opts *o, double secs, bool 
 	return err;
 }
 
-static int update_drops(struct jt_bpf *bpf, struct jt_pipeline *pl)
+/* Each tick: q or the terminal gone stops; each interval, a screen. */
+static int on_tick(void *ctx, uint64_t now)
 {
-	uint64_t totals[JT_DROP_BPF_MAX];
-	int err = jt_bpf__drops(bpf, totals);
+	struct viewer *v = ctx;
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	char key;
+	int err;
 
-	return err ?: jt_pipeline__bpf_drops(pl, totals);
-}
-
-static int run(const struct top_opts *o, struct jt_bpf *bpf, struct jt_pipeline *pl,
-	       struct jt_rb *rb, struct jt_top *top, int sfd, bool term)
-{
-	uint64_t step = o->interval * 1e9, last = jt_now_ns(), next = last + step;
-	struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
-				 { .fd = STDIN_FILENO, .events = POLLIN } };
-	unsigned long screens = 0;
-	int err = 0;
-
-	while (!err) {
-		struct signalfd_siginfo si;
-		uint64_t now;
-		char key;
-
-		if (poll(pfd, term ? 2 : 1, TICK_MS) > 0) {
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				break;
-			if (term && (pfd[1].revents & POLLIN) && read(STDIN_FILENO, &key, 1) == 1 &&
-			    (key == 'q' || key == 'Q'))
-				break;
-			if (term && (pfd[1].revents & (POLLHUP | POLLERR)))
-				break;	/* the terminal went away */
-		}
-		if (jt_rb__consume(rb) < 0)
-			return -EIO;
-		now = jt_now_ns();
-		err = jt_pipeline__tick(pl, now);
-		if (err || now < next)
-			continue;
-		err = update_drops(bpf, pl) ?: show(top, o, (now - last) / 1e9, term);
-		last = now;
-		next = now + step;
-		if (o->count && ++screens >= o->count)
-			break;
+	if (v->term && poll(&pfd, 1, 0) > 0) {
+		if ((pfd.revents & POLLIN) && read(STDIN_FILENO, &key, 1) == 1 &&
+		    (key == 'q' || key == 'Q'))
+			return JT_LIVE_STOP;
+		if (pfd.revents & (POLLHUP | POLLERR))
+			return JT_LIVE_STOP;	/* the terminal went away */
 	}
-	return err;
+	if (now < v->next)
+		return 0;
+	err = show(v->top, v->o, (now - v->last) / 1e9, v->term);
+	v->last = now;
+	v->next = now + v->step;
+	if (err)
+		return err;
+	return v->o->count && ++v->screens >= v->o->count ? JT_LIVE_STOP : 0;
 }
 
 int jt_cmd_top(int argc, char **argv)
 {
-	struct jt_pipeline_opts po = { .window_ns = 100 * 1000000ULL, .max_pending = 1 << 20,
-				       .proc_root = "/proc" };
-	struct jt_bpf_opts bo = { .ringbuf_bytes = 64 << 20, .attach = true };
-	struct jt_pipeline *pl = NULL;
-	struct jt_top *top = NULL;
-	struct jt_bpf *bpf = NULL;
-	struct jt_rb *rb = NULL;
-	struct term t = { 0 };
 	struct top_opts o;
+	struct viewer v = { .o = &o };
+	struct jt_live *live = NULL;
+	struct term t = { 0 };
 	struct jt_sink sink;
-	char agent_buf[PATH_MAX];
-	int sfd = -1, ret = 1, err = parse_args(argc, argv, &o);
-	bool term;
+	int ret = 1, err = parse_args(argc, argv, &o);
 
 	if (err)
 		return err > 0 ? 0 : 2;
-	if (jt_agent__resolve(o.agent_path, o.no_agent, agent_buf, sizeof(agent_buf),
-			      &o.agent_path))
-		return 2;
-	term = !o.batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	sfd = block_signals();
-	if (sfd < 0)
+	v.term = !o.batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	v.top = jt_top__new();
+	if (!v.top)
 		return 1;
-	top = jt_top__new();
-	if (!top)
+	sink = jt_top__sink(v.top);
+	live = jt_live__open(&o.live);
+	if (!live || jt_live__start(live, &sink))
 		goto out;
-	sink = jt_top__sink(top);
-	bo.agent_path = o.agent_path;
-	bo.sample_hz = o.hz;
-	bo.verbose = o.verbose;
-	bpf = jt_bpf__open(&bo);
-	if (!bpf)
+	if (v.term && term_raw(&t))
 		goto out;
-	po.follow_perfmaps = !o.no_perfmap;
-	pl = jt_pipeline__new(&po, &sink);
-	if (!pl)
-		goto out;
-	rb = jt_rb__new(jt_bpf__ringbuf_fd(bpf), jt_pipeline__on_ring, pl);
-	if (!rb)
-		goto out;
-	jt_pipeline__scan(pl, 0, jt_now_ns());
-	if (term && term_raw(&t))
-		goto out;
-	if (!term)
+	if (!v.term)
 		fprintf(stderr, "jitrace: top: samples at %u Hz on %d CPUs%s; Ctrl-C to stop\n",
-			o.hz, jt_bpf__nr_samplers(bpf), o.agent_path ? "" : ", no agent");
-	ret = run(&o, bpf, pl, rb, top, sfd, term) ? 1 : 0;
+			o.live.hz, jt_bpf__nr_samplers(jt_live__bpf(live)),
+			o.live.agent_path ? "" : ", no agent");
+	v.step = o.interval * 1e9;
+	v.last = jt_now_ns();
+	v.next = v.last + v.step;
+	ret = jt_live__run(live, on_tick, &v) ? 1 : 0;
 out:
 	term_restore(&t);
-	jt_rb__free(rb);
-	jt_pipeline__free(pl);
-	jt_bpf__close(bpf);
-	jt_top__free(top);
-	close(sfd);
+	jt_live__close(live);
+	jt_top__free(v.top);
 	return ret;
 }

@@ -38,11 +38,28 @@ struct jt_method *jt_codemap__find(const struct jt_codemap *cm, uint64_t addr)
 	return NULL;
 }
 
+/* Reverse v[a, b). */
+static void reverse(struct jt_method **v, size_t a, size_t b)
+{
+	while (a + 1 < b) {
+		struct jt_method *t = v[a];
+
+		v[a++] = v[--b];
+		v[b] = t;
+	}
+}
+
+bool jt_codemap__holds(const struct jt_codemap *cm, const struct jt_method *m)
+{
+	return m->size && jt_codemap__find(cm, m->start) == m;
+}
+
 struct jt_method *jt_codemap__insert(struct jt_codemap *cm, struct jt_method *m,
 				     jt_codemap_evict_cb evict, void *ctx)
 {
 	uint64_t end = m->start + m->size;
-	size_t lo = first_ending_after(cm, m->start), hi = lo, i;
+	size_t lo = first_ending_after(cm, m->start), hi = lo, i, n;
+	struct jt_method *first;
 
 	if (!m->size)		/* covers no address: nothing to find it by, nothing to evict */
 		return m;
@@ -50,52 +67,60 @@ struct jt_method *jt_codemap__insert(struct jt_codemap *cm, struct jt_method *m,
 		hi++;
 	if (hi - lo == 1 && jt_method__same_code(cm->v[lo], m))
 		return cm->v[lo];
-	if (hi == lo && cm->n == cm->cap) {
-		size_t cap = cm->cap ? 2 * cm->cap : 64;
-		struct jt_method **v = realloc(cm->v, cap * sizeof(*v));
+	if (hi == lo) {		/* open a gap of one */
+		if (cm->n == cm->cap) {
+			size_t cap = cm->cap ? 2 * cm->cap : 64;
+			struct jt_method **v = realloc(cm->v, cap * sizeof(*v));
 
-		if (!v)
-			return NULL;
-		cm->v = v;
-		cm->cap = cap;
-	}
-	for (i = lo; i < hi; i++) {
-		cm->v[i]->in_codemap = false;
-		evict(ctx, cm->v[i]);
-	}
-	if (hi == lo)	/* open a gap of one */
+			if (!v)
+				return NULL;
+			cm->v = v;
+			cm->cap = cap;
+		}
 		memmove(cm->v + lo + 1, cm->v + lo, (cm->n - lo) * sizeof(*cm->v));
-	else		/* keep one of the evicted slots, close the rest */
-		memmove(cm->v + lo + 1, cm->v + hi, (cm->n - hi) * sizeof(*cm->v));
-	cm->n = cm->n + 1 - (hi - lo);
+		cm->v[lo] = m;
+		cm->n++;
+		return m;
+	}
+	/*
+	 * m takes the first evicted slot; the rest of them rotate past the end of what is
+	 * live (the array still holds them there), so that evict sees each one already out.
+	 */
+	first = cm->v[lo];
+	reverse(cm->v, lo + 1, hi);
+	reverse(cm->v, hi, cm->n);
+	reverse(cm->v, lo + 1, cm->n);
 	cm->v[lo] = m;
-	m->in_codemap = true;
+	n = cm->n;
+	cm->n = n + 1 - (hi - lo);
+	evict(ctx, first);
+	for (i = cm->n; i < n; i++)
+		evict(ctx, cm->v[i]);
 	return m;
 }
 
-void jt_codemap__remove(struct jt_codemap *cm, struct jt_method *m)
+bool jt_codemap__remove(struct jt_codemap *cm, struct jt_method *m)
 {
 	size_t i;
 
-	if (!m->in_codemap)
-		return;
+	if (!m->size)
+		return false;
 	i = first_ending_after(cm, m->start);
-	if (i < cm->n && cm->v[i] == m) {
-		memmove(cm->v + i, cm->v + i + 1, (cm->n - i - 1) * sizeof(*cm->v));
-		cm->n--;
-	}
-	m->in_codemap = false;
+	if (i >= cm->n || cm->v[i] != m)
+		return false;
+	memmove(cm->v + i, cm->v + i + 1, (cm->n - i - 1) * sizeof(*cm->v));
+	cm->n--;
+	return true;
 }
 
 void jt_codemap__clear(struct jt_codemap *cm, jt_codemap_evict_cb evict, void *ctx)
 {
-	size_t i;
+	size_t i, n = cm->n;
 
-	for (i = 0; i < cm->n; i++) {
-		cm->v[i]->in_codemap = false;
+	cm->n = 0;		/* all out before any is passed on */
+	for (i = 0; i < n; i++)
 		evict(ctx, cm->v[i]);
-	}
 	free(cm->v);
 	cm->v = NULL;
-	cm->n = cm->cap = 0;
+	cm->cap = 0;
 }

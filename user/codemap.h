@@ -14,7 +14,7 @@ struct jt_codemap {
 	size_t n, cap;
 };
 
-/* Called for each method taken out of the map (its in_codemap is already false). */
+/* Called for each method taken out of the map, once it is out (the map does not own it). */
 typedef void (*jt_codemap_evict_cb)(void *ctx, struct jt_method *m);
 
 /*
@@ -30,8 +30,10 @@ struct jt_method *jt_codemap__insert(struct jt_codemap *cm, struct jt_method *m,
 bool jt_codemap__overlaps(const struct jt_codemap *cm, uint64_t start, uint64_t size);
 /* The live method containing addr, or NULL. */
 struct jt_method *jt_codemap__find(const struct jt_codemap *cm, uint64_t addr);
-/* Take m out if it is live. */
-void jt_codemap__remove(struct jt_codemap *cm, struct jt_method *m);
+/* Whether m is live in the map. */
+bool jt_codemap__holds(const struct jt_codemap *cm, const struct jt_method *m);
+/* Take m out if it is live; returns whether it was. */
+bool jt_codemap__remove(struct jt_codemap *cm, struct jt_method *m);
 /* Take everything out (exec, exit), passing each to evict; frees the array. */
 void jt_codemap__clear(struct jt_codemap *cm, jt_codemap_evict_cb evict, void *ctx);
 

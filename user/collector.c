@@ -35,6 +35,15 @@ struct proc {
 	struct jt_idmap ids;	/* agent id -> struct jt_method */
 	struct jt_vmas vmas;
 	struct jt_hash syms;	/* module id << SYM_IDX_BITS | symbol index -> log symbol id */
+	struct jt_hash lines;	/* method -> struct lines, until the method is defined */
+};
+
+/* A method's source lines, as its JT_REC_LINES carries them after the fixed part. */
+struct lines {
+	uint16_t nr_lines;
+	uint16_t names_len;
+	uint32_t bytes;		/* of payload */
+	char payload[];		/* nr_lines struct jt_line, then the names */
 };
 
 struct jt_collector {
@@ -76,10 +85,23 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 	return c;
 }
 
-static void free_if_unused(struct jt_method *m)
+/*
+ * A process owns its methods; its code map (what is live at each address) and its id map
+ * (what each agent id names) only borrow them. Once neither holds one, nothing can name it
+ * any more and the process lets it go: here, the one place a method is freed.
+ */
+static bool in_ids(const struct proc *p, const struct jt_method *m)
 {
-	if (!m->in_codemap && !m->in_idmap)
-		free(m);
+	return m->agent_id && jt_idmap__get(&p->ids, m->agent_id) == m;
+}
+
+static void method_let_go(struct proc *p, struct jt_method *m)
+{
+	if (in_ids(p, m) || jt_codemap__holds(&p->code, m))
+		return;
+	if (m->has_lines)
+		free(jt_hash__del(&p->lines, (uintptr_t)m));
+	free(m);
 }
 
 /* What taking methods out of a process's code map did. */
@@ -95,15 +117,14 @@ static void on_evict(void *ctx, struct jt_method *m)
 	e->evicted++;
 	if (m->src == JT_SRC_PERFMAP)
 		e->p->perfmap_methods--;
-	free_if_unused(m);
+	method_let_go(e->p, m);
 }
 
 /* Take m out of p's live code if it is there. */
 static void code_remove(struct proc *p, struct jt_method *m)
 {
-	if (m->in_codemap && m->src == JT_SRC_PERFMAP)
+	if (jt_codemap__remove(&p->code, m) && m->src == JT_SRC_PERFMAP)
 		p->perfmap_methods--;
-	jt_codemap__remove(&p->code, m);
 }
 
 /* Forget a process's code: at exec (a new image) and at exit. */
@@ -115,14 +136,16 @@ static void proc_reset(struct proc *p)
 
 	struct evict_ctx e = { .p = p };
 
-	jt_codemap__clear(&p->code, on_evict, &e);
-	while (jt_idmap__next(&p->ids, &pos, &key, &val)) {
-		struct jt_method *m = val;
+	struct jt_idmap ids;
 
-		m->in_idmap = false;
-		free_if_unused(m);
-	}
-	jt_idmap__fini(&p->ids);
+	/* what is live goes first (those an id still names stay), then what ids name */
+	jt_codemap__clear(&p->code, on_evict, &e);
+	ids = p->ids;
+	p->ids = (struct jt_idmap){ 0 };
+	while (jt_idmap__next(&ids, &pos, &key, &val))
+		method_let_go(p, val);
+	jt_idmap__fini(&ids);
+	jt_hash__fini(&p->lines);	/* emptied as its methods went */
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
@@ -165,10 +188,8 @@ static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
 
 static void set_comm(struct proc *p, const char *comm)
 {
-	if (comm) {
-		memcpy(p->comm, comm, sizeof(p->comm));
-		p->comm[sizeof(p->comm) - 1] = 0;
-	}
+	memcpy(p->comm, comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = 0;
 }
 
 /* The process's identity, written once before anything of it that needs a name. */
@@ -199,9 +220,33 @@ static int proc_define(struct jt_collector *c, struct proc *p, uint64_t ts)
 	return jt_sink__emit(&c->sink, &u.rec.h);
 }
 
+/* Write m's source lines, m being defined. */
+static int lines_define(struct jt_collector *c, struct proc *p, struct jt_method *m,
+			const struct lines *l, uint64_t ts)
+{
+	size_t size = jt_round8(sizeof(struct jt_rec_lines) + l->bytes);
+	struct jt_rec_lines *rec = calloc(1, size);
+	int err;
+
+	if (!rec) {
+		jt_err("out of memory for the source lines of pid %u", p->pid);
+		return -ENOMEM;
+	}
+	rec->h = (struct jt_rec_hdr){ .type = JT_REC_LINES, .size = size, .ts = ts };
+	rec->method = m->log_id;
+	rec->pid = p->pid;
+	rec->nr_lines = l->nr_lines;
+	rec->names_len = l->names_len;
+	memcpy(rec->lines, l->payload, l->bytes);
+	err = jt_sink__emit(&c->sink, &rec->h);
+	free(rec);
+	return err;
+}
+
 static int method_define(struct jt_collector *c, struct proc *p, struct jt_method *m,
 			 uint64_t ts)
 {
+	struct lines *l;
 	int err;
 
 	if (m->log_id)
@@ -210,59 +255,106 @@ static int method_define(struct jt_collector *c, struct proc *p, struct jt_metho
 	err = err ?: jt_methods__define(&c->methods, m, p->pid, ts, &c->sink);
 	if (!err)
 		c->st.methods = c->methods.defined;
+	if (err || !m->has_lines)
+		return err;
+	/* its lines follow the definition at once: nothing can reference them before */
+	l = jt_hash__del(&p->lines, (uintptr_t)m);
+	m->has_lines = false;
+	err = l ? lines_define(c, p, m, l, ts) : 0;
+	free(l);
 	return err;
 }
 
-/* Make the code an event describes live in p (and reachable by its agent id). */
-static int add_code(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+/* A method's source lines (jitdump debug info): kept until it is defined, or written now. */
+static int on_code_lines(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_method *m = jt_idmap__get(&p->ids, ev->lines_of);
+	size_t bytes = (size_t)ev->nr_lines * sizeof(struct jt_line) + ev->names_len;
+	struct lines *l;
+
+	if (!m || !ev->nr_lines || ev->nr_lines > JT_LINES_MAX ||
+	    ev->names_len > JT_LINES_NAMES_MAX || JT_EVENT_FIXED + bytes > ev->len)
+		return 0;	/* lines of code we do not know, or not lines at all */
+	l = malloc(sizeof(*l) + bytes);
+	if (!l)
+		goto oom;
+	*l = (struct lines){ .nr_lines = ev->nr_lines, .names_len = ev->names_len,
+			     .bytes = bytes };
+	memcpy(l->payload, ev->tail, bytes);
+	if (m->log_id) {	/* already defined: its lines come now */
+		int err = lines_define(c, p, m, l, ev->ts);
+
+		free(l);
+		return err;
+	}
+	if (m->has_lines)
+		free(jt_hash__del(&p->lines, (uintptr_t)m));
+	if (jt_hash__put(&p->lines, (uintptr_t)m, l)) {
+		free(l);
+		goto oom;
+	}
+	m->has_lines = true;
+	return 0;
+oom:
+	jt_err("out of memory for the source lines of pid %u", p->pid);
+	return -ENOMEM;
+}
+
+/* Code to make live: from a code-load event, or a parent's code copied at a fork. */
+struct code {
+	uint64_t ts, id, start, size;
+	uint32_t unsure_us;	/* its time is known only to (ts, ts + this] */
+	uint8_t src;
+	const char *name;
+	uint32_t name_len;
+};
+
+/* Make code live in p (and reachable by its agent id). */
+static int add_code(struct jt_collector *c, struct proc *p, const struct code *k)
 {
 	struct evict_ctx e = { .p = p };
-	struct jt_method *m, *live;
+	struct jt_method *m, *live, *old;
 
 	/* past the cap only lines that replace live code are kept (see collector.h) */
-	if (ev->src == JT_SRC_PERFMAP && p->perfmap_methods >= c->max_perfmap_methods &&
-	    !jt_codemap__overlaps(&p->code, ev->start, ev->size)) {
+	if (k->src == JT_SRC_PERFMAP && p->perfmap_methods >= c->max_perfmap_methods &&
+	    !jt_codemap__overlaps(&p->code, k->start, k->size)) {
 		c->st.perfmap_capped++;
 		return 0;
 	}
-	m = jt_method__new(ev->start, ev->size, ev->ts, ev->id, ev->src, ev->str, ev->str_len);
+	m = jt_method__new(k->start, k->size, k->ts, k->id, k->src, k->name, k->name_len);
 	if (!m)
 		goto oom;
 	live = jt_codemap__insert(&p->code, m, on_evict, &e);
 	if (!live) {
-		free(m);
+		method_let_go(p, m);	/* held by nothing yet */
 		goto oom;
 	}
-	if (live == m && m->in_codemap && m->src == JT_SRC_PERFMAP)
+	if (live == m && m->size && m->src == JT_SRC_PERFMAP)
 		p->perfmap_methods++;
 	/*
 	 * Code whose time is known only to a span (a perf-map line) names samples in that span
 	 * only where no other code was known: where it replaced some, either could have run.
 	 */
 	if (live == m && e.evicted)
-		m->unsure_us = ev->unsure_us;
+		m->unsure_us = k->unsure_us;
 	if (live != m) {	/* the same code again (e.g. agent and perf map): keep one */
-		free(m);
-		if (!ev->id || live->in_idmap)
+		method_let_go(p, m);	/* held by nothing */
+		if (!k->id || in_ids(p, live))
 			return 0;
-		live->agent_id = ev->id;
+		live->agent_id = k->id;
 		m = live;
 	}
-	if (ev->id && ev->src != JT_SRC_PERFMAP) {
-		struct jt_method *old = jt_idmap__get(&p->ids, ev->id);
-
-		if (old && old != m) {	/* an id reused without unload: the old one is gone */
-			old->in_idmap = false;
-			free_if_unused(old);
-		}
-		if (jt_idmap__put(&p->ids, ev->id, m)) {
+	if (k->id && k->src != JT_SRC_PERFMAP) {
+		old = jt_idmap__get(&p->ids, k->id);
+		if (jt_idmap__put(&p->ids, k->id, m)) {
 			code_remove(p, m);
-			free_if_unused(m);
+			method_let_go(p, m);
 			goto oom;
 		}
-		m->in_idmap = true;
+		if (old && old != m)	/* an id reused without unload: the old one is gone */
+			method_let_go(p, old);
 	}
-	free_if_unused(m);	/* size 0 and no id: nothing can name it */
+	method_let_go(p, m);	/* size 0 and no id: nothing can name it */
 	return 0;
 oom:
 	jt_err("out of memory for the methods of pid %u", p->pid);
@@ -271,14 +363,39 @@ oom:
 
 static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
-	if (ev->src == JT_SRC_AGENT) {
+	uint64_t span = ev->latest_ts > ev->ts ? (ev->latest_ts - ev->ts + 999) / 1000 : 0;
+	struct code k = {
+		.ts = ev->ts, .id = ev->id, .start = ev->start, .size = ev->size,
+		.unsure_us = span < UINT32_MAX ? span : UINT32_MAX, .src = ev->src,
+		.name = jt_event__str(ev), .name_len = ev->str_len,
+	};
+
+	if (ev->src == JT_SRC_AGENT || ev->src == JT_SRC_JITDUMP) {
 		p->has_agent = true;
 	} else if (ev->src == JT_SRC_PERFMAP && p->has_agent) {
-		/* the agent already told us, with exact times */
+		/* the agent (or a jitdump) already told us, with exact times */
 		c->st.perfmap_skipped++;
 		return 0;
 	}
-	return add_code(c, p, ev);
+	return add_code(c, p, &k);
+}
+
+/* Code that moved (jitdump): live at its new address, under the same id and name. */
+static int on_code_move(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_method *m = jt_idmap__get(&p->ids, ev->id);
+	struct code k;
+
+	if (!m || !m->size) {	/* loaded before we started, or a stand-in */
+		c->st.unknown_ids++;
+		return 0;
+	}
+	k = (struct code){
+		.ts = ev->ts, .id = ev->id, .start = ev->start, .size = ev->size,
+		.src = m->src, .name = m->name, .name_len = m->name_len,
+	};
+	code_remove(p, m);	/* the id then names the new method, and m is let go */
+	return add_code(c, p, &k);
 }
 
 /* The method an agent id names; one that was loaded before recording began gets a stand-in. */
@@ -295,11 +412,11 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 	n = snprintf(name, sizeof(name), "[unknown method %llu]", (unsigned long long)id);
 	m = jt_method__new(0, 0, ts, id, JT_SRC_AGENT, name, n);
 	if (!m || jt_idmap__put(&p->ids, id, m)) {
-		free(m);
+		if (m)
+			method_let_go(p, m);	/* held by nothing */
 		jt_err("out of memory for the methods of pid %u", p->pid);
 		return NULL;
 	}
-	m->in_idmap = true;
 	return m;
 }
 
@@ -335,7 +452,6 @@ static int on_unload(struct jt_collector *c, struct proc *p, const struct jt_eve
 		c->st.unknown_ids++;
 		return 0;
 	}
-	m->in_idmap = false;
 	code_remove(p, m);
 	if (m->log_id) {
 		rec = (struct jt_rec_call){
@@ -344,7 +460,7 @@ static int on_unload(struct jt_collector *c, struct proc *p, const struct jt_eve
 		};
 		err = jt_sink__emit(&c->sink, &rec.h);
 	}
-	free_if_unused(m);
+	method_let_go(p, m);
 	return err;
 }
 
@@ -551,13 +667,15 @@ static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_eve
 	unsigned int i, n = 0;
 	int err;
 
+	const uint64_t *ips = jt_event__ips(ev);
+
 	for (i = 0; i < ev->nr_kernel; i++) {
-		err = kernel_frame(c, ev->ips[i], i == 0, ev->ts, &f[n++]);
+		err = kernel_frame(c, ips[i], i == 0, ev->ts, &f[n++]);
 		if (err)
 			return err;
 	}
 	for (i = 0; i < ev->nr_user; i++) {
-		uint64_t ip = ev->ips[ev->nr_kernel + i];
+		uint64_t ip = ips[ev->nr_kernel + i];
 
 		if (!ip)	/* the frame-pointer chain's end */
 			break;
@@ -596,7 +714,7 @@ static int on_exec(struct jt_collector *c, struct proc *p, const struct jt_event
 		.pid = p->pid, .path_len = ev->str_len,
 	};
 	memcpy(u.rec.comm, p->comm, sizeof(u.rec.comm));
-	memcpy(u.rec.path, ev->str, ev->str_len);
+	memcpy(u.rec.path, jt_event__str(ev), ev->str_len);
 	return jt_sink__emit(&c->sink, &u.rec.h);
 }
 
@@ -629,12 +747,12 @@ static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_
 	child->has_agent = parent->has_agent;
 	for (i = 0; i < parent->code.n; i++) {
 		struct jt_method *pm = parent->code.v[i];
-		struct jt_event load = {
-			.ts = ev->ts, .pid = child->pid, .start = pm->start, .size = pm->size,
-			.id = pm->in_idmap ? pm->agent_id : 0, .src = pm->src, .str = pm->name,
-			.str_len = pm->name_len,
+		struct code k = {
+			.ts = ev->ts, .start = pm->start, .size = pm->size,
+			.id = in_ids(parent, pm) ? pm->agent_id : 0, .src = pm->src,
+			.name = pm->name, .name_len = pm->name_len,
 		};
-		int err = add_code(c, child, &load);
+		int err = add_code(c, child, &k);
 
 		if (err)
 			return err;
@@ -654,6 +772,10 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		return on_code_load(c, p, ev);
 	case JT_EV_CODE_UNLOAD:
 		return on_unload(c, p, ev);
+	case JT_EV_CODE_MOVE:
+		return on_code_move(c, p, ev);
+	case JT_EV_CODE_LINES:
+		return on_code_lines(c, p, ev);
 	case JT_EV_ENTER:
 	case JT_EV_LEAVE:
 		return on_call(c, p, ev);

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "event.h"
 #include "sink.h"
 
 /*

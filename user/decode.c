@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Checking ring-buffer records and turning them into struct jt_event. */
+/* The ring buffer's edge: checking its records and making the collector's events of them. */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -14,14 +14,84 @@ static size_t bounded_len(const char *s, size_t max)
 	return nul ? (size_t)(nul - s) : max;
 }
 
-int jt_decode(const void *data, size_t len, struct jt_event *ev)
+/* Put len bytes of s in ev's tail, NUL-terminated and padded, and size ev to them. */
+static void put_str(struct jt_event *ev, const char *s, size_t len)
+{
+	char *t = (char *)ev->tail;
+
+	ev->str_len = len;
+	ev->len = jt_event__size(len + 1);
+	memmove(t, s, len);
+	memset(t + len, 0, ev->len - JT_EVENT_FIXED - len);
+}
+
+static int decode_code(const struct jt_ev_code *c, size_t len, struct jt_event *ev)
+{
+	if (len < JT_EV_CODE_FIXED || c->name_len >= JT_NAME_MAX ||
+	    len < JT_EV_CODE_FIXED + c->name_len || !c->src || c->src >= JT_SRC_MAX)
+		return -EINVAL;
+	if (c->start + c->size < c->start)
+		return -EINVAL;
+	ev->id = c->id;
+	ev->start = c->start;
+	ev->size = c->size;
+	ev->src = c->src;
+	put_str(ev, c->name, bounded_len(c->name, c->name_len));
+	return 0;
+}
+
+static int decode_jcode(const struct jt_ev_jcode *j, size_t len, struct jt_event *ev)
+{
+	char *name = (char *)ev->tail;
+	size_t n;
+
+	if (len < sizeof(*j) || j->class_len > JT_JCLASS_MAX || j->method_len > JT_JMETHOD_MAX ||
+	    j->sig_len > JT_JSIG_MAX || j->start + j->size < j->start)
+		return -EINVAL;
+	ev->type = JT_EV_CODE_LOAD;
+	ev->id = j->id;
+	ev->start = j->start;
+	ev->size = j->size;
+	ev->src = JT_SRC_USDT;
+	n = jt_java_name(name, JT_NAME_MAX, j->class_name, j->class_len, j->method,
+			 j->method_len, j->sig, j->sig_len);
+	put_str(ev, name, bounded_len(name, n));
+	return 0;
+}
+
+static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_event *ev)
+{
+	size_t n;
+
+	if (len < JT_EV_SAMPLE_FIXED || s->nr_kernel > JT_MAX_FRAMES ||
+	    s->nr_user > JT_MAX_FRAMES)
+		return -EINVAL;
+	n = (size_t)s->nr_kernel + s->nr_user;
+	if (len < JT_EV_SAMPLE_FIXED + 8 * n)
+		return -EINVAL;
+	ev->cpu = s->cpu;
+	ev->nr_kernel = s->nr_kernel;
+	ev->nr_user = s->nr_user;
+	ev->len = jt_event__size(8 * n);
+	memcpy(ev->tail, s->ips, 8 * n);
+	return 0;
+}
+
+static void put_comm(struct jt_event *ev, const char *comm)
+{
+	memcpy(ev->comm, comm, JT_COMM_LEN);
+}
+
+int jt_decode(const void *data, size_t len, union jt_event_buf *out)
 {
 	const struct jt_ev_hdr *h = data;
+	struct jt_event *ev = &out->ev;
 
 	if (len < sizeof(*h) || h->size > len || h->size < sizeof(*h))
 		return -EINVAL;
-	memset(ev, 0, offsetof(struct jt_event, name_buf));
+	memset(ev, 0, JT_EVENT_FIXED);
 	ev->ts = h->ts;
+	ev->len = JT_EVENT_FIXED;
 	ev->type = h->type;
 	ev->pid = h->pid;
 	ev->tid = h->tid;
@@ -30,71 +100,25 @@ int jt_decode(const void *data, size_t len, struct jt_event *ev)
 	switch (h->type) {
 	case JT_EV_ENTER:
 	case JT_EV_LEAVE:
-	case JT_EV_CODE_UNLOAD: {
-		const struct jt_ev_call *c = data;
-
-		if (len < sizeof(*c))
+	case JT_EV_CODE_UNLOAD:
+		if (len < sizeof(struct jt_ev_call))
 			return -EINVAL;
-		ev->id = c->id;
+		ev->id = ((const struct jt_ev_call *)data)->id;
 		return 0;
-	}
-	case JT_EV_CODE_LOAD: {
-		const struct jt_ev_code *c = data;
-
-		if (len < JT_EV_CODE_FIXED || c->name_len >= JT_NAME_MAX ||
-		    len < JT_EV_CODE_FIXED + c->name_len || !c->src || c->src >= JT_SRC_MAX)
-			return -EINVAL;
-		if (c->start + c->size < c->start)
-			return -EINVAL;
-		ev->id = c->id;
-		ev->start = c->start;
-		ev->size = c->size;
-		ev->src = c->src;
-		ev->unsure_us = c->unsure_us;
-		ev->str = c->name;
-		ev->str_len = bounded_len(c->name, c->name_len);
-		return 0;
-	}
-	case JT_EV_JAVA_CODE: {
-		const struct jt_ev_jcode *j = data;
-
-		if (len < sizeof(*j) || j->class_len > JT_JCLASS_MAX ||
-		    j->method_len > JT_JMETHOD_MAX || j->sig_len > JT_JSIG_MAX ||
-		    j->start + j->size < j->start)
-			return -EINVAL;
-		ev->type = JT_EV_CODE_LOAD;
-		ev->id = j->id;
-		ev->start = j->start;
-		ev->size = j->size;
-		ev->src = JT_SRC_USDT;
-		ev->str = ev->name_buf;
-		ev->str_len = jt_java_name(ev->name_buf, sizeof(ev->name_buf), j->class_name,
-					   j->class_len, j->method, j->method_len, j->sig,
-					   j->sig_len);
-		return 0;
-	}
-	case JT_EV_SAMPLE: {
-		const struct jt_ev_sample *s = data;
-
-		if (len < JT_EV_SAMPLE_FIXED || s->nr_kernel > JT_MAX_FRAMES ||
-		    s->nr_user > JT_MAX_FRAMES ||
-		    len < JT_EV_SAMPLE_FIXED + 8 * ((size_t)s->nr_kernel + s->nr_user))
-			return -EINVAL;
-		ev->cpu = s->cpu;
-		ev->nr_kernel = s->nr_kernel;
-		ev->nr_user = s->nr_user;
-		ev->ips = s->ips;
-		return 0;
-	}
+	case JT_EV_CODE_LOAD:
+		return decode_code(data, len, ev);
+	case JT_EV_JAVA_CODE:
+		return decode_jcode(data, len, ev);
+	case JT_EV_SAMPLE:
+		return decode_sample(data, len, ev);
 	case JT_EV_EXEC: {
 		const struct jt_ev_exec *e = data;
 
 		if (len < JT_EV_EXEC_FIXED || e->path_len >= JT_PATH_MAX ||
 		    len < JT_EV_EXEC_FIXED + e->path_len)
 			return -EINVAL;
-		ev->comm = e->comm;
-		ev->str = e->path;
-		ev->str_len = bounded_len(e->path, e->path_len);
+		put_comm(ev, e->comm);
+		put_str(ev, e->path, bounded_len(e->path, e->path_len));
 		return 0;
 	}
 	case JT_EV_EXIT:
@@ -105,7 +129,7 @@ int jt_decode(const void *data, size_t len, struct jt_event *ev)
 			return -EINVAL;
 		ev->child_pid = p->child_pid;
 		ev->exit_code = p->exit_code;
-		ev->comm = p->comm;
+		put_comm(ev, p->comm);
 		return 0;
 	}
 	default:

@@ -6,9 +6,8 @@
 #include <string.h>
 
 #include "dump.h"
-#include "jt_events.h"
-#include "log.h"
-#include "names.h"
+#include "logfmt.h"
+#include "logsrc.h"
 #include "util.h"
 
 /*
@@ -23,20 +22,6 @@ struct out {
 	char *buf;
 	size_t len;
 	int err;		/* errno of the first failed write */
-};
-
-/* A module's file name, for the frames that name it. */
-struct mod {
-	uint64_t id;
-	char *base;		/* NULL: free slot */
-	size_t len;
-};
-
-/* Modules by id: open addressing, at most half full. */
-struct mods {
-	struct mod *v;
-	size_t cap;		/* a power of two */
-	size_t n;
 };
 
 static void out_flush(struct out *o)
@@ -133,76 +118,16 @@ static void put_esc(struct out *o, const char *s, size_t n, bool sep)
 	}
 }
 
-static size_t mod_slot(const struct mods *m, uint64_t id)
+/* " key=value", each value as the put_ of its kind writes it */
+#define U64(o, key, v) (PUT(o, " " key "="), put_u64(o, v))
+#define HEX(o, key, v) (PUT(o, " " key "="), put_hex(o, v))
+#define STR(o, key, s) (PUT(o, " " key "="), put_str(o, s))
+#define ESC(o, key, s, n, sep) (PUT(o, " " key "="), put_esc(o, s, n, sep))
+
+static void put_frames(struct out *o, const struct jt_lv *lv, const struct jt_rec_sample *s)
 {
-	size_t i = (id * 0x9e3779b97f4a7c15ULL) >> 32 & (m->cap - 1);
-
-	while (m->v[i].base && m->v[i].id != id)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static const struct mod *mod_find(const struct mods *m, uint64_t id)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	i = mod_slot(m, id);
-	return m->v[i].base ? &m->v[i] : NULL;
-}
-
-/* Remember the file name of a module record's path; a later record of the id replaces it. */
-static int mod_add(struct mods *m, uint64_t id, const char *path, size_t len)
-{
-	const char *base = path + len;
-	struct mod *slot;
-	char *copy;
-	size_t i;
-
-	while (base > path && base[-1] != '/')
-		base--;
-
-	if (2 * (m->n + 1) > m->cap) {
-		struct mods grown = { .cap = m->cap ? 2 * m->cap : 64, .n = m->n };
-
-		grown.v = calloc(grown.cap, sizeof(*grown.v));
-		if (!grown.v)
-			return -ENOMEM;
-		for (i = 0; i < m->cap; i++)
-			if (m->v[i].base)
-				grown.v[mod_slot(&grown, m->v[i].id)] = m->v[i];
-		free(m->v);
-		*m = grown;
-	}
-	len -= base - path;
-	copy = malloc(len + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, base, len);
-	copy[len] = '\0';
-
-	slot = &m->v[mod_slot(m, id)];
-	if (slot->base)
-		free(slot->base);
-	else
-		m->n++;
-	*slot = (struct mod){ .id = id, .base = copy, .len = len };
-	return 0;
-}
-
-static void mods_free(struct mods *m)
-{
-	size_t i;
-
-	for (i = 0; i < m->cap; i++)
-		free(m->v[i].base);
-	free(m->v);
-}
-
-static void put_frames(struct out *o, const struct mods *mods, const struct jt_rec_sample *s)
-{
-	const struct mod *mod;
+	const char *base;
+	size_t len;
 	unsigned i;
 
 	PUT(o, " frames=");
@@ -220,9 +145,9 @@ static void put_frames(struct out *o, const struct mods *mods, const struct jt_r
 			PUT(o, "+");
 			break;
 		case JT_FRAME_MODULE:
-			mod = mod_find(mods, id);
-			if (mod) {
-				put_esc(o, mod->base, mod->len, true);
+			base = jt_lv__frame_file(lv, f, &len);
+			if (base) {
+				put_esc(o, base, len, true);
 			} else {	/* the log broke its promise: show it */
 				PUT(o, "module?");
 				put_u64(o, id);
@@ -249,33 +174,27 @@ static void put_frames(struct out *o, const struct mods *mods, const struct jt_r
 	}
 }
 
-/* Returns 0 or -ENOMEM. */
-static int put_rec(struct out *o, struct mods *mods, const struct jt_rec_hdr *rec,
-		   uint64_t start)
+/* TIME TYPE key=value ...: the type by its name (logfmt.h), "unknown" for a newer one's. */
+static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_hdr *rec,
+		    uint64_t start)
 {
 	room(o, LINE_FIXED);
 	put_time(o, rec->ts, start);
 	PUT(o, " ");
+	put_str(o, jt_rec__name(rec->type));
 	switch (rec->type) {
 	case JT_REC_METHOD: {
 		const struct jt_rec_method *m = (const void *)rec;
 
-		PUT(o, "method id=");
-		put_u64(o, m->id);
-		PUT(o, " pid=");
-		put_u64(o, m->pid);
-		PUT(o, " start=");
-		put_hex(o, m->start);
-		PUT(o, " size=");
-		put_hex(o, m->size);
+		U64(o, "id", m->id);
+		U64(o, "pid", m->pid);
+		HEX(o, "start", m->start);
+		HEX(o, "size", m->size);
 		PUT(o, " load=");
 		put_time(o, m->load_ts, start);
-		PUT(o, " src=");
-		put_str(o, jt_src__name(m->src));
-		PUT(o, " agent_id=");
-		put_u64(o, m->agent_id);
-		PUT(o, " name=");
-		put_esc(o, m->name, m->name_len, false);
+		STR(o, "src", jt_src__name(m->src));
+		U64(o, "agent_id", m->agent_id);
+		ESC(o, "name", m->name, m->name_len, false);
 		break;
 	}
 	case JT_REC_UNLOAD:
@@ -283,143 +202,104 @@ static int put_rec(struct out *o, struct mods *mods, const struct jt_rec_hdr *re
 	case JT_REC_LEAVE: {
 		const struct jt_rec_call *c = (const void *)rec;
 
-		put_str(o, jt_rec__name(rec->type));
-		PUT(o, " pid=");
-		put_u64(o, c->pid);
-		PUT(o, " tid=");
-		put_u64(o, c->tid);
-		PUT(o, " id=");
-		put_u64(o, c->id);
+		U64(o, "pid", c->pid);
+		U64(o, "tid", c->tid);
+		U64(o, "id", c->id);
 		break;
 	}
 	case JT_REC_SAMPLE: {
 		const struct jt_rec_sample *s = (const void *)rec;
 
-		PUT(o, "sample pid=");
-		put_u64(o, s->pid);
-		PUT(o, " tid=");
-		put_u64(o, s->tid);
-		PUT(o, " cpu=");
-		put_u64(o, s->cpu);
-		put_frames(o, mods, s);
+		U64(o, "pid", s->pid);
+		U64(o, "tid", s->tid);
+		U64(o, "cpu", s->cpu);
+		put_frames(o, lv, s);
 		break;
 	}
 	case JT_REC_EXEC: {
 		const struct jt_rec_exec *e = (const void *)rec;
 
-		PUT(o, "exec pid=");
-		put_u64(o, e->pid);
-		PUT(o, " comm=");
-		put_esc(o, e->comm, strnlen(e->comm, sizeof(e->comm)), true);
-		PUT(o, " path=");
-		put_esc(o, e->path, e->path_len, false);
+		U64(o, "pid", e->pid);
+		ESC(o, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)), true);
+		ESC(o, "path", e->path, e->path_len, false);
 		break;
 	}
 	case JT_REC_EXIT: {
 		const struct jt_rec_exit *e = (const void *)rec;
 
-		PUT(o, "exit pid=");
-		put_u64(o, e->pid);
+		U64(o, "pid", e->pid);
 		break;
 	}
 	case JT_REC_DROP: {
 		const struct jt_rec_drop *d = (const void *)rec;
 
-		PUT(o, "drop what=");
-		put_str(o, jt_drop__name(d->what));
-		PUT(o, " count=");
-		put_u64(o, d->count);
+		STR(o, "what", jt_drop__name(d->what));
+		U64(o, "count", d->count);
 		break;
 	}
 	case JT_REC_PROC: {
 		const struct jt_rec_proc *p = (const void *)rec;
 
-		PUT(o, "proc pid=");
-		put_u64(o, p->pid);
-		PUT(o, " comm=");
-		put_esc(o, p->comm, strnlen(p->comm, sizeof(p->comm)), true);
-		PUT(o, " cmdline=");
-		put_esc(o, p->cmdline, p->cmdline_len, false);
+		U64(o, "pid", p->pid);
+		ESC(o, "comm", p->comm, strnlen(p->comm, sizeof(p->comm)), true);
+		ESC(o, "cmdline", p->cmdline, p->cmdline_len, false);
 		break;
 	}
 	case JT_REC_MODULE: {
 		const struct jt_rec_module *m = (const void *)rec;
 
-		if (mod_add(mods, m->id, m->path, m->path_len))
-			return -ENOMEM;
-		PUT(o, "module id=");
-		put_u64(o, m->id);
-		PUT(o, " pid=");
-		put_u64(o, m->pid);
-		PUT(o, " start=");
-		put_hex(o, m->start);
-		PUT(o, " end=");
-		put_hex(o, m->end);
-		PUT(o, " pgoff=");
-		put_hex(o, m->pgoff);
-		PUT(o, " path=");
-		put_esc(o, m->path, m->path_len, false);
+		U64(o, "id", m->id);
+		U64(o, "pid", m->pid);
+		HEX(o, "start", m->start);
+		HEX(o, "end", m->end);
+		HEX(o, "pgoff", m->pgoff);
+		ESC(o, "path", m->path, m->path_len, false);
 		break;
 	}
 	case JT_REC_SYMBOL: {
 		const struct jt_rec_symbol *y = (const void *)rec;
 
-		PUT(o, "symbol id=");
-		put_u64(o, y->id);
-		PUT(o, " pid=");
-		put_u64(o, y->pid);
-		PUT(o, " module=");
-		put_u64(o, y->module);
-		PUT(o, " start=");
-		put_hex(o, y->start);
-		PUT(o, " size=");
-		put_hex(o, y->size);
-		PUT(o, " name=");
-		put_esc(o, y->name, y->name_len, false);
+		U64(o, "id", y->id);
+		U64(o, "pid", y->pid);
+		U64(o, "module", y->module);
+		HEX(o, "start", y->start);
+		HEX(o, "size", y->size);
+		ESC(o, "name", y->name, y->name_len, false);
 		break;
 	}
 	case JT_REC_END: {
 		const struct jt_rec_end *e = (const void *)rec;
 
-		PUT(o, "end records=");
-		put_u64(o, e->records);
+		U64(o, "records", e->records);
 		break;
 	}
 	default:
-		PUT(o, "unknown type=");
-		put_u64(o, rec->type);
-		PUT(o, " size=");
-		put_u64(o, rec->size);
+		U64(o, "type", rec->type);
+		U64(o, "size", rec->size);
 		break;
 	}
 	PUT(o, "\n");
-	return 0;
 }
 
 int jt_dump(FILE *out, const char *path, unsigned int flags)
 {
 	struct out o = { .f = out };
-	struct mods mods = { 0 };
 	const struct jt_rec_hdr *rec;
-	struct jt_log_reader *r;
-	uint64_t start;
+	struct jt_filter every;
+	struct jt_logsrc src;
 	int ret = 1;
 
-	r = jt_logr__open_flags(path, flags);
-	if (!r)
+	jt_filter__init(&every);
+	every.salvage = flags & JT_LOGR_SALVAGE;
+	if (jt_logsrc__open(&src, path, &every))
 		return 1;
 	o.buf = malloc(OUT_CAP);
 	if (!o.buf) {
 		jt_err("%s: out of memory", path);
 		goto cleanup;
 	}
-	start = jt_logr__header(r)->start_ns;
-	while (!o.err && (rec = jt_logr__next(r))) {
-		if (put_rec(&o, &mods, rec, start)) {
-			jt_err("%s: out of memory", path);
-			goto cleanup;
-		}
-	}
+	while (!o.err && (rec = jt_logsrc__next(&src, NULL)))
+		put_rec(&o, src.lv, rec, src.hdr->start_ns);
 	out_flush(&o);
 	if (!o.err && fflush(out))
 		o.err = errno ? errno : EIO;
@@ -427,24 +307,10 @@ int jt_dump(FILE *out, const char *path, unsigned int flags)
 		jt_err("%s: writing the dump: %s", path, strerror(o.err));
 		goto cleanup;
 	}
-
-	switch (jt_logr__state(r)) {
-	case JT_LOGR_TRUNCATED:
-		jt_err("%s: truncated: %s; shown up to the last whole block", path,
-		       jt_logr__why(r));
+	if (!jt_logsrc__finish(&src, "shown"))
 		ret = 0;
-		break;
-	case JT_LOGR_CORRUPT:
-		jt_err("%s: corrupt: %s", path, jt_logr__why(r));
-		break;
-	default:
-		ret = 0;
-		break;
-	}
-
 cleanup:
-	mods_free(&mods);
 	free(o.buf);
-	jt_logr__close(r);
+	jt_logsrc__close(&src);
 	return ret;
 }

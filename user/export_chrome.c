@@ -5,41 +5,32 @@
 #include <string.h>
 
 #include "export_chrome.h"
+#include "export_common.h"
+#include "logsrc.h"
 #include "util.h"
 
 struct chrome {
-	struct jt_xsrc src;
+	struct jt_logsrc src;
 	struct jt_xcalls calls;
 	struct jt_xout o;
 	uint64_t events;
 };
 
-static int event(struct chrome *c, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts,
-		 const char *ph)
+/* A call opens (B) or closes (E). */
+static int event(void *ctx, bool open, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
 {
-	char buf[JT_EXPORT_NAME_CAP];
-	const char *name = jt_xsrc__method(&c->src, id, buf);
+	struct chrome *c = ctx;
+	char buf[JT_LOGSRC_NAME_CAP];
+	const char *name = jt_logsrc__method(&c->src, id, buf);
 
 	jt_xout__printf(&c->o, "%s{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
-			c->events++ ? ",\n" : "\n", ph, pid, tid);
-	jt_xout__usec(&c->o, jt_xsrc__rel(&c->src, ts));
+			c->events++ ? ",\n" : "\n", open ? "B" : "E", pid, tid);
+	jt_xout__usec(&c->o, jt_logsrc__rel(&c->src, ts));
 	jt_xout__str(&c->o, ",\"cat\":\"jit\",\"name\":");
 	jt_xout__json_str(&c->o, name, strlen(name));
 	jt_xout__str(&c->o, "}");
 	return 0;
 }
-
-static int on_open(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
-{
-	return event(ctx, pid, tid, id, ts, "B");
-}
-
-static int on_close(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
-{
-	return event(ctx, pid, tid, id, ts, "E");
-}
-
-static const struct jt_xcalls_ops ops = { on_open, on_close };
 
 static void meta(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
 		 const char *name)
@@ -77,28 +68,28 @@ int jt_export_chrome(FILE *out, const char *path, const struct jt_filter *filter
 	struct chrome c = { 0 };
 	const struct jt_rec_hdr *rec;
 	const char *base;
-	int err = 0, ret = 1;
+	int err, ret = 1;
+	bool kept;
 
-	if (jt_xsrc__open(&c.src, path, filter))
+	if (jt_logsrc__open(&c.src, path, filter))
 		return 1;
 	if (jt_xout__init(&c.o, out)) {
 		jt_err("%s: out of memory", path);
-		jt_xsrc__close(&c.src);
+		jt_logsrc__close(&c.src);
 		return 1;
 	}
 	jt_xout__str(&c.o, "{\"traceEvents\":[");
-	while ((rec = jt_xsrc__next(&c.src, &err))) {
-		if (rec->type == JT_REC_SAMPLE)
+	while ((rec = jt_logsrc__next(&c.src, &kept))) {
+		if (!kept || rec->type == JT_REC_SAMPLE)
 			continue;
-		err = jt_xcalls__feed(&c.calls, (const void *)rec, &ops, &c);
-		if (err) {
+		if (jt_xcalls__feed(&c.calls, (const void *)rec, event, &c)) {
 			jt_err("%s: out of memory", path);
 			goto cleanup;
 		}
 	}
-	if (err || jt_xsrc__finish(&c.src))
+	if (jt_logsrc__finish(&c.src, "exported"))
 		goto cleanup;
-	if (jt_xcalls__finish(&c.calls, c.src.last_ts, &ops, &c)) {
+	if (jt_xcalls__finish(&c.calls, c.src.last_ts, event, &c)) {
 		jt_err("%s: out of memory", path);
 		goto cleanup;
 	}
@@ -122,6 +113,6 @@ cleanup:
 		ret = 1;
 	}
 	jt_xcalls__fini(&c.calls);
-	jt_xsrc__close(&c.src);
+	jt_logsrc__close(&c.src);
 	return ret;
 }

@@ -7,8 +7,6 @@
 
 #include "filter.h"
 
-#include "export_common.h"
-
 /*
  * Write the enter/leave records of the log at path to out as {"traceEvents":[...]}: a "B"
  * and an "E" event per call, per thread, properly nested (a call open at the end is closed

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Shared by the exports: filtered log reading, frame files, interning, call balancing, JSON. */
+/* Shared by the exports: interning, call balancing, buffered output and JSON strings. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -85,124 +85,6 @@ void jt_xintern__fini(struct jt_xintern *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* ---- reading ---- */
-
-int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_filter *filter)
-{
-	memset(s, 0, sizeof(*s));
-	s->path = path;
-	if (filter)
-		s->filter = *filter;
-	else
-		jt_filter__init(&s->filter);
-	s->r = jt_logr__open_flags(path, jt_filter__read_flags(&s->filter));
-	if (!s->r)
-		return -1;
-	s->lv = jt_lv__new();
-	if (!s->lv) {
-		jt_logr__close(s->r);
-		s->r = NULL;
-		return -1;
-	}
-	s->hdr = jt_logr__header(s->r);
-	s->last_ts = s->hdr->start_ns;
-	jt_filter__start(&s->filter, s->hdr->start_ns);
-	return 0;
-}
-
-void jt_xsrc__close(struct jt_xsrc *s)
-{
-	jt_lv__free(s->lv);
-	jt_logr__close(s->r);
-	s->lv = NULL;
-	s->r = NULL;
-}
-
-const struct jt_rec_hdr *jt_xsrc__next(struct jt_xsrc *s, int *err)
-{
-	const struct jt_rec_hdr *rec;
-	uint32_t pid;
-
-	*err = 0;
-	while ((rec = jt_logr__next(s->r))) {
-		if (rec->ts > s->last_ts)
-			s->last_ts = rec->ts;
-		switch (rec->type) {
-		case JT_REC_SAMPLE:
-			pid = ((const struct jt_rec_sample *)rec)->pid;
-			break;
-		case JT_REC_ENTER:
-		case JT_REC_LEAVE:
-			pid = ((const struct jt_rec_call *)rec)->pid;
-			break;
-		default:
-			if (jt_lv__add(s->lv, rec)) {
-				*err = -ENOMEM;
-				return NULL;
-			}
-			continue;
-		}
-		if (jt_filter__keep(&s->filter, s->lv, rec->ts, pid))
-			return rec;
-		s->filtered++;
-	}
-	return NULL;
-}
-
-int jt_xsrc__finish(struct jt_xsrc *s)
-{
-	switch (jt_logr__state(s->r)) {
-	case JT_LOGR_TRUNCATED:
-		jt_err("%s: truncated: %s; exported up to the last whole block", s->path,
-		       jt_logr__why(s->r));
-		return 0;
-	case JT_LOGR_CORRUPT:
-		jt_err("%s: corrupt: %s", s->path, jt_logr__why(s->r));
-		return -1;
-	default:
-		return 0;
-	}
-}
-
-const char *jt_xsrc__frame(const struct jt_xsrc *s, const struct jt_frame *f, char *buf,
-			   const char **file, enum jt_lv_kind *kind)
-{
-	const char *name = jt_lv__frame(s->lv, f, buf, JT_EXPORT_NAME_CAP, kind);
-	const char *base;
-
-	switch (*kind) {
-	case JT_LV_JIT:
-		*file = "[jit]";
-		break;
-	case JT_LV_KERNEL:
-		*file = "[kernel]";
-		break;
-	case JT_LV_NATIVE:
-		base = jt_lv__frame_file(s->lv, f);
-		*file = base ? base : "[unknown]";
-		break;
-	default:
-		*file = "[unknown]";
-		break;
-	}
-	return name;
-}
-
-const char *jt_xsrc__method(const struct jt_xsrc *s, uint64_t id, char *buf)
-{
-	const struct jt_lv_method *m = jt_lv__method(s->lv, id);
-
-	if (m)
-		return m->name;
-	snprintf(buf, JT_EXPORT_NAME_CAP, "[unknown method %" PRIu64 "]", id);
-	return buf;
-}
-
-uint64_t jt_xsrc__rel(const struct jt_xsrc *s, uint64_t ts)
-{
-	return ts > s->hdr->start_ns ? ts - s->hdr->start_ns : 0;
-}
-
 /* ---- call balancing ---- */
 
 struct xstack {
@@ -239,8 +121,8 @@ static struct xstack *stack_of(struct jt_xcalls *c, uint64_t key)
 	return st;
 }
 
-int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec,
-		    const struct jt_xcalls_ops *ops, void *ctx)
+int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec, jt_xcalls_fn *fn,
+		    void *ctx)
 {
 	struct xstack *st = stack_of(c, thread_key(rec->pid, rec->tid));
 	size_t i;
@@ -259,7 +141,7 @@ int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec,
 			st->cap = cap;
 		}
 		st->ids[st->n++] = rec->id;
-		return ops->open(ctx, rec->pid, rec->tid, rec->id, rec->h.ts);
+		return fn(ctx, true, rec->pid, rec->tid, rec->id, rec->h.ts);
 	}
 	/* a leave closes the innermost open call of its method, and every call above it */
 	for (i = st->n; i > 0 && st->ids[i - 1] != rec->id; i--)
@@ -271,15 +153,14 @@ int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec,
 	while (st->n >= i) {
 		if (st->n > i)
 			c->implied_leaves++;
-		err = ops->close(ctx, rec->pid, rec->tid, st->ids[--st->n], rec->h.ts);
+		err = fn(ctx, false, rec->pid, rec->tid, st->ids[--st->n], rec->h.ts);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, const struct jt_xcalls_ops *ops,
-		      void *ctx)
+int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, jt_xcalls_fn *fn, void *ctx)
 {
 	size_t t;
 	int err;
@@ -289,8 +170,8 @@ int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, const struct jt_xcalls_o
 
 		while (st->n) {
 			c->open_at_end++;
-			err = ops->close(ctx, c->order[t] >> 32, (uint32_t)c->order[t],
-					 st->ids[--st->n], ts);
+			err = fn(ctx, false, c->order[t] >> 32, (uint32_t)c->order[t],
+				 st->ids[--st->n], ts);
 			if (err)
 				return err;
 		}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the exports (pprof, speedscope, chrome) share: reading a log with the --pid/--comm
- * filter, each frame's name and file, interning, balancing enter/leave per thread, and a
- * buffered writer with JSON string escaping.
+ * What the exports (pprof, speedscope, chrome) share beyond reading the log (logsrc.h):
+ * interning, balancing enter/leave per thread, and a buffered writer with JSON string
+ * escaping, which report --json writes through too.
  */
 #ifndef JT_EXPORT_COMMON_H
 #define JT_EXPORT_COMMON_H
@@ -12,12 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "filter.h"
 #include "hash.h"
-#include "logview.h"
-#include "log.h"
-
-#define JT_EXPORT_NAME_CAP 256	/* buffer for a frame name formatted from file+offset */
+#include "jt_log_format.h"
 
 /* ---- interning: byte strings to dense indexes 0, 1, 2, ... in order of first sight ---- */
 struct jt_xintern {
@@ -31,45 +27,10 @@ long jt_xintern__get(struct jt_xintern *t, const void *key, size_t len, bool *ad
 const void *jt_xintern__key(const struct jt_xintern *t, size_t idx, size_t *len);
 void jt_xintern__fini(struct jt_xintern *t);
 
-/* ---- reading a log for an export ---- */
-struct jt_xsrc {
-	const char *path;
-	struct jt_filter filter;	/* what is kept; its times resolved at open */
-	struct jt_log_reader *r;
-	struct jt_lv *lv;
-	const struct jt_log_header *hdr;
-	uint64_t last_ts;		/* of any record read so far */
-	uint64_t filtered;		/* samples and calls left out by the filter */
-};
-
-/* Open the log at path; errors are reported (naming it). Returns 0 or -1. */
-int jt_xsrc__open(struct jt_xsrc *s, const char *path, const struct jt_filter *filter);
-/*
- * The next sample, enter or leave record of a wanted process; every other record only
- * updates what the log defines. NULL at the end or on an error (then *err is set, reported).
- */
-const struct jt_rec_hdr *jt_xsrc__next(struct jt_xsrc *s, int *err);
-/* After the last record: a truncated log is explained and accepted, a corrupt one is an
- * error (reported). Returns 0 or -1. */
-int jt_xsrc__finish(struct jt_xsrc *s);
-void jt_xsrc__close(struct jt_xsrc *s);
-/*
- * A frame's name (as jt_lv__frame) and the file it is in: the module's base name for
- * native code, "[jit]", "[kernel]" or "[unknown]". buf holds JT_EXPORT_NAME_CAP bytes.
- */
-const char *jt_xsrc__frame(const struct jt_xsrc *s, const struct jt_frame *f, char *buf,
-			   const char **file, enum jt_lv_kind *kind);
-/* The name of a method an enter or leave names; "[unknown method N]" formatted into buf. */
-const char *jt_xsrc__method(const struct jt_xsrc *s, uint64_t id, char *buf);
-/* ns since the header's start_ns; a time before it counts as 0. */
-uint64_t jt_xsrc__rel(const struct jt_xsrc *s, uint64_t ts);
-
 /* ---- enter/leave made into properly nested open/close pairs per thread ---- */
-struct jt_xcalls_ops {
-	/* a call opens or closes on thread (pid, tid) at ts; return nonzero to stop */
-	int (*open)(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts);
-	int (*close)(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts);
-};
+/* A call of method id opens (open) or closes on thread (pid, tid) at ts; nonzero stops. */
+typedef int jt_xcalls_fn(void *ctx, bool open, uint32_t pid, uint32_t tid, uint64_t id,
+			 uint64_t ts);
 
 struct jt_xcalls {
 	struct jt_hash threads;		/* pid << 32 | tid -> struct xthread_stack */
@@ -82,11 +43,10 @@ struct jt_xcalls {
 };
 
 /* Feed one enter or leave record. Returns 0, -ENOMEM, or what a callback returned. */
-int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec,
-		    const struct jt_xcalls_ops *ops, void *ctx);
+int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec, jt_xcalls_fn *fn,
+		    void *ctx);
 /* Close every call still open, at ts, innermost first, threads in order of first sight. */
-int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, const struct jt_xcalls_ops *ops,
-		      void *ctx);
+int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, jt_xcalls_fn *fn, void *ctx);
 /* Tell what was fixed up (if anything) on stderr, naming the log. */
 void jt_xcalls__report(const struct jt_xcalls *c, const char *path);
 void jt_xcalls__fini(struct jt_xcalls *c);

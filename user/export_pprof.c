@@ -5,7 +5,9 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "export_common.h"
 #include "export_pprof.h"
+#include "logsrc.h"
 #include "pb.h"
 #include "util.h"
 
@@ -25,7 +27,7 @@ struct skey {
 };
 
 struct pprof {
-	struct jt_xsrc src;
+	struct jt_logsrc src;
 	struct jt_xintern strings;	/* string_table */
 	struct jt_xintern functions;	/* name '\0' file */
 	struct jt_xintern locations;	/* struct jt_frame */
@@ -47,7 +49,7 @@ static long str_idx(struct pprof *p, const char *s)
 /* The location of a frame, with its function, created at first sight. Returns its index. */
 static long location(struct pprof *p, const struct jt_frame *f)
 {
-	char buf[JT_EXPORT_NAME_CAP], *fkey;
+	char buf[JT_LOGSRC_NAME_CAP], *fkey;
 	const struct jt_lv_method *m;
 	size_t nlen, flen, cap_func;
 	const char *name, *file;
@@ -58,7 +60,7 @@ static long location(struct pprof *p, const struct jt_frame *f)
 	loc = jt_xintern__get(&p->locations, f, sizeof(*f), &added);
 	if (loc < 0 || !added)
 		return loc;
-	name = jt_xsrc__frame(&p->src, f, buf, &file, &kind);
+	name = jt_logsrc__frame(&p->src, f, buf, &file, &kind);
 	nlen = strlen(name);
 	flen = strlen(file);
 	fkey = malloc(nlen + 1 + flen);
@@ -218,7 +220,7 @@ static int encode(struct pprof *p, struct jt_pb *b)
 		jt_pb__bytes(b, P_STRING_TABLE, s, len);
 	}
 	jt_pb__uint(b, P_TIME_NANOS, h->start_ns + h->realtime_offset_ns);
-	jt_pb__uint(b, P_DURATION_NANOS, jt_xsrc__rel(&p->src, p->src.last_ts));
+	jt_pb__uint(b, P_DURATION_NANOS, jt_logsrc__rel(&p->src, p->src.last_ts));
 	value_type(b, P_PERIOD_TYPE, s_cpu, s_ns);
 	jt_pb__uint(b, P_PERIOD, period);
 	m = jt_pb__begin(b, P_COMMENT);
@@ -270,20 +272,19 @@ int jt_export_pprof(FILE *out, const char *path, const struct jt_filter *filter)
 	struct pprof p = { 0 };
 	const struct jt_rec_hdr *rec;
 	struct jt_pb b = { 0 };
-	int err = 0, ret = 1;
+	int ret = 1;
+	bool kept;
 
-	if (jt_xsrc__open(&p.src, path, filter))
+	if (jt_logsrc__open(&p.src, path, filter))
 		return 1;
 	p.key = malloc(sizeof(*p.key) + UINT16_MAX * sizeof(p.key->locs[0]));
 	if (!p.key || fixed_strings(&p))
 		goto nomem;
-	while ((rec = jt_xsrc__next(&p.src, &err))) {
-		if (rec->type == JT_REC_SAMPLE && add_sample(&p, (const void *)rec))
+	while ((rec = jt_logsrc__next(&p.src, &kept))) {
+		if (kept && rec->type == JT_REC_SAMPLE && add_sample(&p, (const void *)rec))
 			goto nomem;
 	}
-	if (err)
-		goto cleanup;
-	if (jt_xsrc__finish(&p.src))
+	if (jt_logsrc__finish(&p.src, "exported"))
 		goto cleanup;
 	if (encode(&p, &b))
 		goto nomem;
@@ -304,6 +305,6 @@ cleanup:
 	jt_xintern__fini(&p.functions);
 	jt_xintern__fini(&p.locations);
 	jt_xintern__fini(&p.samples);
-	jt_xsrc__close(&p.src);
+	jt_logsrc__close(&p.src);
 	return ret;
 }

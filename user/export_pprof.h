@@ -7,8 +7,6 @@
 
 #include "filter.h"
 
-#include "export_common.h"
-
 /*
  * Write the samples of the log at path (those opts lets through; opts may be NULL) to out
  * as a gzip-compressed perftools.profiles.Profile (tests/views/profile.proto), as Pyroscope

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_common.h"
 #include "export_speedscope.h"
+#include "logsrc.h"
 #include "util.h"
 
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"
@@ -33,7 +35,7 @@ struct sthread {
 };
 
 struct sscope {
-	struct jt_xsrc src;
+	struct jt_logsrc src;
 	struct jt_xintern frames;	/* name '\0' file */
 	struct jt_xintern raw;		/* struct jt_frame -> index into raw_frame */
 	uint32_t *raw_frame;		/* frame index of each raw frame */
@@ -64,7 +66,7 @@ static long frame_idx(struct sscope *s, const char *name, const char *file)
 
 static long raw_idx(struct sscope *s, const struct jt_frame *f)
 {
-	char buf[JT_EXPORT_NAME_CAP];
+	char buf[JT_LOGSRC_NAME_CAP];
 	const char *name, *file;
 	enum jt_lv_kind kind;
 	bool added;
@@ -73,7 +75,7 @@ static long raw_idx(struct sscope *s, const struct jt_frame *f)
 	r = jt_xintern__get(&s->raw, f, sizeof(*f), &added);
 	if (r < 0 || !added)
 		return r < 0 ? r : s->raw_frame[r];
-	name = jt_xsrc__frame(&s->src, f, buf, &file, &kind);
+	name = jt_logsrc__frame(&s->src, f, buf, &file, &kind);
 	idx = frame_idx(s, name, file);
 	if (idx < 0 || jt_array_grow(&s->raw_frame, &s->cap_raw, r + 1, sizeof(*s->raw_frame)))
 		return -ENOMEM;
@@ -141,17 +143,18 @@ static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
 	return 0;
 }
 
-static int event(struct sscope *s, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts,
-		 char type)
+/* A call opens (O) or closes (C). */
+static int event(void *ctx, bool open, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
 {
+	struct sscope *s = ctx;
 	struct sthread *t = thread(s, pid, tid);
 	uintptr_t idx = (uintptr_t)jt_hash__get(&s->methods, id);
-	char buf[JT_EXPORT_NAME_CAP];
+	char buf[JT_LOGSRC_NAME_CAP];
 
 	if (!t)
 		return -ENOMEM;
 	if (!idx) {
-		long f = frame_idx(s, jt_xsrc__method(&s->src, id, buf), "[jit]");
+		long f = frame_idx(s, jt_logsrc__method(&s->src, id, buf), "[jit]");
 
 		if (f < 0 || jt_hash__put(&s->methods, id, (void *)(uintptr_t)(f + 1)))
 			return -ENOMEM;
@@ -159,34 +162,29 @@ static int event(struct sscope *s, uint32_t pid, uint32_t tid, uint64_t id, uint
 	}
 	if (jt_array_grow(&t->events, &t->cap_events, t->nr_events + 1, sizeof(*t->events)))
 		return -ENOMEM;
-	t->events[t->nr_events++] = (struct sevent){ jt_xsrc__rel(&s->src, ts), idx - 1, type };
+	t->events[t->nr_events++] = (struct sevent){ jt_logsrc__rel(&s->src, ts), idx - 1,
+						    open ? 'O' : 'C' };
 	return 0;
 }
 
-static int on_open(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
-{
-	return event(ctx, pid, tid, id, ts, 'O');
-}
-
-static int on_close(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
-{
-	return event(ctx, pid, tid, id, ts, 'C');
-}
-
-static const struct jt_xcalls_ops ops = { on_open, on_close };
-
-static void profile_name(struct jt_xout *o, const struct sthread *t, const char *what)
+/* A profile up to its samples or events: its type, name ("comm pid/tid" + what) and range. */
+static void profile_head(struct jt_xout *o, const struct sthread *t, bool *first,
+			 const char *type, const char *what, uint64_t end)
 {
 	char name[96];
 
+	jt_xout__printf(o, "%s{\"type\":\"%s\",\"name\":", *first ? "\n" : ",\n", type);
+	*first = false;
 	snprintf(name, sizeof(name), "%.16s %u/%u%s", t->comm, t->pid, t->tid, what);
 	jt_xout__json_str(o, name, strlen(name));
+	jt_xout__str(o, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":");
+	jt_xout__u64(o, end);
 }
 
 static void write_json(struct sscope *s, struct jt_xout *o)
 {
 	const char *base = strrchr(s->src.path, '/');
-	uint64_t end = jt_xsrc__rel(&s->src, s->src.last_ts), total;
+	uint64_t end = jt_logsrc__rel(&s->src, s->src.last_ts), total;
 	size_t i, j, k, len, nlen;
 	bool first = true;
 
@@ -212,12 +210,7 @@ static void write_json(struct sscope *s, struct jt_xout *o)
 			continue;
 		for (j = 0, total = 0; j < t->nr_samples; j++)
 			total += t->samples[j].weight;
-		jt_xout__str(o, first ? "\n{\"type\":\"sampled\",\"name\":" :
-					",\n{\"type\":\"sampled\",\"name\":");
-		first = false;
-		profile_name(o, t, "");
-		jt_xout__str(o, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":");
-		jt_xout__u64(o, total);
+		profile_head(o, t, &first, "sampled", "", total);
 		jt_xout__str(o, ",\n\"samples\":[");
 		for (j = 0; j < t->nr_samples; j++) {
 			const struct ssample *sm = &t->samples[j];
@@ -240,12 +233,7 @@ static void write_json(struct sscope *s, struct jt_xout *o)
 
 		if (!t->nr_events)
 			continue;
-		jt_xout__str(o, first ? "\n{\"type\":\"evented\",\"name\":" :
-					",\n{\"type\":\"evented\",\"name\":");
-		first = false;
-		profile_name(o, t, " calls");
-		jt_xout__str(o, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":");
-		jt_xout__u64(o, end);
+		profile_head(o, t, &first, "evented", " calls", end);
 		jt_xout__str(o, ",\n\"events\":[");
 		for (j = 0; j < t->nr_events; j++) {
 			const struct sevent *e = &t->events[j];
@@ -265,27 +253,30 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *fi
 	struct sscope s = { 0 };
 	const struct jt_rec_hdr *rec;
 	struct jt_xout o = { 0 };
-	int err = 0, ret = 1;
+	int err, ret = 1;
 	size_t i;
+	bool kept;
 
-	if (jt_xsrc__open(&s.src, path, filter))
+	if (jt_logsrc__open(&s.src, path, filter))
 		return 1;
 	if (s.src.hdr->sample_hz)
 		s.period = 1000000000ULL / s.src.hdr->sample_hz;
 	s.stack = malloc(UINT16_MAX * sizeof(*s.stack));
 	if (!s.stack)
 		goto nomem;
-	while ((rec = jt_xsrc__next(&s.src, &err))) {
+	while ((rec = jt_logsrc__next(&s.src, &kept))) {
+		if (!kept)
+			continue;
 		if (rec->type == JT_REC_SAMPLE)
 			err = add_sample(&s, (const void *)rec);
 		else
-			err = jt_xcalls__feed(&s.calls, (const void *)rec, &ops, &s);
+			err = jt_xcalls__feed(&s.calls, (const void *)rec, event, &s);
 		if (err)
 			goto nomem;
 	}
-	if (err || jt_xsrc__finish(&s.src))
+	if (jt_logsrc__finish(&s.src, "exported"))
 		goto cleanup;
-	if (jt_xcalls__finish(&s.calls, s.src.last_ts, &ops, &s))
+	if (jt_xcalls__finish(&s.calls, s.src.last_ts, event, &s))
 		goto nomem;
 	jt_xcalls__report(&s.calls, path);
 	if (!s.nr_threads)
@@ -317,6 +308,6 @@ cleanup:
 	jt_xintern__fini(&s.frames);
 	jt_xintern__fini(&s.raw);
 	jt_xcalls__fini(&s.calls);
-	jt_xsrc__close(&s.src);
+	jt_logsrc__close(&s.src);
 	return ret;
 }

@@ -7,8 +7,6 @@
 
 #include "filter.h"
 
-#include "export_common.h"
-
 /*
  * Write the log at path to out as a speedscope file
  * (https://www.speedscope.app/file-format-schema.json): one shared frame table; per

@@ -9,8 +9,7 @@
 
 #include "flamegraph.h"
 #include "folded.h"
-#include "log.h"
-#include "logview.h"
+#include "logsrc.h"
 #include "stacks.h"
 #include "util.h"
 
@@ -351,15 +350,14 @@ static const char style[] =
 ".btn.active { fill: rgb(180,0,180); }\n"
 ".hide { display: none; }\n";
 
-static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_lv *lv,
-		     const struct jt_flame_opts *o, uint32_t log_flags, uint64_t dropped,
-		     const struct jt_log_header *hdr)
+static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_logsrc *src,
+		     const struct jt_flame_opts *o)
 {
 	const struct jt_stk_node *root = jt_stacks__node(s, JT_STK_ROOT);
-	struct svg g = { .out = out, .s = s, .lv = lv, .total = root->total };
+	struct svg g = { .out = out, .s = s, .lv = src->lv, .total = root->total };
 	unsigned int width = o->width ? o->width : 1200;
 
-	g.per_proc = jt_stacks__per_proc(s, log_flags);
+	g.per_proc = jt_stacks__per_proc(s, src->hdr->flags);
 	g.width = width;
 	g.min_width = o->min_width > 0 ? o->min_width : 0.1;
 	g.scale = g.total ? (double)(width - 2 * PAD_X) / g.total : 0;
@@ -383,7 +381,8 @@ static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_lv *l
 	}
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"38\" text-anchor=\"middle\">"
 		"%" PRIu64 " samples at %u Hz, %" PRIu64 " lost; JIT green, native warm, kernel "
-		"blue; click to zoom</text>\n", width / 2, g.total, hdr->sample_hz, dropped);
+		"blue; click to zoom</text>\n", width / 2, g.total, src->hdr->sample_hz,
+		jt_logsrc__dropped(src));
 	fprintf(out, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"22\">Reset zoom</text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search"
 		"</text>\n<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
@@ -398,56 +397,31 @@ static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_lv *l
 
 int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 {
-	struct jt_filter filt = o->filter;
-	struct jt_log_header hdr;
-	struct jt_log_reader *lr =
-		jt_logr__open_flags(o->path, jt_filter__read_flags(&o->filter));
 	const struct jt_rec_hdr *rec;
 	struct jt_stacks *s = NULL;
-	struct jt_lv *lv = NULL;
-	uint64_t dropped = 0;
+	struct jt_logsrc src;
 	uint32_t leaf;
 	int ret = 1, err = 0;
+	bool kept;
 
-	if (!lr)
+	if (jt_logsrc__open(&src, o->path, &o->filter))
 		return 1;
-	hdr = *jt_logr__header(lr);
-	jt_filter__start(&filt, hdr.start_ns);
-	lv = jt_lv__new();
 	s = jt_stacks__new();
-	if (!lv || !s)
+	if (!s)
 		goto out;
-	while (!err && (rec = jt_logr__next(lr))) {
-		err = jt_lv__add(lv, rec) ?: jt_stacks__saw(s, rec);
-		if (err)
-			break;
-		if (rec->type == JT_REC_SAMPLE) {
-			const struct jt_rec_sample *smp = (const void *)rec;
-
-			if (jt_filter__keep(&filt, lv, rec->ts, smp->pid))
-				err = jt_stacks__add(s, lv, smp, &leaf);
-		} else if (rec->type == JT_REC_DROP) {
-			dropped += ((const struct jt_rec_drop *)rec)->count;
-		}
+	while (!err && (rec = jt_logsrc__next(&src, &kept))) {
+		err = jt_stacks__saw(s, rec);
+		if (!err && kept && rec->type == JT_REC_SAMPLE)
+			err = jt_stacks__add(s, src.lv, (const void *)rec, &leaf);
 	}
-	if (err)
+	if (err || jt_logsrc__finish(&src, "drawn"))
 		goto out;
-	switch (jt_logr__state(lr)) {
-	case JT_LOGR_TRUNCATED:
-		jt_err("%s: truncated: %s; drawn up to the last whole block", o->path,
-		       jt_logr__why(lr));
-		break;
-	case JT_LOGR_CORRUPT:
-		jt_err("%s: corrupt: %s", o->path, jt_logr__why(lr));
-		goto out;
-	default:
-		break;
-	}
 	jt_stacks__sort(s);
 	if (o->folded)
-		err = jt_folded__write(out, s, lv, jt_stacks__per_proc(s, hdr.flags), o->annotate);
+		err = jt_folded__write(out, s, src.lv, jt_stacks__per_proc(s, src.hdr->flags),
+				       o->annotate);
 	else
-		err = write_svg(out, s, lv, o, hdr.flags, dropped, &hdr);
+		err = write_svg(out, s, &src, o);
 	if (err == -ENOMEM)
 		jt_err("out of memory writing the flame graph");
 	else if (err || fflush(out) || ferror(out))
@@ -456,7 +430,6 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 		ret = 0;
 out:
 	jt_stacks__free(s);
-	jt_lv__free(lv);
-	jt_logr__close(lr);
+	jt_logsrc__close(&src);
 	return ret;
 }

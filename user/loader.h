@@ -23,19 +23,6 @@ struct jt_bpf_opts {
 
 struct jt_bpf;
 
-/*
- * The agent library installed with this jitrace: libjitrace-agent.so beside the program
- * or in ../lib. Returns buf, or NULL if there is none.
- */
-const char *jt_agent__find(char *buf, size_t len);
-/*
- * The agent a command probes: none with no_agent, else given (which must be readable) or
- * the installed one (*path NULL if there is none). Returns 0, or -errno for an unreadable
- * given path (reported).
- */
-int jt_agent__resolve(const char *given, bool no_agent, char *buf, size_t len,
-		      const char **path);
-
 /* Open, load and attach. Errors are reported with their cause; NULL is returned. */
 struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o);
 void jt_bpf__close(struct jt_bpf *b);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Writing and reading the .jtl log (format in include/jt_log_format.h). */
+/* Writing and reading the .jtl log (format in include/jt_log_format.h, its rules in logfmt.h). */
 #ifndef JT_LOG_H
 #define JT_LOG_H
 
@@ -110,13 +110,5 @@ const char *jt_logr__why(const struct jt_log_reader *r);
 const struct jt_logr_stats *jt_logr__stats(const struct jt_log_reader *r);
 /* "header", "block", ... : a problem kind's name, for messages and tests */
 const char *jt_logr__problem_name(enum jt_logr_problem p);
-
-/*
- * Why a record of avail bytes (its own size, or what is left of its block) is malformed:
- * size not a multiple of 8, below 16 or beyond avail, or too small for its type's fixed
- * part and lengths. NULL if it is well formed; unknown types need only a valid size.
- * The writer refuses, and the reader stops at, what this rejects.
- */
-const char *jt_rec__invalid(const struct jt_rec_hdr *rec, size_t avail);
 
 #endif

@@ -17,7 +17,7 @@
 
 #include "hash.h"
 #include "log.h"
-#include "names.h"
+#include "logfmt.h"
 #include "util.h"
 
 #define MEM_NAME "<memory>"	/* what messages call a log read from a buffer */
@@ -43,10 +43,9 @@ struct jt_log_reader {
 	bool lost_unknown;		/* salvage skipped bytes whose records it could not count */
 	bool summed_up;			/* the salvage summary was said */
 	unsigned int said;		/* salvage: problems told on stderr */
-	/* ids defined so far; the value is only a non-NULL mark (the reader itself) */
-	struct jt_hash methods;
-	struct jt_hash modules;
-	struct jt_hash symbols;
+	/* ids defined so far, by the frame kind that references them; the value is only a
+	 * non-NULL mark (the reader itself) */
+	struct jt_hash ids[JT_FRAME_SYMBOL + 1];
 	struct jt_logr_stats st;
 	unsigned char *zbuf;		/* compressed data read from the file */
 	size_t zbuf_cap;
@@ -57,70 +56,6 @@ struct jt_log_reader {
 	z_stream zs;
 	char why[256];
 };
-
-/* Each known record type's fixed part; 0 for types this reader does not know. */
-static const unsigned short rec_fixed[JT_REC_MAX] = {
-	[JT_REC_METHOD] = sizeof(struct jt_rec_method),
-	[JT_REC_UNLOAD] = sizeof(struct jt_rec_call),
-	[JT_REC_ENTER] = sizeof(struct jt_rec_call),
-	[JT_REC_LEAVE] = sizeof(struct jt_rec_call),
-	[JT_REC_SAMPLE] = sizeof(struct jt_rec_sample),
-	[JT_REC_EXEC] = sizeof(struct jt_rec_exec),
-	[JT_REC_EXIT] = sizeof(struct jt_rec_exit),
-	[JT_REC_DROP] = sizeof(struct jt_rec_drop),
-	[JT_REC_PROC] = sizeof(struct jt_rec_proc),
-	[JT_REC_MODULE] = sizeof(struct jt_rec_module),
-	[JT_REC_END] = sizeof(struct jt_rec_end),
-	[JT_REC_SYMBOL] = sizeof(struct jt_rec_symbol),
-};
-
-const char *jt_rec__invalid(const struct jt_rec_hdr *rec, size_t avail)
-{
-	size_t size, fixed, var;
-
-	if (avail < sizeof(*rec))
-		return "record header cut short";
-	size = rec->size;
-	if (size < sizeof(*rec))
-		return "size below 16";
-	if (size % 8)
-		return "size not a multiple of 8";
-	if (size > avail)
-		return "size runs past the end of its block";
-	if (rec->type >= JT_REC_MAX || !rec_fixed[rec->type])
-		return NULL;	/* a newer writer's type: its size is all we can check */
-
-	fixed = rec_fixed[rec->type];
-	if (size < fixed)
-		return "shorter than its type's fixed part";
-	/* the fixed part is there: its length field can be read */
-	switch (rec->type) {
-	case JT_REC_METHOD:
-		var = ((const struct jt_rec_method *)rec)->name_len;
-		break;
-	case JT_REC_SAMPLE:
-		var = ((const struct jt_rec_sample *)rec)->nr_frames * sizeof(struct jt_frame);
-		break;
-	case JT_REC_EXEC:
-		var = ((const struct jt_rec_exec *)rec)->path_len;
-		break;
-	case JT_REC_PROC:
-		var = ((const struct jt_rec_proc *)rec)->cmdline_len;
-		break;
-	case JT_REC_MODULE:
-		var = ((const struct jt_rec_module *)rec)->path_len;
-		break;
-	case JT_REC_SYMBOL:
-		var = ((const struct jt_rec_symbol *)rec)->name_len;
-		break;
-	default:
-		var = 0;
-		break;
-	}
-	if (size - fixed < var)
-		return "its length field runs past its size";
-	return NULL;
-}
 
 static const char *reader_name(const struct jt_log_reader *r)
 {
@@ -242,7 +177,7 @@ static uint64_t count_records(const unsigned char *raw, size_t len)
 	uint64_t n = 0;
 	size_t pos = 0;
 
-	while (pos < len && !jt_rec__invalid((const void *)(raw + pos), len - pos)) {
+	while (pos < len && !jt_logfmt__invalid((const void *)(raw + pos), len - pos)) {
 		pos += ((const struct jt_rec_hdr *)(raw + pos))->size;
 		n++;
 	}
@@ -497,15 +432,16 @@ static bool check_header(struct jt_log_reader *r, const void *buf, size_t got)
 
 void jt_logr__close(struct jt_log_reader *r)
 {
+	size_t i;
+
 	if (!r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
 	if (r->zinit)
 		inflateEnd(&r->zs);
-	jt_hash__fini(&r->methods);
-	jt_hash__fini(&r->modules);
-	jt_hash__fini(&r->symbols);
+	for (i = 0; i < JT_ARRAY_SIZE(r->ids); i++)
+		jt_hash__fini(&r->ids[i]);
 	free(r->raw);
 	free(r->zbuf);
 	free(r->path);
@@ -602,10 +538,39 @@ const struct jt_log_header *jt_logr__header(const struct jt_log_reader *r)
 	return &r->hdr;
 }
 
-/* Is id defined in ids (an id of 0 never is)? */
-static bool defined(const struct jt_hash *ids, uint64_t id)
+/* Is id, referenced by a frame of that kind, defined (an id of 0 never is)? */
+static bool defined(const struct jt_log_reader *r, unsigned int kind, uint64_t id)
 {
-	return id && jt_hash__get(ids, id);
+	return id && jt_hash__get(&r->ids[kind], id);
+}
+
+/* A sample's frames: each of a known kind, and what it names defined. */
+static const char *unsound_frames(const struct jt_log_reader *r, const struct jt_rec_sample *s,
+				  enum jt_logr_problem *p, char *buf, size_t cap)
+{
+	const char *what;
+	unsigned int i, kind;
+	uint64_t id;
+
+	for (i = 0; i < s->nr_frames; i++) {
+		kind = JT_FRAME_KIND(s->frames[i].ref);
+		id = JT_FRAME_ID(s->frames[i].ref);
+		/* only kinds that reference something are ever defined */
+		if (kind == JT_FRAME_USER || kind == JT_FRAME_KERNEL ||
+		    (kind < JT_ARRAY_SIZE(r->ids) && defined(r, kind, id)))
+			continue;
+		what = jt_logfmt__referenced(kind);
+		if (!what) {
+			*p = JT_LOGR_P_RECORD;
+			snprintf(buf, cap, "frame %u is of no known kind (%u)", i, kind);
+			return buf;
+		}
+		*p = JT_LOGR_P_UNDEFINED;
+		snprintf(buf, cap, "frame %u names %s %" PRIu64 ", not defined before it", i,
+			 what, id);
+		return buf;
+	}
+	return NULL;
 }
 
 /*
@@ -615,10 +580,8 @@ static bool defined(const struct jt_hash *ids, uint64_t id)
 static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hdr *rec,
 			   enum jt_logr_problem *p, char *buf, size_t cap)
 {
-	const struct jt_hash *ids = NULL;
-	const char *what = NULL;
-	uint64_t id = 0, ref = 0;
-	unsigned int i;
+	unsigned int kind;
+	uint64_t id;
 
 	if (r->st.records && rec->ts < r->last_ts) {
 		*p = JT_LOGR_P_TIME;
@@ -627,88 +590,43 @@ static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hd
 		return buf;
 	}
 	switch (rec->type) {
-	case JT_REC_METHOD:
-		id = ((const struct jt_rec_method *)rec)->id;
-		ids = &r->methods;
-		what = "method";
-		break;
-	case JT_REC_MODULE:
-		id = ((const struct jt_rec_module *)rec)->id;
-		ids = &r->modules;
-		what = "module";
-		break;
-	case JT_REC_SYMBOL: {
-		const struct jt_rec_symbol *y = (const void *)rec;
-
-		id = y->id;
-		ids = &r->symbols;
-		what = "symbol";
-		if (y->module && !defined(&r->modules, y->module)) {
-			*p = JT_LOGR_P_UNDEFINED;
-			snprintf(buf, cap, "symbol %" PRIu64 " lies in module %" PRIu64 ", not "
-				 "defined before it", id, (uint64_t)y->module);
-			return buf;
-		}
-		break;
-	}
 	case JT_REC_ENTER:
 	case JT_REC_LEAVE:
 	case JT_REC_UNLOAD:
-		ref = ((const struct jt_rec_call *)rec)->id;
-		if (!defined(&r->methods, ref)) {
+		id = ((const struct jt_rec_call *)rec)->id;
+		if (defined(r, JT_FRAME_METHOD, id))
+			return NULL;
+		*p = JT_LOGR_P_UNDEFINED;
+		snprintf(buf, cap, "method %" PRIu64 " is not defined before it", id);
+		return buf;
+	case JT_REC_SAMPLE:
+		return unsound_frames(r, (const void *)rec, p, buf, cap);
+	case JT_REC_SYMBOL: {
+		const struct jt_rec_symbol *y = (const void *)rec;
+
+		if (y->module && !defined(r, JT_FRAME_MODULE, y->module)) {
 			*p = JT_LOGR_P_UNDEFINED;
-			snprintf(buf, cap, "method %" PRIu64 " is not defined before it", ref);
+			snprintf(buf, cap, "symbol %" PRIu64 " lies in module %" PRIu64 ", not "
+				 "defined before it", (uint64_t)y->id, (uint64_t)y->module);
 			return buf;
 		}
-		return NULL;
-	case JT_REC_SAMPLE: {
-		const struct jt_rec_sample *s = (const void *)rec;
-
-		for (i = 0; i < s->nr_frames; i++) {
-			ref = s->frames[i].ref;
-			switch (JT_FRAME_KIND(ref)) {
-			case JT_FRAME_METHOD:
-				ids = &r->methods;
-				what = "method";
-				break;
-			case JT_FRAME_MODULE:
-				ids = &r->modules;
-				what = "module";
-				break;
-			case JT_FRAME_SYMBOL:
-				ids = &r->symbols;
-				what = "symbol";
-				break;
-			case JT_FRAME_USER:
-			case JT_FRAME_KERNEL:
-				continue;
-			default:
-				*p = JT_LOGR_P_RECORD;
-				snprintf(buf, cap, "frame %u is of no known kind (%u)", i,
-					 JT_FRAME_KIND(ref));
-				return buf;
-			}
-			if (!defined(ids, JT_FRAME_ID(ref))) {
-				*p = JT_LOGR_P_UNDEFINED;
-				snprintf(buf, cap, "frame %u names %s %" PRIu64 ", not defined "
-					 "before it", i, what, (uint64_t)JT_FRAME_ID(ref));
-				return buf;
-			}
-		}
-		return NULL;
+		break;
 	}
 	default:
-		return NULL;
+		break;
 	}
 	/* a definition: of a new id, from 1 */
+	id = jt_logfmt__defines(rec, &kind);
+	if (!kind)
+		return NULL;
 	if (!id) {
 		*p = JT_LOGR_P_RECORD;
-		snprintf(buf, cap, "%s id 0 (ids start at 1)", what);
+		snprintf(buf, cap, "%s id 0 (ids start at 1)", jt_logfmt__referenced(kind));
 		return buf;
 	}
-	if (defined(ids, id)) {
+	if (defined(r, kind, id)) {
 		*p = JT_LOGR_P_REDEFINED;
-		snprintf(buf, cap, "%s %" PRIu64 " defined again", what, id);
+		snprintf(buf, cap, "%s %" PRIu64 " defined again", jt_logfmt__referenced(kind), id);
 		return buf;
 	}
 	return NULL;
@@ -717,16 +635,10 @@ static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hd
 /* Keep the id rec defines, if it defines one; false if there is no memory. */
 static bool take_in(struct jt_log_reader *r, const struct jt_rec_hdr *rec)
 {
-	switch (rec->type) {
-	case JT_REC_METHOD:
-		return !jt_hash__put(&r->methods, ((const struct jt_rec_method *)rec)->id, r);
-	case JT_REC_MODULE:
-		return !jt_hash__put(&r->modules, ((const struct jt_rec_module *)rec)->id, r);
-	case JT_REC_SYMBOL:
-		return !jt_hash__put(&r->symbols, ((const struct jt_rec_symbol *)rec)->id, r);
-	default:
-		return true;
-	}
+	unsigned int kind;
+	uint64_t id = jt_logfmt__defines(rec, &kind);
+
+	return !kind || !jt_hash__put(&r->ids[kind], id, r);
 }
 
 /* Salvaging, at the end: everything skipped and missing, in one line. */
@@ -780,7 +692,7 @@ const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r)
 		rec = (const struct jt_rec_hdr *)(r->raw + r->pos);
 		at = r->pos;
 		idx = r->rec_idx;
-		why = jt_rec__invalid(rec, r->raw_len - r->pos);
+		why = jt_logfmt__invalid(rec, r->raw_len - r->pos);
 		if (why) {
 			bool on;
 

@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #include "log.h"
-#include "names.h"
+#include "logfmt.h"
 #include "outfile.h"
 #include "util.h"
 
@@ -158,7 +158,7 @@ int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 	if (w->err)
 		return w->err;
 	/* the caller's buffer covers rec->size bytes: check the record against itself */
-	why = jt_rec__invalid(rec, rec->size);
+	why = jt_logfmt__invalid(rec, rec->size);
 	if (!why && rec->size > JT_LOG_BLOCK_MAX)
 		why = "larger than a block";
 	if (why) {

@@ -16,7 +16,8 @@ struct lv_symbol {
 };
 
 struct lv_module {
-	char *base;		/* the file's name without its directories */
+	char *base;		/* the file's name without its directories, NUL added */
+	size_t len;		/* its bytes as the log has them (a crafted one may hold a NUL) */
 };
 
 struct jt_lv {
@@ -141,7 +142,12 @@ static int add_module(struct jt_lv *lv, const struct jt_rec_module *r)
 		len -= slash + 1 - path;
 		path = slash + 1;
 	}
-	m->base = strndup(path, len);
+	m->len = len;
+	m->base = malloc(len + 1);
+	if (m->base) {
+		memcpy(m->base, path, len);
+		m->base[len] = '\0';
+	}
 	if (!m->base || put(&lv->modules, r->id, m, free_module)) {
 		free(m->base);
 		free(m);
@@ -260,7 +266,7 @@ const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char 
 	return buf;
 }
 
-const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f)
+const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f, size_t *len)
 {
 	const struct lv_symbol *s;
 	const struct lv_module *m;
@@ -278,6 +284,8 @@ const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f)
 		return NULL;
 	}
 	m = mod ? jt_hash__get(&lv->modules, mod) : NULL;
+	if (m && len)
+		*len = m->len;
 	return m ? m->base : NULL;
 }
 

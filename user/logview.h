@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What a log has defined so far, for the commands that read logs (report, flamegraph,
- * exports): methods, symbols, modules and processes by id, and a printable name and kind
- * for every frame. Feed it each record in file order; the log's promise that every
- * definition precedes its references means a frame can be named as soon as it is read.
+ * What a log has defined so far, for the commands that read logs (each through the log
+ * source, logsrc.h, which feeds it): methods, symbols, modules and processes by id, and a
+ * printable name and kind for every frame. Feed it each record in file order; the log's
+ * promise that every definition precedes its references means a frame can be named as
+ * soon as it is read.
  */
 #ifndef JT_LOGVIEW_H
 #define JT_LOGVIEW_H
@@ -56,8 +57,12 @@ int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec);
 const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char *buf,
 			 size_t cap, enum jt_lv_kind *kind);
 
-/* The base name of the file a native frame lies in (a module, or a symbol's module), or NULL. */
-const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f);
+/*
+ * The base name of the file a native frame lies in (a module, or a symbol's module), or
+ * NULL. *len (len may be NULL) gets its length as the log has it, which a crafted log may
+ * make longer than the string.
+ */
+const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f, size_t *len);
 
 /* The method with that id, the process with that pid, or NULL. */
 const struct jt_lv_method *jt_lv__method(const struct jt_lv *lv, uint64_t id);

@@ -1,47 +1,45 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Following the perf maps of the processes jitrace sees, as they grow. */
+/* The perf-map source: following the perf maps of the processes jitrace sees, as they grow. */
 #ifndef JT_MAPWATCH_H
 #define JT_MAPWATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event.h"
 #include "perfmap.h"
 
-/*
- * One map line, read now, for pid. The line was written in (lo, hi]: lo is the earliest
- * time it can have been written (the previous read of that file found nothing past it),
- * hi a time after it was read. A map tells no more than that.
- */
-typedef void (*jt_mapwatch_cb)(void *ctx, uint32_t pid, uint64_t lo, uint64_t hi,
-			       const struct jt_perfmap_entry *e);
 /* CLOCK_MONOTONIC in ns, as jt_now_ns() (tests pass their own). */
 typedef uint64_t (*jt_clock_fn)(void *ctx);
 
 struct jt_mapwatch;
 
 /* clock NULL: jt_now_ns(). */
-struct jt_mapwatch *jt_mapwatch__new(jt_mapwatch_cb cb, void *ctx, jt_clock_fn clock,
-				     void *clock_ctx);
+struct jt_mapwatch *jt_mapwatch__new(jt_clock_fn clock, void *clock_ctx);
 void jt_mapwatch__free(struct jt_mapwatch *mw);
 /* Follow pid's map from the next poll on, if it has one (looked for again, less and less
  * often, while it has none). */
-void jt_mapwatch__notice(struct jt_mapwatch *mw, uint32_t pid, uint64_t now);
-/* pid exec'd a new program: look for its map again without waiting. */
-void jt_mapwatch__exec(struct jt_mapwatch *mw, uint32_t pid, uint64_t ts);
-/* Follow the maps of every process running now. */
-void jt_mapwatch__scan(struct jt_mapwatch *mw, uint64_t now);
-/* Open the maps of processes noticed since, and read what every followed map gained. */
-void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now);
-/* pid exited (or exec'd into something else): read what is left, then let it go. */
-void jt_mapwatch__forget(struct jt_mapwatch *mw, uint32_t pid, uint64_t now);
-/* Stop reading pid's map (its lines are not wanted: its agent reports its code) until it
- * execs. Safe from within the line callback. */
-void jt_mapwatch__drop(struct jt_mapwatch *mw, uint32_t pid);
-/* When pid last exec'd, as told by jt_mapwatch__exec (0: not since it was noticed). */
-uint64_t jt_mapwatch__exec_ts(const struct jt_mapwatch *mw, uint32_t pid);
+void jt_mapwatch__notice(struct jt_mapwatch *mw, uint32_t pid);
+/*
+ * What an event from the ring buffer tells about maps, as it arrives: a process with user
+ * frames is followed; one that exec'd is looked at again; one that exited has what is left
+ * of its map read at the next poll, then let go; one whose agent reports its code has its
+ * map no longer read once that report has been joined.
+ */
+void jt_mapwatch__see(struct jt_mapwatch *mw, const struct jt_event *ev);
+/*
+ * Open the maps of processes noticed since, and read what every followed map gained: each
+ * line becomes a code-load event handed to push. A line was written in (lo, hi], lo the
+ * previous read of its map that reached its end (or the program's start), hi the clock
+ * after it was read: the event is timed lo with latest_ts hi. floor is the time of the
+ * newest event already joined.
+ */
+void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now, uint64_t floor,
+		       jt_event_push_fn push, void *ctx);
 size_t jt_mapwatch__following(const struct jt_mapwatch *mw);
 /* Bad lines in all maps ever followed. */
 uint64_t jt_mapwatch__bad_lines(const struct jt_mapwatch *mw);
+/* Lines not read, or read and not handed on, because the process's agent reports its code. */
+uint64_t jt_mapwatch__skipped(const struct jt_mapwatch *mw);
 
 #endif

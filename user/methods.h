@@ -22,8 +22,7 @@ struct jt_method {
 	 * sample in that span cannot be told apart (perf-map lines; 0 when exact). */
 	uint32_t unsure_us;
 	uint8_t src;		/* enum jt_src */
-	bool in_codemap;	/* still live at its address */
-	bool in_idmap;		/* still reachable by agent_id */
+	bool has_lines;		/* its process keeps its source lines until it is defined */
 	uint16_t name_len;
 	char name[];
 };

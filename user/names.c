@@ -16,6 +16,7 @@ static const char *const drop_names[] = {
 	[JT_DROP_PERFMAP_LINE] = "perfmap_line",
 	[JT_DROP_UNSURE_FRAME] = "unsure_frame",
 	[JT_DROP_PERFMAP_CAP] = "perfmap_cap",
+	[JT_DROP_JITDUMP] = "jitdump",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 
@@ -23,6 +24,7 @@ static const char *const src_names[] = {
 	[JT_SRC_AGENT] = "agent",
 	[JT_SRC_USDT] = "usdt",
 	[JT_SRC_PERFMAP] = "perfmap",
+	[JT_SRC_JITDUMP] = "jitdump",
 };
 _Static_assert(JT_ARRAY_SIZE(src_names) == JT_SRC_MAX, "a method source has no name");
 
@@ -39,6 +41,7 @@ static const char *const rec_names[] = {
 	[JT_REC_MODULE] = "module",
 	[JT_REC_END] = "end",
 	[JT_REC_SYMBOL] = "symbol",
+	[JT_REC_LINES] = "lines",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
 

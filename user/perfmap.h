@@ -25,6 +25,13 @@ struct jt_perfmap_parser;
 
 struct jt_perfmap_parser *jt_perfmap_parser__new(void);
 void jt_perfmap_parser__free(struct jt_perfmap_parser *p);
+/*
+ * Parse from *buf (*len bytes) up to the next valid complete line: returns 1 with it in *e
+ * (its name valid until the next call), 0 when the bytes ran out first; *buf and *len move
+ * past what was taken.
+ */
+int jt_perfmap_parser__next(struct jt_perfmap_parser *p, const char **buf, size_t *len,
+			    struct jt_perfmap_entry *e);
 /* Parse len bytes; cb runs once per valid complete line. Returns entries produced. */
 size_t jt_perfmap_parser__feed(struct jt_perfmap_parser *p, const char *buf, size_t len,
 			       jt_perfmap_cb cb, void *ctx);
@@ -55,12 +62,26 @@ struct jt_perfmap_file *jt_perfmap_file__open(const char *path, uid_t uid);
 struct jt_perfmap_file *jt_perfmap_file__open_pid(pid_t pid, uid_t uid);
 void jt_perfmap_file__free(struct jt_perfmap_file *f);
 /*
- * Read what was appended since the last poll (at most JT_PERFMAP_READ_MAX bytes) and
- * feed it to cb. A file that shrank is read again from its start. Returns entries
- * produced, or -errno.
+ * fd is the file now at f's path: if it is another file (the map was replaced by rename,
+ * or unlinked and created again), follow it from its start instead and return 1; else
+ * close it and return 0.
  */
+int jt_perfmap_file__replace(struct jt_perfmap_file *f, int fd);
+/* Times the file was found written anew (truncated, rewritten in place, replaced) and read
+ * again from its start. */
+uint64_t jt_perfmap_file__rewrites(const struct jt_perfmap_file *f);
+/*
+ * Reading what was appended since the last read, at most JT_PERFMAP_READ_MAX bytes: begin
+ * it (a file that shrank, or whose bytes before where the last read stopped changed, is
+ * read again from its start), then take its lines one by one
+ * with next, which returns 1 with a line in *e (valid until the next call), 0 when this
+ * read is over, or -errno. Both return -errno on failure.
+ */
+int jt_perfmap_file__begin(struct jt_perfmap_file *f);
+int jt_perfmap_file__next(struct jt_perfmap_file *f, struct jt_perfmap_entry *e);
+/* The same as one call: feed every line to cb. Returns entries produced, or -errno. */
 int jt_perfmap_file__poll(struct jt_perfmap_file *f, jt_perfmap_cb cb, void *ctx);
-/* Whether the last poll read to the end of the file (not stopped by JT_PERFMAP_READ_MAX). */
+/* Whether the last read reached the end of the file (not stopped by JT_PERFMAP_READ_MAX). */
 bool jt_perfmap_file__at_end(const struct jt_perfmap_file *f);
 uint64_t jt_perfmap_file__bad_lines(const struct jt_perfmap_file *f);
 

@@ -26,6 +26,7 @@ struct jt_pipeline_opts {
 	size_t max_pending_bytes; /* and bytes (0: JT_PIPELINE_PENDING_BYTES); see reorder.h */
 	const char *proc_root;	/* "/proc" */
 	bool follow_perfmaps;
+	bool follow_jitdumps;	/* jit-PID.dump files (user/jitwatch.h) */
 	size_t max_perfmap_methods;	/* a process's, 0: JT_PERFMAP_METHODS_MAX (collector.h) */
 	/* the clock perf-map reads are timed by (NULL: jt_now_ns; tests pass their own) */
 	uint64_t (*clock)(void *ctx);
@@ -38,6 +39,8 @@ struct jt_pipeline_stats {
 	uint64_t pending;	/* held for reordering */
 	uint64_t pending_bytes;
 	uint64_t maps;		/* perf maps followed */
+	uint64_t jitdumps;	/* jitdump files followed */
+	uint64_t jitdump_records; /* code loads and moves read from them */
 	uint64_t lost[JT_DROP_MAX];	/* totals, BPF's and ours */
 };
 

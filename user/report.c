@@ -10,13 +10,11 @@
 
 #include "export_common.h"
 #include "hash.h"
-#include "jt_events.h"
-#include "log.h"
-#include "logview.h"
+#include "logsrc.h"
 #include "names.h"
 #include "report.h"
-#include "text.h"
 #include "stacks.h"
+#include "text.h"
 #include "util.h"
 
 #define NR_OFFS 3		/* hottest offsets shown per method */
@@ -59,9 +57,7 @@ struct mstat {
 
 struct rep {
 	const struct jt_report_opts *o;
-	struct jt_filter filt;	/* o's, with its time range resolved */
-	struct jt_log_header hdr;
-	struct jt_lv *lv;
+	struct jt_logsrc src;	/* the log, read with o's filter; its definitions and drops */
 	struct jt_stacks *stk;
 	struct jt_hash procs;	/* pid -> struct section */
 	struct section all;
@@ -71,8 +67,6 @@ struct rep {
 	uint64_t leave_no_enter;	/* a leave whose enter the log does not hold */
 	uint64_t closed_by_outer;	/* activations left without their own leave */
 	uint64_t open_at_end;		/* activations still open when the log ends */
-	uint64_t drops[JT_DROP_MAX], drops_other;
-	uint64_t last_ts;
 	bool any_calls;
 };
 
@@ -139,7 +133,7 @@ static void rep_free(struct rep *r)
 		free(val);
 	jt_hash__fini(&r->mstats);
 	jt_stacks__free(r->stk);
-	jt_lv__free(r->lv);
+	jt_logsrc__close(&r->src);
 }
 
 /* ---- reading ---- */
@@ -153,7 +147,7 @@ static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 	int64_t name;
 	unsigned kind;
 
-	if (jt_stacks__add(r->stk, r->lv, smp, &node))
+	if (jt_stacks__add(r->stk, r->src.lv, smp, &node))
 		return -ENOMEM;
 	r->samples++;
 	if (!smp->nr_frames)
@@ -257,42 +251,28 @@ nomem:
 	return -ENOMEM;
 }
 
-static int read_log(struct rep *r, struct jt_log_reader *lr)
+static int read_log(struct rep *r)
 {
-	const struct jt_filter *f = &r->filt;
 	const struct jt_rec_hdr *rec;
+	bool kept;
 	int err = 0;
 
-	while (!err && (rec = jt_logr__next(lr))) {
-		r->last_ts = rec->ts;
-		err = jt_lv__add(r->lv, rec) ?: jt_stacks__saw(r->stk, rec);
+	while (!err && (rec = jt_logsrc__next(&r->src, &kept))) {
+		err = jt_stacks__saw(r->stk, rec);
 		if (err)
 			break;
 		switch (rec->type) {
-		case JT_REC_SAMPLE: {
-			const struct jt_rec_sample *s = (const void *)rec;
-
-			if (jt_filter__keep(f, r->lv, rec->ts, s->pid))
-				err = on_sample(r, s);
+		case JT_REC_SAMPLE:
+			if (kept)
+				err = on_sample(r, (const void *)rec);
 			break;
-		}
 		case JT_REC_ENTER:
 		case JT_REC_LEAVE: {
 			const struct jt_rec_call *c = (const void *)rec;
 
 			r->any_calls = true;
-			if (!jt_filter__keep(f, r->lv, rec->ts, c->pid))
-				break;
-			err = rec->type == JT_REC_ENTER ? on_enter(r, c) : on_leave(r, c);
-			break;
-		}
-		case JT_REC_DROP: {
-			const struct jt_rec_drop *d = (const void *)rec;
-
-			if (d->what < JT_DROP_MAX)
-				r->drops[d->what] += d->count;
-			else
-				r->drops_other += d->count;
+			if (kept)
+				err = rec->type == JT_REC_ENTER ? on_enter(r, c) : on_leave(r, c);
 			break;
 		}
 		default:
@@ -402,7 +382,7 @@ static int add_up(struct rep *r)
 	while (jt_hash__next(&r->mstats, &pos, &key, &val)) {
 		const struct mstat *m = val;
 		struct jt_frame f = { JT_FRAME_REF(JT_FRAME_METHOD, key), 0 };
-		int64_t name = jt_stacks__frame(r->stk, r->lv, &f);
+		int64_t name = jt_stacks__frame(r->stk, r->src.lv, &f);
 		struct entry *e;
 
 		s = section_get(r, m->pid);
@@ -455,8 +435,8 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
 
 static int cmp_entries(const void *pa, const void *pb, void *ctx)
 {
-	const struct entry *a = *(const struct entry *const *)pa;
-	const struct entry *b = *(const struct entry *const *)pb;
+	const struct entry *a = *(void *const *)pa;
+	const struct entry *b = *(void *const *)pb;
 	const struct sort_ctx *sc = ctx;
 	enum jt_lv_kind ka, kb;
 	int c;
@@ -473,44 +453,41 @@ static int cmp_entries(const void *pa, const void *pb, void *ctx)
 	return c ?: (int)ka - (int)kb;
 }
 
-/* The section's rows in order, at most top of them (0: all); *n gets the count. */
-static struct entry **rows(const struct rep *r, const struct section *s, bool calls, size_t *n)
+static bool keep_entry(const void *val, const void *ctx)
 {
-	struct sort_ctx sc = { r->stk, r->o->sort, calls };
-	struct entry **v = malloc((s->entries.count + 1) * sizeof(*v));
-	size_t pos = 0, k = 0;
-	uint64_t key;
-	void *val;
+	const struct entry *e = val;
+	const struct sort_ctx *sc = ctx;
 
-	if (!v) {
-		jt_err("%s", nomem);
-		return NULL;
-	}
-	while (jt_hash__next(&s->entries, &pos, &key, &val)) {
-		const struct entry *e = val;
-
-		if (calls ? e->has_calls : e->self || e->total)
-			v[k++] = val;
-	}
-	qsort_r(v, k, sizeof(*v), cmp_entries, &sc);
-	if (r->o->top && k > r->o->top)
-		k = r->o->top;
-	*n = k;
-	return v;
+	return sc->calls ? e->has_calls : e->self || e->total;
 }
 
-static int cmp_sections(const void *pa, const void *pb)
+static int cmp_sections(const void *pa, const void *pb, void *ctx)
 {
-	const struct section *a = *(const struct section *const *)pa;
-	const struct section *b = *(const struct section *const *)pb;
+	const struct section *a = *(void *const *)pa;
+	const struct section *b = *(void *const *)pb;
 
+	(void)ctx;
 	return cmp_u64_desc(a->samples, b->samples) ?: cmp_u64_desc(a->calls, b->calls) ?:
 	       (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-static struct section **sections(const struct rep *r, size_t *n)
+static bool keep_section(const void *val, const void *ctx)
 {
-	struct section **v = malloc((r->procs.count + 1) * sizeof(*v));
+	const struct section *s = val;
+
+	(void)ctx;
+	return s->samples || s->calls;
+}
+
+/*
+ * The values of h that keep takes, sorted by cmp (ctx goes to both), at most max of them
+ * (0: all); *n gets the count. NULL (reported) without memory.
+ */
+static void **pick(const struct jt_hash *h, bool (*keep)(const void *val, const void *ctx),
+		   int (*cmp)(const void *, const void *, void *), void *ctx, unsigned int max,
+		   size_t *n)
+{
+	void **v = malloc((h->count + 1) * sizeof(*v));
 	size_t pos = 0, k = 0;
 	uint64_t key;
 	void *val;
@@ -519,17 +496,26 @@ static struct section **sections(const struct rep *r, size_t *n)
 		jt_err("%s", nomem);
 		return NULL;
 	}
-	while (jt_hash__next(&r->procs, &pos, &key, &val)) {
-		const struct section *s = val;
-
-		if (s->samples || s->calls)
+	while (jt_hash__next(h, &pos, &key, &val))
+		if (keep(val, ctx))
 			v[k++] = val;
-	}
-	qsort(v, k, sizeof(*v), cmp_sections);
-	if (r->o->procs && k > r->o->procs)
-		k = r->o->procs;
-	*n = k;
+	qsort_r(v, k, sizeof(*v), cmp, ctx);
+	*n = max && k > max ? max : k;
 	return v;
+}
+
+/* The section's rows (struct entry) in order, at most top of them; *n gets the count. */
+static void **rows(const struct rep *r, const struct section *s, bool calls, size_t *n)
+{
+	struct sort_ctx sc = { r->stk, r->o->sort, calls };
+
+	return pick(&s->entries, keep_entry, cmp_entries, &sc, r->o->top, n);
+}
+
+/* The process sections in order, at most procs of them; *n gets the count. */
+static void **sections(const struct rep *r, size_t *n)
+{
+	return pick(&r->procs, keep_section, cmp_sections, NULL, r->o->procs, n);
 }
 
 /* ---- text ---- */
@@ -539,27 +525,18 @@ static double pct(uint64_t n, uint64_t of)
 	return of ? 100.0 * n / of : 0;
 }
 
-static uint64_t drops_total(const struct rep *r)
-{
-	uint64_t n = r->drops_other;
-	int i;
-
-	for (i = 0; i < JT_DROP_MAX; i++)
-		n += r->drops[i];
-	return n;
-}
-
 /* When recording began, in UTC; "?" when the header's clocks add up to no time at all. */
 static void fmt_start(const struct rep *r, char *buf, size_t cap)
 {
+	const struct jt_log_header *h = r->src.hdr;
 	const int64_t ns_per_s = 1000000000LL;
 	int64_t wall;
 	struct tm tm;
 	time_t t;
 
 	/* both come from the file: their sum may not fit, and overflow is undefined */
-	if (r->hdr.start_ns > INT64_MAX ||
-	    __builtin_add_overflow((int64_t)r->hdr.start_ns, r->hdr.realtime_offset_ns, &wall)) {
+	if (h->start_ns > INT64_MAX ||
+	    __builtin_add_overflow((int64_t)h->start_ns, h->realtime_offset_ns, &wall)) {
 		snprintf(buf, cap, "?");
 		return;
 	}
@@ -570,7 +547,7 @@ static void fmt_start(const struct rep *r, char *buf, size_t cap)
 
 static double duration_s(const struct rep *r)
 {
-	return r->last_ts > r->hdr.start_ns ? (r->last_ts - r->hdr.start_ns) / 1e9 : 0;
+	return jt_logsrc__rel(&r->src, r->src.last_ts) / 1e9;
 }
 
 /*
@@ -590,7 +567,7 @@ static void text_line(FILE *out, const char *before, const char *s, const char *
 
 static void text_header(FILE *out, const struct rep *r)
 {
-	const struct jt_log_header *h = &r->hdr;
+	const struct jt_log_header *h = r->src.hdr;
 	char when[64], filt[256];
 	int i;
 
@@ -607,17 +584,17 @@ static void text_header(FILE *out, const struct rep *r)
 	fprintf(out, "%" PRIu64 " samples, %" PRIu64 " calls", r->all.samples, r->enters);
 	if (jt_filter__describe(&r->o->filter, filt, sizeof(filt)))
 		fprintf(out, " (kept: %s)", filt);
-	fprintf(out, "; lost %" PRIu64, drops_total(r));
+	fprintf(out, "; lost %" PRIu64, jt_logsrc__dropped(&r->src));
 	for (i = 0; i < JT_DROP_MAX; i++)
-		if (r->drops[i])
-			fprintf(out, ", %s %" PRIu64, jt_drop__name(i), r->drops[i]);
+		if (r->src.drops[i])
+			fprintf(out, ", %s %" PRIu64, jt_drop__name(i), r->src.drops[i]);
 	fputc('\n', out);
 }
 
 static void text_methods(FILE *out, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
-	struct entry **v = rows(r, s, false, &n);
+	void **v = rows(r, s, false, &n);
 	int k;
 
 	if (!v)
@@ -654,7 +631,7 @@ static void text_methods(FILE *out, const struct rep *r, const struct section *s
 static void text_calls(FILE *out, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
-	struct entry **v = rows(r, s, true, &n);
+	void **v = rows(r, s, true, &n);
 
 	if (!v)
 		return;
@@ -675,7 +652,7 @@ static void text_calls(FILE *out, const struct rep *r, const struct section *s)
 
 static int text_report(FILE *out, const struct rep *r)
 {
-	struct section **procs;
+	void **procs;
 	size_t n, i;
 	char label[64];
 	const struct jt_lv_proc *p;
@@ -695,8 +672,8 @@ static int text_report(FILE *out, const struct rep *r)
 	for (i = 0; i < n; i++) {
 		const struct section *s = procs[i];
 
-		jt_stacks__proc_label(r->lv, s->pid, label, sizeof(label));
-		p = jt_lv__proc(r->lv, s->pid);
+		jt_stacks__proc_label(r->src.lv, s->pid, label, sizeof(label));
+		p = jt_lv__proc(r->src.lv, s->pid);
 		text_line(out, "\n== ", label, ": ");
 		fprintf(out, "%" PRIu64 " samples (%.1f%%)", s->samples,
 			pct(s->samples, r->all.samples));
@@ -723,7 +700,7 @@ static void json_str(struct jt_xout *x, const char *s)
 static int json_section(struct jt_xout *x, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
-	struct entry **v = rows(r, s, false, &n);
+	void **v = rows(r, s, false, &n);
 	int k;
 
 	if (!v)
@@ -771,9 +748,9 @@ static int json_section(struct jt_xout *x, const struct rep *r, const struct sec
 
 static int json_body(struct jt_xout *x, const struct rep *r)
 {
-	const struct jt_log_header *h = &r->hdr;
+	const struct jt_log_header *h = r->src.hdr;
 	char when[64], host[65], kernel[65];
-	struct section **procs;
+	void **procs;
 	size_t n, i;
 	int k;
 
@@ -796,7 +773,7 @@ static int json_body(struct jt_xout *x, const struct rep *r)
 			h->flags & JT_LOG_F_KSTACK ? "true" : "false");
 	for (k = 0; k < JT_DROP_MAX; k++)
 		jt_xout__printf(x, "%s\"%s\": %" PRIu64, k ? ", " : "", jt_drop__name(k),
-				r->drops[k]);
+				r->src.drops[k]);
 	jt_xout__printf(x, "},\n \"call_records\": {\"entered\": %" PRIu64 ", \"left\": %"
 			PRIu64 ", \"leave_without_enter\": %" PRIu64 ", \"closed_by_outer_leave\": %"
 			PRIu64 ", \"open_at_end\": %" PRIu64 "},\n \"all\": {", r->enters,
@@ -808,15 +785,15 @@ static int json_body(struct jt_xout *x, const struct rep *r)
 	if (!procs)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		const struct jt_lv_proc *p = jt_lv__proc(r->lv, procs[i]->pid);
+		const struct section *s = procs[i];
+		const struct jt_lv_proc *p = jt_lv__proc(r->src.lv, s->pid);
 
-		jt_xout__printf(x, "%s\n  {\"pid\": %u, \"comm\": ", i ? "," : "",
-				procs[i]->pid);
+		jt_xout__printf(x, "%s\n  {\"pid\": %u, \"comm\": ", i ? "," : "", s->pid);
 		json_str(x, p ? p->comm : "");
 		jt_xout__str(x, ", \"cmdline\": ");
 		json_str(x, p ? p->cmdline : "");
 		jt_xout__str(x, ", ");
-		if (json_section(x, r, procs[i])) {
+		if (json_section(x, r, s)) {
 			free(procs);
 			return -ENOMEM;
 		}
@@ -848,31 +825,13 @@ static int json_report(FILE *out, const struct rep *r)
 
 int jt_report(FILE *out, const struct jt_report_opts *o)
 {
-	struct rep r = { .o = o, .filt = o->filter };
-	struct jt_log_reader *lr =
-		jt_logr__open_flags(o->path, jt_filter__read_flags(&o->filter));
+	struct rep r = { .o = o };
 	int ret = 1;
 
-	if (!lr)
+	if (jt_logsrc__open(&r.src, o->path, &o->filter))
 		return 1;
-	r.hdr = *jt_logr__header(lr);
-	jt_filter__start(&r.filt, r.hdr.start_ns);
-	r.lv = jt_lv__new();
 	r.stk = jt_stacks__new();
-	if (!r.lv || !r.stk || read_log(&r, lr))
-		goto out;
-	switch (jt_logr__state(lr)) {
-	case JT_LOGR_TRUNCATED:
-		jt_err("%s: truncated: %s; reported up to the last whole block", o->path,
-		       jt_logr__why(lr));
-		break;
-	case JT_LOGR_CORRUPT:
-		jt_err("%s: corrupt: %s", o->path, jt_logr__why(lr));
-		goto out;
-	default:
-		break;
-	}
-	if (add_up(&r))
+	if (!r.stk || read_log(&r) || jt_logsrc__finish(&r.src, "reported") || add_up(&r))
 		goto out;
 	if (o->json ? json_report(out, &r) : text_report(out, &r))
 		goto out;
@@ -883,6 +842,5 @@ int jt_report(FILE *out, const struct jt_report_opts *o)
 	ret = 0;
 out:
 	rep_free(&r);
-	jt_logr__close(lr);
 	return ret;
 }

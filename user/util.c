@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Error reporting and clocks shared by the collector modules. */
+/* Error reporting, number parsing and clocks shared by the collector modules. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,36 @@ void jt_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int jt_parse_uint(const char *what, const char *s, unsigned long min, unsigned long max,
+		  unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	/* strtoul takes "-1" as ULONG_MAX: a sign is never a whole number here */
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		jt_err("%s: '%s' is not a whole number from %lu to %lu", what, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int jt_parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v))
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 uint64_t jt_now_ns(void)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Small helpers every collector module uses: error reporting and rounding. */
+/* Small helpers every collector module uses: error reporting, numbers and rounding. */
 #ifndef JT_UTIL_H
 #define JT_UTIL_H
 
@@ -8,6 +8,16 @@
 
 /* Report an error once, where it can be explained: "jitrace: " + message + newline. */
 void jt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * The whole of s as a whole number from min to max, into *out. Returns 0, or -EINVAL
+ * reported as "WHAT: 'S' is not a whole number from MIN to MAX".
+ */
+int jt_parse_uint(const char *what, const char *s, unsigned long min, unsigned long max,
+		  unsigned long *out);
+/* The whole of s as a finite number, into *out. Returns 0 or -EINVAL (the caller reports:
+ * what makes sense, seconds or a ratio, is its to say). */
+int jt_parse_double(const char *s, double *out);
 
 /* Monotonic clock in ns, the clock of bpf_ktime_get_ns(). */
 uint64_t jt_now_ns(void);

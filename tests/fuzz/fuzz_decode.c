@@ -15,7 +15,8 @@ static volatile unsigned char sink;	/* keeps the reads from being optimized out 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct jt_event ev;
+	union jt_event_buf b;
+	const struct jt_event *ev = &b.ev;
 	unsigned char sum = 0;
 	uint8_t *copy;
 	size_t i;
@@ -25,15 +26,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	if (!jt_decode(copy, size, &ev)) {
-		for (i = 0; ev.str && i < ev.str_len; i++)
-			sum += (unsigned char)ev.str[i];
-		for (i = 0; ev.comm && i < JT_COMM_LEN; i++)
-			sum += (unsigned char)ev.comm[i];
-		for (i = 0; ev.ips && i < (size_t)ev.nr_kernel + ev.nr_user; i++)
-			sum += (unsigned char)ev.ips[i];
-		if (ev.ts != jt_decode__ts(copy))
+	if (!jt_decode(copy, size, &b)) {
+		/* the event is whole in itself: everything it says it holds lies inside it */
+		if (ev->len % 8 || ev->len < JT_EVENT_FIXED || ev->len > JT_EVENT_MAX ||
+		    ev->ts != jt_decode__ts(copy) || ev->type == JT_EV_JAVA_CODE)
 			__builtin_trap();
+		if (ev->type == JT_EV_CODE_LOAD || ev->type == JT_EV_EXEC) {
+			if (JT_EVENT_FIXED + ev->str_len >= ev->len || jt_event__str(ev)[ev->str_len])
+				__builtin_trap();
+			for (i = 0; i < ev->str_len; i++)
+				sum += (unsigned char)jt_event__str(ev)[i];
+		}
+		if (ev->type == JT_EV_SAMPLE) {
+			if (JT_EVENT_FIXED + 8 * ((size_t)ev->nr_kernel + ev->nr_user) > ev->len)
+				__builtin_trap();
+			for (i = 0; i < (size_t)ev->nr_kernel + ev->nr_user; i++)
+				sum += (unsigned char)jt_event__ips(ev)[i];
+		}
 	}
 	sink = sum;
 	free(copy);

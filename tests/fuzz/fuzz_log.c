@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "log.h"
+#include "logfmt.h"
 #include "logview.h"
 #include "wrap.h"
 
@@ -35,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lv = jt_lv__new();
 	while ((rec = jt_logr__next(r))) {
-		if (jt_rec__invalid(rec, rec->size))
+		if (jt_logfmt__invalid(rec, rec->size))
 			__builtin_trap();	/* the reader returned what it must reject */
 		if (!lv)
 			continue;

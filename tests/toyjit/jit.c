@@ -9,9 +9,10 @@
 
 #include "jitrace/agent.h"
 #include "jit.h"
+#include "sink.h"
 #include "toyjit.h"
 
-int jit__init(struct toy_jit *j, size_t max_fns, bool instrument_all)
+int jit__init(struct toy_jit *j, size_t max_fns, bool instrument_all, struct toy_sink *sink)
 {
 	memset(j, 0, sizeof(*j));
 	j->fns = calloc(max_fns, sizeof(*j->fns));
@@ -22,6 +23,7 @@ int jit__init(struct toy_jit *j, size_t max_fns, bool instrument_all)
 	j->max_fns = max_fns;
 	j->instrument_all = instrument_all;
 	j->list_methods = true;
+	j->sink = sink;
 	return 0;
 }
 
@@ -30,7 +32,7 @@ void jit__destroy(struct toy_jit *j)
 	size_t i;
 
 	for (i = 0; i < j->nfns; i++)
-		jit__unload(&j->fns[i]);
+		jit__unload(j, &j->fns[i]);
 	for (i = 0; i < j->nregions; i++)
 		if (munmap(j->regions[i].mem, j->regions[i].size))
 			toy_err("munmap(%p, %zu): %s", (void *)j->regions[i].mem,
@@ -93,26 +95,23 @@ int jit__protect(struct toy_region *r, bool exec)
 
 int jit__load(struct toy_jit *j, struct toy_fn *fn)
 {
-	uint64_t id = jitrace_code_load(fn->code, fn->size, fn->name);
+	uint32_t line = 10 * (uint32_t)(fn - j->fns + 1);
 
-	if (!id) {
-		toy_err("jitrace_code_load(%p, %zu, %s) returned id 0", (void *)fn->code, fn->size,
-			fn->name);
+	if (sink__load(j->sink, fn, line, j->list_methods))
 		return -1;
-	}
-	fn->id = id;
 	fn->loaded = true;
 	if (j->list_methods)
 		toy_out("method %s id=%llu start=0x%llx size=0x%zx", fn->name,
-			(unsigned long long)id, (unsigned long long)(uintptr_t)fn->code, fn->size);
+			(unsigned long long)fn->id, (unsigned long long)(uintptr_t)fn->code,
+			fn->size);
 	return 0;
 }
 
-void jit__unload(struct toy_fn *fn)
+void jit__unload(struct toy_jit *j, struct toy_fn *fn)
 {
 	if (!fn->loaded)
 		return;
-	jitrace_code_unload(fn->id);
+	sink__unload(j->sink, fn);
 	fn->loaded = false;
 }
 
@@ -154,10 +153,12 @@ void toyfn__begin(struct x86_buf *b, struct toy_fn *fn)
 		call_agent(b, jitrace_method_enter, fn);
 	x86__mov_imm64(b, X86_RAX, (uintptr_t)&fn->calls);
 	x86__inc_mem(b, X86_RAX, 0);
+	fn->body_off = (size_t)(b->code + b->len - fn->code);
 }
 
 int toyfn__end(struct x86_buf *b, struct toy_fn *fn)
 {
+	fn->tail_off = (size_t)(b->code + b->len - fn->code);
 	if (fn->instrumented)
 		call_agent(b, jitrace_method_leave, fn);
 	x86__mov_rr(b, X86_RAX, X86_R12);

@@ -9,6 +9,8 @@
 
 #include "x86.h"
 
+struct toy_sink;
+
 #define TOY_NAME_MAX 64
 #define TOY_REGIONS_MAX 4
 
@@ -27,6 +29,8 @@ struct toy_fn {
 	bool loaded;
 	uint8_t *code;
 	size_t size;
+	size_t body_off;	/* where the body begins, after the entry sequence */
+	size_t tail_off;	/* where the return sequence begins */
 };
 
 /* One anonymous mapping, either RW (being written) or RX (runnable), never both. */
@@ -42,10 +46,12 @@ struct toy_jit {
 	struct toy_region regions[TOY_REGIONS_MAX];
 	size_t nregions;
 	bool instrument_all;	/* -i */
-	bool list_methods;	/* a "method" line per load */
+	bool list_methods;	/* a "method" line per load (and a "debug" line with a jitdump) */
+	struct toy_sink *sink;	/* where loads are told: the agent, or files (sink.h) */
 };
 
-int jit__init(struct toy_jit *j, size_t max_fns, bool instrument_all);
+/* sink: where loads are told (the agent unless --jitdump or --perf-map). */
+int jit__init(struct toy_jit *j, size_t max_fns, bool instrument_all, struct toy_sink *sink);
 /* Unloads whatever is still loaded and unmaps every region. */
 void jit__destroy(struct toy_jit *j);
 /* A new function record; instrumented if asked or if -i. */
@@ -53,9 +59,12 @@ struct toy_fn *jit__fn(struct toy_jit *j, const char *name, bool instrumented);
 /* A new RW region of at least size bytes. */
 struct toy_region *jit__map(struct toy_jit *j, size_t size);
 int jit__protect(struct toy_region *r, bool exec);
-/* Register finished, executable code with the agent (and print its method line). */
+/*
+ * Tell of finished, executable code: to the agent, or in the sink's jitdump (debug info at
+ * lines 10(k+1) to 10(k+1)+2 for the k-th function made) and perf map. Prints its method line.
+ */
 int jit__load(struct toy_jit *j, struct toy_fn *fn);
-void jit__unload(struct toy_fn *fn);
+void jit__unload(struct toy_jit *j, struct toy_fn *fn);
 /* A "calls NAME=COUNT" line for every instrumented function. */
 void jit__print_calls(const struct toy_jit *j);
 toy_entry_t toyfn__entry(const struct toy_fn *fn);
@@ -69,8 +78,9 @@ toy_entry_t toyfn__entry(const struct toy_fn *fn);
  *   body
  *   [instrumented: jitrace_method_leave(*&fn->id)]
  *   mov rax, r12; pop r12; pop rbx; pop rbp; ret
- * toyfn__begin aligns the start to 16 bytes with int3 and sets fn->code; toyfn__end sets
- * fn->size and fails (with a message) if the buffer overflowed.
+ * toyfn__begin aligns the start to 16 bytes with int3 and sets fn->code and fn->body_off;
+ * toyfn__end sets fn->tail_off and fn->size and fails (with a message) if the buffer
+ * overflowed.
  */
 void toyfn__begin(struct x86_buf *b, struct toy_fn *fn);
 int toyfn__end(struct x86_buf *b, struct toy_fn *fn);

@@ -117,7 +117,7 @@ int scenario_calls(const struct toy_opts *o)
 	size_t i;
 	int err = -1;
 
-	if (jit__init(&j, o->ncalls + 2, true))
+	if (jit__init(&j, o->ncalls + 2, true, o->sink))
 		return -1;
 	r = jit__map(&j, (o->ncalls + 2) * FN_BYTES);
 	if (!r)
@@ -169,7 +169,7 @@ int scenario_split(const struct toy_opts *o)
 	struct unit u;
 	int err = -1;
 
-	if (jit__init(&j, 4, o->instrument))
+	if (jit__init(&j, 4, o->instrument, o->sink))
 		return -1;
 	if (calibrate(&j, &u))
 		goto cleanup;
@@ -266,7 +266,7 @@ int scenario_recompile(const struct toy_opts *o)
 	size_t size;
 	int err = -1;
 
-	if (jit__init(&j, 4, o->instrument))
+	if (jit__init(&j, 4, o->instrument, o->sink))
 		return -1;
 	if (calibrate(&j, &u))
 		goto cleanup;
@@ -298,7 +298,7 @@ int scenario_recompile(const struct toy_opts *o)
 
 	t = toy_now_ns();
 	toy_out("switch begin_ns=%llu", (unsigned long long)t);
-	jit__unload(oldf);
+	jit__unload(&j, oldf);
 	if (jit__protect(x, false) || emit_version(x, newf, u.iters, true) ||
 	    pad_version(x, newf, size) || jit__protect(x, true) || jit__load(&j, newf))
 		goto cleanup;
@@ -326,7 +326,7 @@ int scenario_many(const struct toy_opts *o)
 	char name[TOY_NAME_MAX];
 	int err = -1;
 
-	if (jit__init(&j, n, o->instrument))
+	if (jit__init(&j, n, o->instrument, o->sink))
 		return -1;
 	j.list_methods = false;
 	r = jit__map(&j, n * MANY_FN_BYTES);
@@ -382,7 +382,7 @@ int scenario_idle(const struct toy_opts *o)
 	struct x86_buf b;
 	int err = -1;
 
-	if (jit__init(&j, 1, o->instrument))
+	if (jit__init(&j, 1, o->instrument, o->sink))
 		return -1;
 	r = jit__map(&j, FN_BYTES);
 	fn = jit__fn(&j, "idle_fn", false);

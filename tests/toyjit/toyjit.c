@@ -26,6 +26,8 @@ static const char usage[] =
 "16-byte aligned stack at each call, and registers each with jitrace_code_load().\n"
 "An instrumented function calls jitrace_method_enter(id) and jitrace_method_leave(id)\n"
 "from its own generated code. Every function counts its own calls.\n"
+"With --jitdump or --perf-map it tells of its code only in the files those write,\n"
+"never through the agent.\n"
 "\n"
 "Scenarios:\n"
 "  calls [NAME=COUNT ...]  call each function NAME exactly COUNT times from C (default\n"
@@ -46,6 +48,18 @@ static const char usage[] =
 "\n"
 "Options:\n"
 "  -i, --instrument        instrument every function (calls: always)\n"
+"      --jitdump           tell of code in ./jit-PID.dump (perf's jitdump format), not\n"
+"                          through the agent: the header, then per function a debug-info\n"
+"                          record (SCENARIO.toy, lines 10k+10 to 10k+12 for the k-th\n"
+"                          function made: entry, body, return) and a code load timed\n"
+"                          by CLOCK_MONOTONIC when its code is ready; the file is\n"
+"                          announced by mapping its first page PROT_READ|PROT_EXEC.\n"
+"                          The format has no unload: recompile's new_fn is told by its\n"
+"                          load over old_fn's code alone. No -i, and not the calls\n"
+"                          scenario (they need the agent)\n"
+"      --jitdump-dir DIR   the same, DIR/jit-PID.dump\n"
+"      --perf-map          write /tmp/perf-PID.map ourselves, not through the agent\n"
+"                          (with --jitdump: both files, for the same code)\n"
 "      --start-delay MS    after printing the pid, sleep MS ms before anything else\n"
 "      --ms MS             split: CPU ms (2000); recompile: CPU ms per phase (1000);\n"
 "                          many: CPU ms (2000); idle: ms asleep (1000)\n"
@@ -60,7 +74,12 @@ static const char usage[] =
 "\n"
 "Output (stdout, one line each, flushed at once):\n"
 "  pid PID                                    always first\n"
+"  jitdump path=PATH                          --jitdump: the file, created and mapped\n"
+"  perfmap path=PATH                          --perf-map: the file, created\n"
 "  unit ns=NS iters=N                         split, recompile: the calibrated unit\n"
+"  debug NAME file=F lines=L@0xA,L+1@0xB,L+2@0xC\n"
+"                                             --jitdump: the debug info written before\n"
+"                                             each load (many: not these)\n"
 "  method NAME id=ID start=0xHEX size=0xHEX   each function registered (many: not these)\n"
 "  methods N                                  many: all N registered\n"
 "  hold                                       many with --hold: calls done, now asleep\n"
@@ -80,9 +99,14 @@ static const char usage[] =
 "  toyjit recompile -i --ms 500\n"
 "  toyjit many --methods 50000 --ms 5000 -i\n"
 "  toyjit many --methods 10000 --ms 20 --hold 5000   # code that stays loaded, idle\n"
-"  toyjit idle --start-delay 200 --ms 100\n";
+"  toyjit idle --start-delay 200 --ms 100\n"
+"  perf record -k mono -F 999 -g toyjit split --jitdump   # then perf inject --jit\n"
+"  toyjit recompile --jitdump-dir /tmp/jd --perf-map\n";
 
-enum { OPT_START_DELAY = 256, OPT_MS, OPT_RATIO, OPT_NESTED, OPT_METHODS, OPT_HOLD };
+enum {
+	OPT_START_DELAY = 256, OPT_MS, OPT_RATIO, OPT_NESTED, OPT_METHODS, OPT_HOLD, OPT_JITDUMP,
+	OPT_JITDUMP_DIR, OPT_PERF_MAP,
+};
 
 static const struct option long_opts[] = {
 	{ "instrument", no_argument, NULL, 'i' },
@@ -92,6 +116,9 @@ static const struct option long_opts[] = {
 	{ "nested", required_argument, NULL, OPT_NESTED },
 	{ "methods", required_argument, NULL, OPT_METHODS },
 	{ "hold", required_argument, NULL, OPT_HOLD },
+	{ "jitdump", no_argument, NULL, OPT_JITDUMP },
+	{ "jitdump-dir", required_argument, NULL, OPT_JITDUMP_DIR },
+	{ "perf-map", no_argument, NULL, OPT_PERF_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -280,9 +307,11 @@ int main(int argc, char **argv)
 		.ncalls = sizeof(default_calls) / sizeof(default_calls[0]),
 	};
 	bool ms_set = false, ratio_set = false, nested_set = false, methods_set = false;
-	bool hold_set = false;
+	bool hold_set = false, perf_map = false;
+	const char *jitdump_dir = NULL;
 	const struct scenario *sc = NULL;
-	int opt, nargs;
+	struct toy_sink sink;
+	int opt, nargs, err;
 	size_t i;
 
 	while ((opt = getopt_long(argc, argv, "ih", long_opts, NULL)) != -1) {
@@ -334,6 +363,19 @@ int main(int argc, char **argv)
 			}
 			hold_set = true;
 			break;
+		case OPT_JITDUMP:
+			jitdump_dir = ".";
+			break;
+		case OPT_JITDUMP_DIR:
+			if (!*optarg) {
+				toy_err("bad --jitdump-dir '': want a directory");
+				return 2;
+			}
+			jitdump_dir = optarg;
+			break;
+		case OPT_PERF_MAP:
+			perf_map = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -373,10 +415,21 @@ int main(int argc, char **argv)
 	}
 	if (!ms_set)
 		o.ms = sc->default_ms;
+	if ((jitdump_dir || perf_map) && (o.instrument || !strcmp(sc->name, "calls"))) {
+		toy_err("%s tells of code without the agent; %s needs the agent's calls",
+			jitdump_dir ? "--jitdump" : "--perf-map",
+			o.instrument ? "-i" : "the calls scenario");
+		return 2;
+	}
 
 	toy_out("pid %d", (int)getpid());
 	toy_sleep_ms(o.start_delay_ms);
-	if (sc->run(&o))
+	sink__init(&sink, sc->name);
+	o.sink = &sink;
+	err = (jitdump_dir && sink__open_jitdump(&sink, jitdump_dir)) ||
+	      (perf_map && sink__open_perfmap(&sink)) || sc->run(&o);
+	sink__close(&sink);
+	if (err)
 		return 1;
 	toy_out("done");
 	return 0;

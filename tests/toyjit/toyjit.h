@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "jit.h"
+#include "sink.h"
 
 struct toy_call_spec {
 	char name[TOY_NAME_MAX];
@@ -27,6 +28,7 @@ struct toy_opts {
 	uint64_t hold_ms;	/* many: asleep with the code loaded after the calls */
 	const struct toy_call_spec *calls;	/* calls: NAME=COUNT */
 	size_t ncalls;
+	struct toy_sink *sink;	/* where code loads are told (sink.h) */
 };
 
 /* One line on stdout, flushed at once: tests read it while we run. */

@@ -26,7 +26,7 @@ struct fx {
 	size_t nmade;
 	struct jt_method *evicted[MAX_METHODS];
 	size_t nevicted;
-	bool evicted_while_live;	/* evict saw in_codemap still true */
+	bool evicted_while_live;	/* evict saw the method still in the map */
 };
 
 static int fx_setup(void **state)
@@ -53,7 +53,7 @@ static void on_evict(void *ctx, struct jt_method *m)
 {
 	struct fx *f = ctx;
 
-	if (m->in_codemap)
+	if (jt_codemap__holds(&f->cm, m))
 		f->evicted_while_live = true;
 	assert_true(f->nevicted < MAX_METHODS);
 	f->evicted[f->nevicted++] = m;
@@ -85,14 +85,14 @@ static bool was_evicted(const struct fx *f, const struct jt_method *m)
 	return false;
 }
 
-/* The map's own invariant: sorted by start, no overlaps, every member marked live. */
+/* The map's own invariant: sorted by start, no overlaps, every member found at its start. */
 static void assert_map_sound(const struct jt_codemap *cm)
 {
 	size_t i;
 
 	assert_true(cm->n <= cm->cap);
 	for (i = 0; i < cm->n; i++) {
-		assert_true(cm->v[i]->in_codemap);
+		assert_ptr_equal(jt_codemap__find(cm, cm->v[i]->start), cm->v[i]);
 		if (i)
 			assert_true(cm->v[i - 1]->start + cm->v[i - 1]->size <= cm->v[i]->start);
 	}
@@ -112,8 +112,6 @@ static void new_method_holds_its_fields(void **state)
 	assert_int_equal(m->name_len, 3);
 	assert_memory_equal(m->name, "abc", 3);
 	assert_int_equal(m->log_id, 0);
-	assert_false(m->in_codemap);
-	assert_false(m->in_idmap);
 	free(m);
 }
 
@@ -128,7 +126,7 @@ static void insert_then_find(void **state)
 	assert_ptr_equal(insert(f, a), a);
 	assert_ptr_equal(insert(f, b), b);
 	assert_ptr_equal(insert(f, c), c);
-	assert_true(a->in_codemap && b->in_codemap && c->in_codemap);
+	assert_true(jt_codemap__holds(&f->cm, a) && jt_codemap__holds(&f->cm, b) && jt_codemap__holds(&f->cm, c));
 	assert_int_equal(f->cm.n, 3);
 	assert_int_equal(f->nevicted, 0);
 	assert_ptr_equal(jt_codemap__find(&f->cm, 0x1080), a);
@@ -185,8 +183,8 @@ static void new_method_over_old_range_evicts_it(void **state)
 	assert_int_equal(f->nevicted, 1);
 	assert_ptr_equal(f->evicted[0], a);
 	assert_false(f->evicted_while_live);
-	assert_false(a->in_codemap);
-	assert_true(b->in_codemap);
+	assert_false(jt_codemap__holds(&f->cm, a));
+	assert_true(jt_codemap__holds(&f->cm, b));
 	assert_int_equal(f->cm.n, 1);
 	assert_ptr_equal(jt_codemap__find(&f->cm, 0x7000), b);
 	assert_ptr_equal(jt_codemap__find(&f->cm, 0x71ff), b);
@@ -228,7 +226,7 @@ static void partial_overlaps_evict_every_overlapped_method(void **state)
 	assert_true(was_evicted(f, m2));
 	assert_true(was_evicted(f, m3));
 	assert_false(f->evicted_while_live);
-	assert_false(m1->in_codemap || m2->in_codemap || m3->in_codemap);
+	assert_false(jt_codemap__holds(&f->cm, m1) || jt_codemap__holds(&f->cm, m2) || jt_codemap__holds(&f->cm, m3));
 	assert_int_equal(f->cm.n, 3);
 	assert_map_sound(&f->cm);
 	/* evicted methods name nothing, not even the parts the new one does not cover */
@@ -267,8 +265,8 @@ static void identical_code_returns_the_existing_method(void **state)
 	insert(f, other);
 	assert_ptr_equal(insert(f, again), a);
 	assert_int_equal(f->nevicted, 0);
-	assert_true(a->in_codemap);
-	assert_false(again->in_codemap);
+	assert_true(jt_codemap__holds(&f->cm, a));
+	assert_false(jt_codemap__holds(&f->cm, again));
 	assert_int_equal(f->cm.n, 2);
 	assert_ptr_equal(jt_codemap__find(&f->cm, 0x4000), a);
 	assert_map_sound(&f->cm);
@@ -299,7 +297,7 @@ static void remove_takes_the_method_out(void **state)
 	insert(f, b);
 	insert(f, c);
 	jt_codemap__remove(&f->cm, b);
-	assert_false(b->in_codemap);
+	assert_false(jt_codemap__holds(&f->cm, b));
 	assert_int_equal(f->cm.n, 2);
 	assert_int_equal(f->nevicted, 0);	/* remove is not an eviction */
 	assert_null(jt_codemap__find(&f->cm, 0x2000));
@@ -326,7 +324,7 @@ static void remove_of_an_evicted_method_leaves_its_successor(void **state)
 	jt_codemap__remove(&f->cm, a);
 	assert_int_equal(f->cm.n, 1);
 	assert_ptr_equal(jt_codemap__find(&f->cm, 0x1000), b);
-	assert_true(b->in_codemap);
+	assert_true(jt_codemap__holds(&f->cm, b));
 }
 
 static void clear_evicts_every_method(void **state)
@@ -343,7 +341,7 @@ static void clear_evicts_every_method(void **state)
 	assert_int_equal(f->nevicted, 10);
 	for (i = 0; i < 10; i++) {
 		assert_true(was_evicted(f, ms[i]));
-		assert_false(ms[i]->in_codemap);
+		assert_false(jt_codemap__holds(&f->cm, ms[i]));
 	}
 	assert_false(f->evicted_while_live);
 	assert_int_equal(f->cm.n, 0);
@@ -367,7 +365,7 @@ static void zero_size_method_evicts_nothing(void **state)
 	insert(f, a);
 	insert(f, z);
 	assert_false(was_evicted(f, a));
-	assert_true(a->in_codemap);
+	assert_true(jt_codemap__holds(&f->cm, a));
 	assert_ptr_equal(jt_codemap__find(&f->cm, 0x1080), a);
 }
 
@@ -383,7 +381,7 @@ static void zero_size_method_once_removed_is_gone_from_the_map(void **state)
 
 	insert(f, z);
 	jt_codemap__remove(&f->cm, z);
-	assert_false(z->in_codemap);
+	assert_false(jt_codemap__holds(&f->cm, z));
 	for (i = 0; i < f->cm.n; i++)
 		assert_ptr_not_equal(f->cm.v[i], z);
 	assert_int_equal(f->cm.n, 0);
@@ -420,7 +418,7 @@ static void random_loads_match_a_reference_picture(void **state)
 		assert_ptr_equal(insert(f, m), m);
 		/* whatever it touched is gone everywhere; it owns its range */
 		for (a = 0; a < SPAN; a++)
-			if (owner[a] && !owner[a]->in_codemap)
+			if (owner[a] && !jt_codemap__holds(&f->cm, owner[a]))
 				owner[a] = NULL;
 		for (a = start; a < start + size; a++)
 			assert_null(owner[a]);

@@ -73,55 +73,90 @@ static int fx_teardown(void **state)
 
 /* ---- events ---- */
 
-static struct jt_event ev_load(uint64_t ts, uint32_t pid, uint64_t id, uint64_t start,
-			       uint64_t size, uint32_t src, const char *name)
+/* Events are flat (user/event.h): each is built in a buffer of its own, tail included. */
+typedef union jt_event_buf evbuf;
+
+static evbuf ev_base(uint64_t ts, uint16_t type, uint32_t pid, uint32_t tid)
 {
-	return (struct jt_event){
-		.ts = ts, .type = JT_EV_CODE_LOAD, .pid = pid, .tid = pid, .id = id,
-		.start = start, .size = size, .src = src, .str = name, .str_len = strlen(name),
-	};
+	evbuf b;
+
+	memset(&b, 0, sizeof(b));
+	b.ev = (struct jt_event){ .ts = ts, .len = JT_EVENT_FIXED, .type = type, .pid = pid,
+				  .tid = tid };
+	return b;
 }
 
-static struct jt_event ev_call(uint32_t type, uint64_t ts, uint32_t pid, uint32_t tid,
-			       uint64_t id)
+static void put_str(evbuf *b, const char *s)
 {
-	return (struct jt_event){ .ts = ts, .type = type, .pid = pid, .tid = tid, .id = id };
+	b->ev.str_len = strlen(s);
+	memcpy(b->ev.tail, s, b->ev.str_len);
+	b->ev.len = jt_event__size(b->ev.str_len + 1);
 }
 
-/* ips must stay valid until the event is sent */
-static struct jt_event ev_sample(uint64_t ts, uint32_t pid, uint16_t nr_kernel,
-				 uint16_t nr_user, const __u64 *ips)
+static evbuf ev_load(uint64_t ts, uint32_t pid, uint64_t id, uint64_t start,
+		     uint64_t size, uint32_t src, const char *name)
 {
-	return (struct jt_event){
-		.ts = ts, .type = JT_EV_SAMPLE, .pid = pid, .tid = pid + 1, .cpu = 1,
-		.nr_kernel = nr_kernel, .nr_user = nr_user, .ips = ips,
-	};
+	evbuf b = ev_base(ts, JT_EV_CODE_LOAD, pid, pid);
+
+	b.ev.id = id;
+	b.ev.start = start;
+	b.ev.size = size;
+	b.ev.src = src;
+	put_str(&b, name);
+	return b;
+}
+
+static evbuf ev_call(uint32_t type, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t id)
+{
+	evbuf b = ev_base(ts, type, pid, tid);
+
+	b.ev.id = id;
+	return b;
+}
+
+static evbuf ev_sample(uint64_t ts, uint32_t pid, uint16_t nr_kernel, uint16_t nr_user,
+		       const __u64 *ips)
+{
+	evbuf b = ev_base(ts, JT_EV_SAMPLE, pid, pid + 1);
+
+	b.ev.cpu = 1;
+	b.ev.nr_kernel = nr_kernel;
+	b.ev.nr_user = nr_user;
+	memcpy(b.ev.tail, ips, 8 * ((size_t)nr_kernel + nr_user));
+	b.ev.len = jt_event__size(8 * ((size_t)nr_kernel + nr_user));
+	return b;
 }
 
 /* comm: JT_COMM_LEN bytes, as the ring buffer carries it */
-static struct jt_event ev_exec(uint64_t ts, uint32_t pid, const char *comm, const char *path)
+static evbuf ev_exec(uint64_t ts, uint32_t pid, const char *comm, const char *path)
 {
-	return (struct jt_event){
-		.ts = ts, .type = JT_EV_EXEC, .pid = pid, .tid = pid, .comm = comm,
-		.str = path, .str_len = strlen(path),
-	};
+	evbuf b = ev_base(ts, JT_EV_EXEC, pid, pid);
+
+	memcpy(b.ev.comm, comm, JT_COMM_LEN);
+	put_str(&b, path);
+	return b;
 }
 
-static struct jt_event ev_exit(uint64_t ts, uint32_t pid)
+static evbuf ev_exit(uint64_t ts, uint32_t pid)
 {
-	return (struct jt_event){ .ts = ts, .type = JT_EV_EXIT, .pid = pid, .tid = pid,
-				  .comm = "jitapp\0\0\0\0\0\0\0\0\0" };
+	evbuf b = ev_base(ts, JT_EV_EXIT, pid, pid);
+
+	memcpy(b.ev.comm, "jitapp", 7);
+	return b;
 }
 
-static struct jt_event ev_fork(uint64_t ts, uint32_t pid, uint32_t child)
+static evbuf ev_fork(uint64_t ts, uint32_t pid, uint32_t child)
 {
-	return (struct jt_event){ .ts = ts, .type = JT_EV_FORK, .pid = pid, .tid = pid,
-				  .child_pid = child, .comm = "jitapp\0\0\0\0\0\0\0\0\0" };
+	evbuf b = ev_base(ts, JT_EV_FORK, pid, pid);
+
+	b.ev.child_pid = child;
+	memcpy(b.ev.comm, "jitapp", 7);
+	return b;
 }
 
-static void send(struct fx *f, struct jt_event ev)
+static void send(struct fx *f, evbuf b)
 {
-	assert_int_equal(jt_collector__event(f->c, &ev), 0);
+	assert_int_equal(jt_collector__event(f->c, &b.ev), 0);
 }
 
 /* A sample with one user frame, the leaf. */
@@ -1157,11 +1192,127 @@ static void random_workload_names_what_a_model_expects(void **state)
 	free(want);
 }
 
+/* The name of the method a record's frame 0 (sample) or id (enter) names, or NULL. */
+static const char *named_by(const struct fx *f, const struct jt_rec_hdr *h, uint32_t *len)
+{
+	const struct jt_rec_method *m;
+	uint64_t id;
+
+	if (h->type == JT_REC_SAMPLE) {
+		const struct jt_frame *fr = &((const struct jt_rec_sample *)h)->frames[0];
+
+		if (JT_FRAME_KIND(fr->ref) != JT_FRAME_METHOD)
+			return NULL;
+		id = JT_FRAME_ID(fr->ref);
+	} else {
+		id = ((const struct jt_rec_call *)h)->id;
+	}
+	m = method_def(f, id);
+	*len = m->name_len;
+	return m->name;
+}
+
+/*
+ * Who holds a method: its process, while its code is live or an id names it. A random
+ * workload where ids are reused without unloading (the old code stays live, reachable by
+ * no id), enters of ids never loaded (stand-ins, later replaced), forks (the child gets
+ * the live code and the ids that name it) and execs (everything goes). A model says what
+ * each sample and enter names; AddressSanitizer (the san build) sees every method freed
+ * exactly once, none used after, none leaked.
+ */
+static void methods_held_by_code_or_id_live_until_both_let_go(void **state)
+{
+	enum { SLOTS = 8, IDS = 6, OPS = 20000, CHILD = 4343 };
+	struct fx *f = *state;
+	/* per slot and per id: the load (op number + 1) live there / named by it, 0: none;
+	 * an id named by a stand-in holds UINT64_MAX */
+	uint64_t slot[SLOTS] = { 0 }, id_of[IDS + 1] = { 0 }, ts = 1000, seed = 99;
+	char (*want)[32] = calloc(OPS, sizeof(*want));	/* per sample/enter: its name, or "" */
+	size_t nwant = 0, op, i, w = 0;
+	char name[32];
+
+	assert_non_null(want);
+	for (op = 0; op < OPS; op++) {
+		uint64_t r = rnd(&seed), id = 1 + (r >> 40) % IDS;
+		size_t k = r % SLOTS, j;
+		uint64_t base = JIT + 0x10000 + k * 0x100;
+
+		ts++;
+		switch ((r >> 16) % 16) {
+		case 0: case 1: case 2: case 3:	/* load id into slot k: no unload before */
+			snprintf(name, sizeof(name), "m%zu", op + 1);
+			send(f, ev_load(ts, PID, id, base, 0x100, JT_SRC_AGENT, name));
+			slot[k] = op + 1;
+			id_of[id] = op + 1;
+			break;
+		case 4:		/* unload id: its code, if still live, goes */
+			send(f, ev_call(JT_EV_CODE_UNLOAD, ts, PID, PID, id));
+			for (j = 0; j < SLOTS; j++)
+				if (id_of[id] != UINT64_MAX && slot[j] == id_of[id])
+					slot[j] = 0;
+			id_of[id] = 0;
+			break;
+		case 5: case 6:	/* enter: the method the id names, or a stand-in for it */
+			send(f, ev_call(JT_EV_ENTER, ts, PID, PID, id));
+			if (!id_of[id])
+				id_of[id] = UINT64_MAX;
+			if (id_of[id] == UINT64_MAX)
+				snprintf(want[nwant++], 32, "[unknown method %llu]",
+					 (unsigned long long)id);
+			else
+				snprintf(want[nwant++], 32, "m%llu", (unsigned long long)id_of[id]);
+			break;
+		case 7:		/* a child sees the live code, then is gone */
+			send(f, ev_fork(ts, PID, CHILD));
+			sample_at(f, ts, CHILD, base + 0x10);
+			if (slot[k])
+				snprintf(want[nwant++], 32, "m%llu", (unsigned long long)slot[k]);
+			else
+				want[nwant++][0] = 0;
+			send(f, ev_exit(ts, CHILD));
+			break;
+		case 8:		/* now and then a new program: nothing of the old one stays */
+			if ((r >> 24) % 64)
+				break;
+			send(f, ev_exec(ts, PID, "jitapp\0\0\0\0\0\0\0\0\0\0", BIN));
+			memset(slot, 0, sizeof(slot));
+			memset(id_of, 0, sizeof(id_of));
+			break;
+		default:
+			sample_at(f, ts, PID, base + 0x10);
+			if (slot[k])
+				snprintf(want[nwant++], 32, "m%llu", (unsigned long long)slot[k]);
+			else
+				want[nwant++][0] = 0;
+			break;
+		}
+	}
+	assert_log_promises(f);
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_hdr *h = f->cap.recs[i];
+		const char *got;
+		uint32_t len = 0;
+
+		if (h->type != JT_REC_SAMPLE && h->type != JT_REC_ENTER)
+			continue;
+		got = named_by(f, h, &len);
+		assert_true(w < nwant);
+		if (!got ? want[w][0] != 0 : len != strlen(want[w]) || memcmp(got, want[w], len))
+			fail_msg("reference %zu (record %zu, ts %llu) names \"%.*s\", not \"%s\"",
+				 w, i, (unsigned long long)h->ts, (int)len, got ? got : "",
+				 want[w]);
+		w++;
+	}
+	assert_int_equal(w, nwant);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 		T(sample_in_loaded_method_is_named_after_its_definition),
+		T(methods_held_by_code_or_id_live_until_both_let_go),
 		T(proc_record_carries_comm_and_command_line),
 		T(frame_in_libc_is_a_module_frame_with_file_offset),
 		T(frames_in_one_module_share_one_module_record),

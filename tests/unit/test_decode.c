@@ -155,15 +155,16 @@ static void call_records_decode_their_id(void **state)
 {
 	static const uint16_t types[] = { JT_EV_ENTER, JT_EV_LEAVE, JT_EV_CODE_UNLOAD };
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < JT_ARRAY_SIZE(types); i++) {
 		build_call(r, types[i], 0xdeadbeefcafeULL);
-		assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-		assert_common(&ev, types[i]);
-		assert_int_equal(ev.id, 0xdeadbeefcafeULL);
+		assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+		assert_common(ev, types[i]);
+		assert_int_equal(ev->id, 0xdeadbeefcafeULL);
 		assert_int_equal(jt_decode__ts(r->b), 0x1122334455667788ULL);
 	}
 	free(r);
@@ -172,22 +173,21 @@ static void call_records_decode_their_id(void **state)
 static void code_load_decodes_range_source_and_name_of_every_source(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 	uint16_t src;
 
 	(void)state;
 	for (src = JT_SRC_AGENT; src < JT_SRC_MAX; src++) {
 		build_code(r, 99, 0x7f3a40001000, 0x123, src, "LFoo;::bar(I)V", 14);
-		assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-		assert_common(&ev, JT_EV_CODE_LOAD);
-		assert_int_equal(ev.id, 99);
-		assert_int_equal(ev.start, 0x7f3a40001000);
-		assert_int_equal(ev.size, 0x123);
-		assert_int_equal(ev.src, src);
-		assert_int_equal(ev.str_len, 14);
-		assert_memory_equal(ev.str, "LFoo;::bar(I)V", 14);
-		/* points into the record, not at a copy */
-		assert_ptr_equal(ev.str, ((struct jt_ev_code *)r->b)->name);
+		assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+		assert_common(ev, JT_EV_CODE_LOAD);
+		assert_int_equal(ev->id, 99);
+		assert_int_equal(ev->start, 0x7f3a40001000);
+		assert_int_equal(ev->size, 0x123);
+		assert_int_equal(ev->src, src);
+		assert_int_equal(ev->str_len, 14);
+		assert_memory_equal(jt_event__str(ev), "LFoo;::bar(I)V", 15);	/* and its NUL */
 	}
 	free(r);
 }
@@ -196,123 +196,128 @@ static void code_load_of_longest_name_is_accepted(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
 	char name[JT_NAME_MAX];
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 
 	(void)state;
 	memset(name, 'n', sizeof(name));
 	build_code(r, 1, 0x1000, 0x10, JT_SRC_AGENT, name, JT_NAME_MAX - 1);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_int_equal(ev.str_len, JT_NAME_MAX - 1);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->str_len, JT_NAME_MAX - 1);
 	/* the whole reserved struct, as bpf_ringbuf_reserve(sizeof(*e)) delivers it */
 	hdr(r)->size = sizeof(struct jt_ev_code);
-	assert_int_equal(jt_decode(r->b, sizeof(struct jt_ev_code), &ev), 0);
-	assert_int_equal(ev.str_len, JT_NAME_MAX - 1);
+	assert_int_equal(jt_decode(r->b, sizeof(struct jt_ev_code), &eb), 0);
+	assert_int_equal(ev->str_len, JT_NAME_MAX - 1);
 	free(r);
 }
 
 static void code_load_ending_at_top_of_address_space_is_accepted(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 
 	(void)state;
 	build_code(r, 1, UINT64_MAX - 0x100, 0x100, JT_SRC_AGENT, "top", 3);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_int_equal(ev.start + ev.size, UINT64_MAX);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->start + ev->size, UINT64_MAX);
 	free(r);
 }
 
 static void sample_decodes_cpu_and_frames(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 	unsigned int i;
 
 	(void)state;
 	build_sample(r, 3, 2, 4);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_common(&ev, JT_EV_SAMPLE);
-	assert_int_equal(ev.cpu, 3);
-	assert_int_equal(ev.nr_kernel, 2);
-	assert_int_equal(ev.nr_user, 4);
-	assert_ptr_equal(ev.ips, ((struct jt_ev_sample *)r->b)->ips);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_common(ev, JT_EV_SAMPLE);
+	assert_int_equal(ev->cpu, 3);
+	assert_int_equal(ev->nr_kernel, 2);
+	assert_int_equal(ev->nr_user, 4);
 	for (i = 0; i < 2; i++)
-		assert_int_equal(ev.ips[i], 0xffffffff81000000ULL + i);
+		assert_int_equal(jt_event__ips(ev)[i], 0xffffffff81000000ULL + i);
 	for (i = 2; i < 6; i++)
-		assert_int_equal(ev.ips[i], 0x7f0000001000ULL + i);
+		assert_int_equal(jt_event__ips(ev)[i], 0x7f0000001000ULL + i);
 	free(r);
 }
 
 static void sample_with_full_stacks_is_accepted(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 
 	(void)state;
 	build_sample(r, 0, JT_MAX_FRAMES, JT_MAX_FRAMES);
 	assert_int_equal(r->len, sizeof(struct jt_ev_sample));
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_int_equal(ev.nr_kernel, JT_MAX_FRAMES);
-	assert_int_equal(ev.nr_user, JT_MAX_FRAMES);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->nr_kernel, JT_MAX_FRAMES);
+	assert_int_equal(ev->nr_user, JT_MAX_FRAMES);
 	build_sample(r, 0, 0, 0);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_int_equal(ev.nr_kernel + ev.nr_user, 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->nr_kernel + ev->nr_user, 0);
 	free(r);
 }
 
 static void exec_decodes_comm_and_path(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 	char path[JT_PATH_MAX];
 
 	(void)state;
 	build_exec(r, "java", "/usr/lib/jvm/bin/java", 21);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_common(&ev, JT_EV_EXEC);
-	assert_int_equal(ev.str_len, 21);
-	assert_memory_equal(ev.str, "/usr/lib/jvm/bin/java", 21);
-	assert_memory_equal(ev.comm, "java\0", 5);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_common(ev, JT_EV_EXEC);
+	assert_int_equal(ev->str_len, 21);
+	assert_memory_equal(jt_event__str(ev), "/usr/lib/jvm/bin/java", 21);
+	assert_memory_equal(ev->comm, "java\0", 5);
 
 	memset(path, 'p', sizeof(path));
 	build_exec(r, "0123456789abcdef", path, JT_PATH_MAX - 1);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_int_equal(ev.str_len, JT_PATH_MAX - 1);
-	assert_memory_equal(ev.comm, "0123456789abcdef", JT_COMM_LEN);	/* no NUL */
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->str_len, JT_PATH_MAX - 1);
+	assert_memory_equal(ev->comm, "0123456789abcdef", JT_COMM_LEN);	/* no NUL */
 	free(r);
 }
 
 static void exit_and_fork_decode_their_fields(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 
 	(void)state;
 	build_proc(r, JT_EV_EXIT, 0, 137, "node");
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_common(&ev, JT_EV_EXIT);
-	assert_int_equal(ev.exit_code, 137);
-	assert_string_equal(ev.comm, "node");
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_common(ev, JT_EV_EXIT);
+	assert_int_equal(ev->exit_code, 137);
+	assert_string_equal(ev->comm, "node");
 
 	build_proc(r, JT_EV_FORK, 5151, 0, "beam.smp");
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_common(&ev, JT_EV_FORK);
-	assert_int_equal(ev.child_pid, 5151);
-	assert_string_equal(ev.comm, "beam.smp");
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_common(ev, JT_EV_FORK);
+	assert_int_equal(ev->child_pid, 5151);
+	assert_string_equal(ev->comm, "beam.smp");
 	free(r);
 }
 
 static void buffer_shorter_than_header_is_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	size_t len;
 
 	(void)state;
 	build_call(r, JT_EV_ENTER, 1);
 	hdr(r)->size = 8;	/* even claiming to be short */
 	for (len = 0; len < sizeof(struct jt_ev_hdr); len++)
-		assert_int_equal(jt_decode(r->b, len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(r->b, len, &eb), -EINVAL);
 	free(r);
 }
 
@@ -320,15 +325,15 @@ static void buffer_shorter_than_header_is_rejected(void **state)
 static void truncated_records_are_rejected(void **state)
 {
 	struct rec *rs = malloc(11 * sizeof(*rs));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	size_t i, n, len;
 
 	(void)state;
 	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		for (len = 0; len < rs[i].len; len++)
-			assert_int_equal(jt_decode(rs[i].b, len, &ev), -EINVAL);
-		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &ev), 0);
+			assert_int_equal(jt_decode(rs[i].b, len, &eb), -EINVAL);
+		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &eb), 0);
 	}
 	free(rs);
 }
@@ -336,16 +341,16 @@ static void truncated_records_are_rejected(void **state)
 static void size_beyond_buffer_is_rejected(void **state)
 {
 	struct rec *rs = malloc(11 * sizeof(*rs));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	size_t i, n;
 
 	(void)state;
 	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		hdr(&rs[i])->size = rs[i].len + 8;
-		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &eb), -EINVAL);
 		hdr(&rs[i])->size = UINT32_MAX;
-		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(rs[i].b, rs[i].len, &eb), -EINVAL);
 	}
 	free(rs);
 }
@@ -354,7 +359,7 @@ static void size_beyond_buffer_is_rejected(void **state)
 static void size_too_small_for_type_is_rejected(void **state)
 {
 	struct rec *rs = malloc(11 * sizeof(*rs));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	size_t i, n;
 	uint32_t size;
 
@@ -370,7 +375,7 @@ static void size_too_small_for_type_is_rejected(void **state)
 			need = JT_EV_EXEC_FIXED + ((struct jt_ev_exec *)rs[i].b)->path_len;
 		for (size = 0; size < need; size++) {
 			hdr(&rs[i])->size = size;
-			assert_int_equal(jt_decode(rs[i].b, BUF_MAX, &ev), -EINVAL);
+			assert_int_equal(jt_decode(rs[i].b, BUF_MAX, &eb), -EINVAL);
 		}
 	}
 	free(rs);
@@ -380,15 +385,15 @@ static void name_len_past_record_size_is_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
 	struct jt_ev_code *c = (struct jt_ev_code *)r->b;
-	struct jt_event ev;
+	union jt_event_buf eb;
 
 	(void)state;
 	build_code(r, 1, 0x1000, 0x10, JT_SRC_AGENT, "abcdefgh", 8);	/* size FIXED + 8 */
 	c->name_len = 9;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
-	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &eb), -EINVAL);
 	c->name_len = 8;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
 	free(r);
 }
 
@@ -397,7 +402,7 @@ static void name_len_over_name_max_is_rejected(void **state)
 {
 	static const uint16_t lens[] = { JT_NAME_MAX + 1, 1000, UINT16_MAX };
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	char *name = calloc(1, UINT16_MAX);
 	size_t i;
 
@@ -409,7 +414,7 @@ static void name_len_over_name_max_is_rejected(void **state)
 		((struct jt_ev_code *)r->b)->name_len = lens[i];
 		if (fit)
 			assert_int_equal(r->len, jt_round8(JT_EV_CODE_FIXED + lens[i]));
-		assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	}
 	free(name);
 	free(r);
@@ -419,26 +424,26 @@ static void path_len_too_long_is_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
 	struct jt_ev_exec *e = (struct jt_ev_exec *)r->b;
-	struct jt_event ev;
+	union jt_event_buf eb;
 
 	(void)state;
 	build_exec(r, "sh", "/bin/sh", 7);
 	e->path_len = JT_PATH_MAX + 1;	/* past the reserved record */
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	/* past JT_PATH_MAX though the record claims to hold it */
 	hdr(r)->size = jt_round8(JT_EV_EXEC_FIXED + 1000);
 	e->path_len = 1000;
-	assert_int_equal(jt_decode(r->b, hdr(r)->size, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, hdr(r)->size, &eb), -EINVAL);
 	e->path_len = UINT16_MAX;
-	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &eb), -EINVAL);
 	/* the same record with a path that fits its size is fine */
 	hdr(r)->size = sizeof(*e);
 	e->path_len = 7;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
 	/* a short record whose path_len reaches past its size */
 	hdr(r)->size = JT_EV_EXEC_FIXED + 8;
 	e->path_len = 9;
-	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &eb), -EINVAL);
 	free(r);
 }
 
@@ -446,21 +451,21 @@ static void frame_counts_over_max_frames_are_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
 	struct jt_ev_sample *s = (struct jt_ev_sample *)r->b;
-	struct jt_event ev;
+	union jt_event_buf eb;
 
 	(void)state;
 	/* the size covers the frames claimed: only the count limit can reject them */
 	build_sample(r, 0, JT_MAX_FRAMES + 1, 0);
 	assert_true(r->len <= BUF_MAX);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_sample(r, 0, 0, JT_MAX_FRAMES + 1);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_sample(r, 0, 3, 2);
 	s->nr_user = UINT16_MAX;
-	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &eb), -EINVAL);
 	s->nr_user = 2;
 	s->nr_kernel = UINT16_MAX;
-	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &eb), -EINVAL);
 	free(r);
 }
 
@@ -468,18 +473,18 @@ static void frame_counts_past_record_size_are_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
 	struct jt_ev_sample *s = (struct jt_ev_sample *)r->b;
-	struct jt_event ev;
+	union jt_event_buf eb;
 
 	(void)state;
 	build_sample(r, 0, 2, 10);
 	s->nr_user = 11;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
-	assert_int_equal(jt_decode(r->b, BUF_MAX, &ev), -EINVAL);	/* size, not len, bounds */
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	assert_int_equal(jt_decode(r->b, BUF_MAX, &eb), -EINVAL);	/* size, not len, bounds */
 	s->nr_user = 10;
 	s->nr_kernel = 3;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	s->nr_kernel = 2;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
 	free(r);
 }
 
@@ -487,14 +492,14 @@ static void unknown_type_is_rejected(void **state)
 {
 	static const uint16_t types[] = { 0, JT_EV_MAX, JT_EV_MAX + 1, 0x100, UINT16_MAX };
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < JT_ARRAY_SIZE(types); i++) {
 		build_proc(r, JT_EV_EXIT, 0, 0, "x");
 		hdr(r)->type = types[i];
-		assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	}
 	free(r);
 }
@@ -502,28 +507,28 @@ static void unknown_type_is_rejected(void **state)
 static void code_load_of_unknown_source_is_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
 
 	(void)state;
 	build_code(r, 1, 0x1000, 0x10, 0, "x", 1);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_code(r, 1, 0x1000, 0x10, JT_SRC_MAX, "x", 1);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	free(r);
 }
 
 static void code_range_that_wraps_is_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
 
 	(void)state;
 	build_code(r, 1, UINT64_MAX - 0x10, 0x11, JT_SRC_AGENT, "wrap", 4);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_code(r, 1, UINT64_MAX, UINT64_MAX, JT_SRC_PERFMAP, "wrap", 4);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_code(r, 1, 0x7f0000000000, UINT64_MAX - 0x1000, JT_SRC_USDT, "wrap", 4);
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	free(r);
 }
 
@@ -614,15 +619,15 @@ static void decode_never_reads_past_len(void **state)
 {
 	struct guard *g = *state;
 	struct rec *rs = malloc(11 * sizeof(*rs));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	size_t i, n, len;
 
 	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		/* whole records, then every truncation of them */
-		assert_int_equal(jt_decode(at_guard(g, rs[i].b, rs[i].len), rs[i].len, &ev), 0);
+		assert_int_equal(jt_decode(at_guard(g, rs[i].b, rs[i].len), rs[i].len, &eb), 0);
 		for (len = 0; len < rs[i].len; len++)
-			assert_int_equal(jt_decode(at_guard(g, rs[i].b, len), len, &ev), -EINVAL);
+			assert_int_equal(jt_decode(at_guard(g, rs[i].b, len), len, &eb), -EINVAL);
 	}
 	free(rs);
 }
@@ -632,59 +637,59 @@ static void decode_of_lying_records_never_reads_past_len(void **state)
 {
 	struct guard *g = *state;
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
 	size_t len;
 
 	build_code(r, 1, 0x1000, 0x10, JT_SRC_AGENT, "abc", 3);
 	((struct jt_ev_code *)r->b)->name_len = JT_NAME_MAX - 1;
 	for (len = sizeof(struct jt_ev_hdr); len <= r->len; len++) {
 		hdr(r)->size = len;
-		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &eb), -EINVAL);
 	}
 
 	build_sample(r, 0, 1, 1);
 	((struct jt_ev_sample *)r->b)->nr_user = JT_MAX_FRAMES;
 	for (len = sizeof(struct jt_ev_hdr); len <= r->len; len++) {
 		hdr(r)->size = len;
-		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &eb), -EINVAL);
 	}
 
 	build_exec(r, "sh", "/bin/sh", 7);
 	((struct jt_ev_exec *)r->b)->path_len = JT_PATH_MAX - 1;
 	for (len = sizeof(struct jt_ev_hdr); len < JT_EV_EXEC_FIXED + JT_PATH_MAX - 1; len++) {
 		hdr(r)->size = len;
-		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &ev), -EINVAL);
+		assert_int_equal(jt_decode(at_guard(g, r->b, len), len, &eb), -EINVAL);
 	}
 	free(r);
 }
 
-/* Decoded name and path pointers stay inside the record (or the event's own name_buf). */
-static void decoded_strings_lie_inside_the_record(void **state)
+/* A decoded event is whole in itself: its name, path and frames lie inside its len, and a
+ * name or path ends in a NUL there. */
+static void decoded_events_hold_their_strings_and_frames(void **state)
 {
 	struct guard *g = *state;
 	struct rec *rs = malloc(11 * sizeof(*rs));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 	size_t i, n;
 
 	n = build_each_type(rs, 11);
 	for (i = 0; i < n; i++) {
 		const unsigned char *p = at_guard(g, rs[i].b, rs[i].len);
-		const unsigned char *end = p + rs[i].len;
+		const char *end;
 
-		assert_int_equal(jt_decode(p, rs[i].len, &ev), 0);
-		if (ev.str_len && ev.str != ev.name_buf) {
-			assert_true((const unsigned char *)ev.str >= p);
-			assert_true((const unsigned char *)ev.str + ev.str_len <= end);
+		memset(&eb, 0x5a, sizeof(eb));
+		assert_int_equal(jt_decode(p, rs[i].len, &eb), 0);
+		assert_int_equal(ev->len % 8, 0);
+		assert_true(ev->len >= JT_EVENT_FIXED && ev->len <= JT_EVENT_MAX);
+		end = (const char *)ev + ev->len;
+		if (ev->type == JT_EV_CODE_LOAD || ev->type == JT_EV_EXEC) {
+			assert_true(jt_event__str(ev) + ev->str_len < end);
+			assert_int_equal(jt_event__str(ev)[ev->str_len], 0);
 		}
-		if (ev.comm) {
-			assert_true((const unsigned char *)ev.comm >= p);
-			assert_true((const unsigned char *)ev.comm + JT_COMM_LEN <= end);
-		}
-		if (ev.nr_kernel + ev.nr_user) {
-			assert_true((const unsigned char *)ev.ips >= p);
-			assert_true((const unsigned char *)(ev.ips + ev.nr_kernel + ev.nr_user) <=
-				    end);
-		}
+		if (ev->type == JT_EV_SAMPLE)
+			assert_true((const char *)(jt_event__ips(ev) + ev->nr_kernel +
+						   ev->nr_user) <= end);
 	}
 	free(rs);
 }
@@ -710,27 +715,28 @@ static void java_code_decodes_as_usdt_code_load_with_java_name(void **state)
 		{ "X", "m", "(L;[)V", "X.m(L;[)V" },
 	};
 	struct rec *r = malloc(sizeof(*r));
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		build_jcode(r, JT_USDT_ID_BIT | 5, 0x7f0000004000, 0x120, cases[i][0], cases[i][1],
 			    cases[i][2]);
-		assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-		assert_common(&ev, JT_EV_CODE_LOAD);
-		assert_int_equal(ev.src, JT_SRC_USDT);
-		assert_int_equal(ev.id, JT_USDT_ID_BIT | 5);
-		assert_int_equal(ev.start, 0x7f0000004000);
-		assert_int_equal(ev.size, 0x120);
-		assert_int_equal(ev.str_len, strlen(cases[i][3]));
-		assert_memory_equal(ev.str, cases[i][3], ev.str_len);
+		assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+		assert_common(ev, JT_EV_CODE_LOAD);
+		assert_int_equal(ev->src, JT_SRC_USDT);
+		assert_int_equal(ev->id, JT_USDT_ID_BIT | 5);
+		assert_int_equal(ev->start, 0x7f0000004000);
+		assert_int_equal(ev->size, 0x120);
+		assert_int_equal(ev->str_len, strlen(cases[i][3]));
+		assert_memory_equal(jt_event__str(ev), cases[i][3], ev->str_len);
 	}
 	/* size 0: a name for calls that covers no code */
 	build_jcode(r, JT_USDT_ID_BIT | 6, 0, 0, "Calls", "target", "(I)I");
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_int_equal(ev.size, 0);
-	assert_string_equal(ev.str, "Calls.target(int)");
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->size, 0);
+	assert_string_equal(jt_event__str(ev), "Calls.target(int)");
 	free(r);
 }
 
@@ -738,7 +744,8 @@ static void java_code_with_full_slots_is_cut_to_name_max(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
 	struct jt_ev_jcode *j = (struct jt_ev_jcode *)r->b;
-	struct jt_event ev;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
 
 	(void)state;
 	build_jcode(r, 1, 0x1000, 0x10, "", "", "");
@@ -749,10 +756,10 @@ static void java_code_with_full_slots_is_cut_to_name_max(void **state)
 	j->class_len = JT_JCLASS_MAX;
 	j->method_len = JT_JMETHOD_MAX;
 	j->sig_len = JT_JSIG_MAX;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), 0);
-	assert_int_equal(ev.str_len, JT_NAME_MAX - 1);
-	assert_int_equal(ev.str[ev.str_len], 0);
-	assert_memory_equal(ev.str + JT_JCLASS_MAX, ".mmm", 4);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->str_len, JT_NAME_MAX - 1);
+	assert_int_equal(jt_event__str(ev)[ev->str_len], 0);
+	assert_memory_equal(jt_event__str(ev) + JT_JCLASS_MAX, ".mmm", 4);
 	free(r);
 }
 
@@ -760,20 +767,20 @@ static void java_code_with_lying_lengths_is_rejected(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
 	struct jt_ev_jcode *j = (struct jt_ev_jcode *)r->b;
-	struct jt_event ev;
+	union jt_event_buf eb;
 
 	(void)state;
 	build_jcode(r, 1, 0x1000, 0x10, "Hot", "a", "(J)J");
 	j->class_len = JT_JCLASS_MAX + 1;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_jcode(r, 1, 0x1000, 0x10, "Hot", "a", "(J)J");
 	j->method_len = JT_JMETHOD_MAX + 1;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_jcode(r, 1, 0x1000, 0x10, "Hot", "a", "(J)J");
 	j->sig_len = JT_JSIG_MAX + 1;
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_jcode(r, 1, UINT64_MAX - 8, 0x10, "Hot", "a", "(J)J");	/* wraps */
-	assert_int_equal(jt_decode(r->b, r->len, &ev), -EINVAL);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	free(r);
 }
 
@@ -809,7 +816,7 @@ int main(void)
 						guard_teardown),
 		cmocka_unit_test_setup_teardown(decode_of_lying_records_never_reads_past_len,
 						guard_setup, guard_teardown),
-		cmocka_unit_test_setup_teardown(decoded_strings_lie_inside_the_record,
+		cmocka_unit_test_setup_teardown(decoded_events_hold_their_strings_and_frames,
 						guard_setup, guard_teardown),
 	};
 

@@ -546,37 +546,26 @@ static void test_chrome_balanced(void **state)
 	free(json);
 }
 
-static int count_open(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
+static int count(void *ctx, bool open, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
 {
 	char *log = ctx;
 
-	sprintf(log + strlen(log), "O%u/%u:%llu@%llu ", pid, tid, (unsigned long long)id,
-		(unsigned long long)ts);
-	return 0;
-}
-
-static int count_close(void *ctx, uint32_t pid, uint32_t tid, uint64_t id, uint64_t ts)
-{
-	char *log = ctx;
-
-	sprintf(log + strlen(log), "C%u/%u:%llu@%llu ", pid, tid, (unsigned long long)id,
-		(unsigned long long)ts);
+	sprintf(log + strlen(log), "%c%u/%u:%llu@%llu ", open ? 'O' : 'C', pid, tid,
+		(unsigned long long)id, (unsigned long long)ts);
 	return 0;
 }
 
 static void call(struct jt_xcalls *c, unsigned type, uint32_t tid, uint64_t id, uint64_t ts,
 		 char *log)
 {
-	static const struct jt_xcalls_ops ops = { count_open, count_close };
 	struct jt_rec_call r = { .h = { .type = type, .size = sizeof(r), .ts = ts },
 				 .id = id, .pid = 1, .tid = tid };
 
-	assert_int_equal(jt_xcalls__feed(c, &r, &ops, log), 0);
+	assert_int_equal(jt_xcalls__feed(c, &r, count, log), 0);
 }
 
 static void test_calls_balanced(void **state)
 {
-	static const struct jt_xcalls_ops ops = { count_open, count_close };
 	struct jt_xcalls c = { 0 };
 	char log[1024] = "";
 
@@ -589,7 +578,7 @@ static void test_calls_balanced(void **state)
 	call(&c, JT_REC_LEAVE, 1, 1, 5, log);		/* the inner 1 */
 	call(&c, JT_REC_LEAVE, 1, 1, 6, log);		/* the outer 1: closes 2 first */
 	call(&c, JT_REC_ENTER, 1, 3, 7, log);
-	assert_int_equal(jt_xcalls__finish(&c, 8, &ops, log), 0);
+	assert_int_equal(jt_xcalls__finish(&c, 8, count, log), 0);
 	assert_string_equal(log, "O1/1:1@2 O1/1:2@3 O1/2:1@3 O1/1:1@4 C1/1:1@5 C1/1:2@6 "
 				 "C1/1:1@6 O1/1:3@7 C1/1:3@8 C1/2:1@8 ");
 	assert_int_equal(c.orphan_leaves, 1);

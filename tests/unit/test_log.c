@@ -22,6 +22,7 @@
 
 #include "jt_events.h"
 #include "log.h"
+#include "logfmt.h"
 #include "util.h"
 
 #define START_NS 5000000000ULL
@@ -1476,7 +1477,7 @@ static void drain_checked_flags(const void *buf, size_t len, unsigned int flags)
 		return;
 	while ((rec = jt_logr__next(r))) {
 		assert_true(rec->size >= 16 && rec->size % 8 == 0);
-		assert_null(jt_rec__invalid(rec, rec->size));
+		assert_null(jt_logfmt__invalid(rec, rec->size));
 		for (i = 0; i < rec->size; i++)	/* touch it all: valgrind sees overruns */
 			sum += ((const unsigned char *)rec)[i];
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* logview: every frame kind named, unknown references kept, redefinition, processes. */
+/* logview: every frame kind named, unknown references kept, redefinition, processes; the log
+ * source that feeds it: filter, drop counts, frame files, truncated and corrupt ends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +12,10 @@
 #include <cmocka.h>
 
 #include "jt_events.h"
+#include "logsrc.h"
 #include "logview.h"
 #include "util.h"
+#include "viewlog.h"
 
 union buf {
 	struct jt_rec_hdr h;
@@ -216,6 +219,89 @@ static void test_procs_from_proc_and_exec(void **state)
 	jt_lv__free(lv);
 }
 
+/*
+ * The source hands out every record, definitions taken in first: those of a process the
+ * filter leaves out too, as frames may name them. Only its samples and calls are kept.
+ */
+static void test_source_filters_samples_and_calls_only(void **state)
+{
+	struct vl_tmp *t = *state;
+	unsigned int records = 0, samples = 0, calls = 0;
+	char buf[JT_LOGSRC_NAME_CAP];
+	const struct jt_rec_hdr *rec;
+	const struct jt_frame work = F(2, 0x5000), jit = M(4, 0x20);
+	struct jt_logsrc src;
+	struct jt_filter f;
+	enum jt_lv_kind kind;
+	const char *file;
+	bool kept;
+
+	vl_write(t->log);
+	jt_filter__init(&f);
+	assert_int_equal(jt_filter__parse(&f, "--pid", "200"), 0);	/* node */
+	assert_int_equal(jt_logsrc__open(&src, t->log, &f), 0);
+	while ((rec = jt_logsrc__next(&src, &kept))) {
+		records++;
+		if (!kept)
+			continue;
+		if (rec->type == JT_REC_SAMPLE) {
+			assert_int_equal(((const struct jt_rec_sample *)rec)->pid, VL_NODE);
+			samples++;
+		} else {
+			assert_int_equal(((const struct jt_rec_call *)rec)->pid, VL_NODE);
+			calls++;
+		}
+	}
+	assert_int_equal(jt_logsrc__finish(&src, "read"), 0);
+	assert_int_equal(records, 48);		/* the end record included */
+	assert_int_equal(samples, 5);
+	assert_int_equal(calls, 2);
+	assert_int_equal(src.filtered, 15 + 11);	/* java's samples and calls */
+	assert_int_equal(src.drops[JT_DROP_RB_SAMPLE], 3);
+	assert_int_equal(jt_logsrc__dropped(&src), 3);
+	assert_int_equal(src.last_ts, VL_T0 + 50 * VL_MS);
+	assert_int_equal(jt_logsrc__rel(&src, src.last_ts), 50 * VL_MS);
+	assert_string_equal(jt_lv__method(src.lv, 1)->name, "Hot.spin(int)");	/* java's */
+	assert_string_equal(jt_logsrc__frame(&src, &work, buf, &file, &kind), "node+0x5000");
+	assert_string_equal(file, "node");
+	assert_string_equal(jt_logsrc__frame(&src, &jit, buf, &file, &kind),
+			    "JS:~work /app.js:2");
+	assert_string_equal(file, "[jit]");
+	assert_string_equal(jt_logsrc__method(&src, 99, buf), "[unknown method 99]");
+	jt_logsrc__close(&src);
+}
+
+/* A log cut short is read up to its last whole block; a damaged one is an error. */
+static void test_source_accepts_truncated_and_refuses_corrupt(void **state)
+{
+	struct vl_tmp *t = *state;
+	struct jt_logsrc src;
+	struct stat st;
+	FILE *f;
+
+	vl_write(t->log);
+	assert_int_equal(stat(t->log, &st), 0);
+	assert_int_equal(truncate(t->log, st.st_size - 3), 0);
+	assert_int_equal(jt_logsrc__open(&src, t->log, NULL), 0);
+	while (jt_logsrc__next(&src, NULL))
+		;
+	assert_int_equal(jt_logsrc__finish(&src, "read"), 0);
+	jt_logsrc__close(&src);
+
+	f = fopen(t->log, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, JT_LOG_HEADER_SIZE, SEEK_SET), 0);
+	assert_int_equal(fwrite("XXXX", 1, 4, f), 4);	/* the block's magic */
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(jt_logsrc__open(&src, t->log, NULL), 0);
+	assert_null(jt_logsrc__next(&src, NULL));
+	assert_int_equal(jt_logsrc__finish(&src, "read"), -1);
+	jt_logsrc__close(&src);
+
+	assert_int_equal(unlink(t->log), 0);
+	assert_int_equal(jt_logsrc__open(&src, t->log, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +310,10 @@ int main(void)
 		cmocka_unit_test(test_long_module_name_is_cut),
 		cmocka_unit_test(test_redefinition_replaces),
 		cmocka_unit_test(test_procs_from_proc_and_exec),
+		cmocka_unit_test_setup_teardown(test_source_filters_samples_and_calls_only,
+						vl_setup, vl_teardown),
+		cmocka_unit_test_setup_teardown(test_source_accepts_truncated_and_refuses_corrupt,
+						vl_setup, vl_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -475,19 +475,27 @@ struct times {
 	uint64_t min, max, hi;
 };
 
-static void on_timed(void *ctx, uint32_t pid, uint64_t lo, uint64_t hi,
-		     const struct jt_perfmap_entry *e)
+static int on_timed(void *ctx, const struct jt_event *ev)
 {
 	struct times *t = ctx;
+	uint64_t lo = ev->ts, hi = ev->latest_ts;
 
-	(void)pid;
-	(void)e;
 	if (!t->n++ || lo < t->min)
 		t->min = lo;
 	if (lo > t->max)
 		t->max = lo;
 	if (hi > t->hi)
 		t->hi = hi;
+	return 0;
+}
+
+/* What the ring buffer says when pid exec'd a new program at ts. */
+static void see_exec(struct jt_mapwatch *mw, uint32_t pid, uint64_t ts)
+{
+	union jt_event_buf b = { .ev = { .ts = ts, .len = JT_EVENT_FIXED,
+					 .type = JT_EV_EXEC, .pid = pid, .tid = pid } };
+
+	jt_mapwatch__see(mw, &b.ev);
 }
 
 /* The test's clock: a read takes 1 ns past the poll's time. */
@@ -524,25 +532,25 @@ static void test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it(void
 	write_file(t->pid_map, O_EXCL, data);
 	free(data);
 
-	mw = jt_mapwatch__new(on_timed, &got, fake_clock, NULL);
+	mw = jt_mapwatch__new(fake_clock, NULL);
 	assert_non_null(mw);
-	jt_mapwatch__exec(mw, getpid(), 5);	/* the program began at 5 */
+	see_exec(mw, getpid(), 5);	/* the program began at 5 */
 	clock_now = 100;
-	jt_mapwatch__poll(mw, 100);		/* opens it: reads the budget's worth */
+	jt_mapwatch__poll(mw, 100, 0, on_timed, &got);		/* opens it: reads the budget's worth */
 	assert_int_equal(got.n, JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal(got.max, 5);
 	got = (struct times){ 0 };
 	clock_now = 200;
-	jt_mapwatch__poll(mw, 200);		/* the rest, there since before 100 */
+	jt_mapwatch__poll(mw, 200, 0, on_timed, &got);		/* the rest, there since before 100 */
 	clock_now = 300;
-	jt_mapwatch__poll(mw, 300);
+	jt_mapwatch__poll(mw, 300, 0, on_timed, &got);
 	assert_int_equal(got.n, lines - JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal(got.min, 5);
 	assert_int_equal(got.max, 5);
 	got = (struct times){ 0 };
 	write_file(t->pid_map, O_APPEND, "7f0000001000 20 late\n");
 	clock_now = 400;
-	jt_mapwatch__poll(mw, 400);		/* written after the read at 300 reached the end */
+	jt_mapwatch__poll(mw, 400, 0, on_timed, &got);		/* written after the read at 300 reached the end */
 	assert_int_equal(got.n, 1);
 	assert_int_equal(got.min, 300);
 	assert_int_equal(got.hi, 401);		/* and before the read at 400 that found it */

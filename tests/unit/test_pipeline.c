@@ -15,6 +15,7 @@
 
 #include "jt_events.h"
 #include "jt_log_format.h"
+#include "event.h"
 #include "pipeline.h"
 #include "sink.h"
 #include "util.h"
@@ -372,9 +373,12 @@ static void max_pending_holds_at_every_record_not_only_at_tick(void **state)
 }
 
 /* A sample with one frame is 40 bytes: held, it costs 64 for its copy and 24 for its slot. */
+/* What the reorder stage counts for holding a one-frame sample: the event and its slot. */
+#define SAMPLE_COST (jt_event__size(8) + 24)
+
 static void max_pending_bytes_lets_the_oldest_out_early(void **state)
 {
-	struct fx *f = fx_new_opts(1 << 20, 3 * 88, false);
+	struct fx *f = fx_new_opts(1 << 20, 3 * SAMPLE_COST, false);
 	struct jt_pipeline_stats st;
 	int i;
 
@@ -383,7 +387,7 @@ static void max_pending_bytes_lets_the_oldest_out_early(void **state)
 		raw_sample(f, T0 + 100 * (i + 1), 0x10000);
 	jt_pipeline__stats(f->pl, &st);
 	assert_int_equal(st.pending, 3);
-	assert_int_equal(st.pending_bytes, 3 * 88);
+	assert_int_equal(st.pending_bytes, 3 * SAMPLE_COST);
 	assert_int_equal(count_type(f, JT_REC_SAMPLE), 2);
 	raw_sample(f, T0 + 150, 0x10000);	/* older than what went out early */
 	jt_pipeline__stats(f->pl, &st);
@@ -642,6 +646,122 @@ static void perfmap_lines_there_at_start_load_then_and_keep_whole_names(void **s
 	fx_free(f);
 }
 
+/* A pipeline following perf maps, its clock the test's. */
+static struct fx *fx_maps(void)
+{
+	struct jt_pipeline_opts o = {
+		.window_ns = WINDOW, .max_pending = 1 << 20, .proc_root = PROC_ROOT,
+		.follow_perfmaps = true, .clock = test_clock,
+	};
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->sink = (struct jt_sink){ capture_record, &f->cap };
+	f->pl = jt_pipeline__new(&o, &f->sink);
+	assert_non_null(f->pl);
+	return f;
+}
+
+static void write_map(const char *path, const char *text)
+{
+	FILE *m = fopen(path, "w");
+
+	assert_non_null(m);
+	fputs(text, m);
+	assert_int_equal(fclose(m), 0);
+}
+
+enum map_change { IN_PLACE, BY_RENAME, BY_UNLINK };
+
+/*
+ * A map written anew while it is followed: in place and longer than before (what jcmd's
+ * Compiler.perfmap does to HotSpot's map, same inode), replaced by rename, or unlinked and
+ * created again. Its first line renames the code at from_map_a's address; samples after the
+ * change carry the new name, samples before it the old one.
+ */
+static void map_written_anew(enum map_change how)
+{
+	struct fx *f = fx_maps();
+	char path[64], tmp[80];
+	uint32_t pid = write_own_map(path, sizeof(path));	/* from_map_a at ...1000 */
+	uint64_t t = T0;
+
+	test_clock_ns = t + 1;
+	jt_pipeline__scan(f->pl, pid, t);
+	own_sample(f, pid, t + 10, 0x7f3a40001010);
+	t += 2 * WINDOW;
+	test_clock_ns = t + 1;
+	assert_int_equal(jt_pipeline__tick(f->pl, t), 0);
+	if (how == IN_PLACE) {
+		write_map(path, "7f3a40001000 40 renamed_a\n7f3a40002000 40 from_map_b\n"
+				"7f3a40009000 40 more_code_than_before\n");
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s.new", path);
+		if (how == BY_UNLINK)
+			assert_int_equal(unlink(path), 0);
+		write_map(how == BY_RENAME ? tmp : path,
+			  "7f3a40001000 40 renamed_a\n7f3a40002000 40 from_map_b\n");
+		if (how == BY_RENAME)
+			assert_int_equal(rename(tmp, path), 0);
+	}
+	/* a name looked up again within a second (replacement), every read (in place) */
+	t += 2000000000ULL;
+	test_clock_ns = t + 1;
+	assert_int_equal(jt_pipeline__tick(f->pl, t), 0);
+	own_sample(f, pid, t + 10000, 0x7f3a40001010);	/* after the read (spans are in us) */
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_ts_nondecreasing(f);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 2);
+	assert_named(nth_sample_leaf(f, 0), "from_map_a");
+	assert_named(nth_sample_leaf(f, 1), "renamed_a");
+	unlink(path);
+	fx_free(f);
+}
+
+static void map_rewritten_in_place_longer_is_read_again(void **state)
+{
+	(void)state;
+	map_written_anew(IN_PLACE);
+}
+
+static void map_replaced_by_rename_is_read_again(void **state)
+{
+	(void)state;
+	map_written_anew(BY_RENAME);
+}
+
+static void map_unlinked_and_created_again_is_read_again(void **state)
+{
+	(void)state;
+	map_written_anew(BY_UNLINK);
+}
+
+/* Appending keeps reading where the last read stopped: nothing is read twice. */
+static void map_appended_to_is_not_read_again(void **state)
+{
+	struct fx *f = fx_maps();
+	struct jt_pipeline_stats st;
+	char path[64];
+	uint32_t pid = write_own_map(path, sizeof(path));
+	FILE *m;
+
+	(void)state;
+	test_clock_ns = T0 + 1;
+	jt_pipeline__scan(f->pl, pid, T0);
+	m = fopen(path, "a");
+	assert_non_null(m);
+	fprintf(m, "7f3a40003000 40 from_map_c\n");
+	assert_int_equal(fclose(m), 0);
+	test_clock_ns = T0 + 2000000001ULL;
+	assert_int_equal(jt_pipeline__tick(f->pl, T0 + 2000000000ULL), 0);
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.received, 0);
+	assert_int_equal(st.pending + st.col.events, 3);	/* a, b, then c: once each */
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	unlink(path);
+	fx_free(f);
+}
+
 static void bpf_drops_writes_records_only_for_kinds_that_grew(void **state)
 {
 	struct fx *f = *state;
@@ -759,6 +879,10 @@ int main(void)
 		cmocka_unit_test(exit_let_out_during_a_map_read_lets_the_map_go_after_it),
 		cmocka_unit_test(perfmap_code_replacing_other_code_names_no_sample_before_it_is_read),
 		cmocka_unit_test(perfmap_lines_there_at_start_load_then_and_keep_whole_names),
+		cmocka_unit_test(map_rewritten_in_place_longer_is_read_again),
+		cmocka_unit_test(map_replaced_by_rename_is_read_again),
+		cmocka_unit_test(map_unlinked_and_created_again_is_read_again),
+		cmocka_unit_test(map_appended_to_is_not_read_again),
 		T(bpf_drops_writes_records_only_for_kinds_that_grew),
 		T(finish_writes_a_drop_record_for_every_kind_even_when_zero),
 		T(finish_counts_only_what_was_not_logged_before),

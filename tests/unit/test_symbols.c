@@ -274,17 +274,20 @@ static void collector_names_native_and_kernel_frames(void **state)
 	/* kernel leaf, kernel return address, user leaf, a return address into one */
 	__u64 ips[] = { 0xffffffff81000090ULL, 0xffffffff81000201ULL, two + 2, one + 1,
 			0x1000 };
-	struct jt_event ev = { .ts = 100, .type = JT_EV_SAMPLE, .pid = PID, .tid = PID,
-			       .nr_kernel = 2, .nr_user = 3, .ips = ips };
+	union jt_event_buf b = { .ev = { .ts = 100, .len = jt_event__size(sizeof(ips)),
+					 .type = JT_EV_SAMPLE, .pid = PID, .tid = PID,
+					 .nr_kernel = 2, .nr_user = 3 } };
+	struct jt_event *ev = &b.ev;
 	const struct jt_rec_symbol *sym[4];
 	const struct jt_rec_sample *smp;
 	const struct jt_rec_module *mod;
 	size_t i;
 
 	assert_non_null(c);
-	assert_int_equal(jt_collector__event(c, &ev), 0);
-	ev.ts = 200;
-	assert_int_equal(jt_collector__event(c, &ev), 0);	/* defined once */
+	memcpy(ev->tail, ips, sizeof(ips));
+	assert_int_equal(jt_collector__event(c, ev), 0);
+	ev->ts = 200;
+	assert_int_equal(jt_collector__event(c, ev), 0);	/* defined once */
 
 	for (i = 0; i < 4; i++) {
 		sym[i] = (const void *)find_rec(&cap, JT_REC_SYMBOL, i);

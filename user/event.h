@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The collector's one record type. Every source (the ring buffer, perf maps) hands these
+ * on, decoded and checked once at its edge, names already composed; the reorder stage holds
+ * copies of them and the join reads them. Nothing after a source decodes anything again.
+ */
+#ifndef JT_EVENT_H
+#define JT_EVENT_H
+
+#include <stdint.h>
+
+#include "jt_events.h"
+
+/*
+ * Flat, so that it can be copied as bytes: its variable part (a name, a path or frames)
+ * follows it in tail, len bytes in all. Names and paths are NUL-terminated in tail (a NUL
+ * inside one is never there: sources replace or stop at it).
+ */
+struct jt_event {
+	uint64_t ts;
+	uint32_t len;		/* bytes, header and tail, a multiple of 8 */
+	uint16_t type;		/* enum jt_ev_type; never JT_EV_JAVA_CODE */
+	uint16_t src;		/* code load: enum jt_src */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t str_len;	/* code load: name; exec: path (in tail) */
+	uint32_t flags;		/* JT_EVENT_* */
+	union {
+		struct {		/* enter, leave, code load, move and unload */
+			uint64_t id;		/* the process's method id, 0: none */
+			uint64_t start;		/* code load, move: [start, start + size) */
+			uint64_t size;
+			/* code load: a time only known to a span (a perf-map line) is the
+			 * span (ts, latest_ts]; 0 when ts is exact */
+			uint64_t latest_ts;
+		};
+		struct {		/* sample: tail holds ips */
+			uint32_t cpu;
+			uint16_t nr_kernel;	/* ips[0, nr_kernel) are kernel frames, */
+			uint16_t nr_user;	/* then nr_user user frames, leaf first */
+		};
+		struct {		/* code lines: tail holds nr_lines struct jt_line
+					 * (jt_log_format.h), then names_len bytes of names */
+			uint64_t lines_of;	/* the method id */
+			uint32_t nr_lines;
+			uint32_t names_len;
+		};
+		struct {		/* exec, exit, fork */
+			uint32_t child_pid;	/* fork */
+			uint32_t exit_code;	/* exit */
+			char comm[JT_COMM_LEN];	/* as the kernel gave it: maybe no NUL */
+		};
+	};
+	uint64_t tail[];
+};
+
+/*
+ * A code event read from a file after the fact (a perf map, a jitdump): when it arrives
+ * later than its time, what it says was still true when it was read, so it is joined then
+ * rather than counted as too late.
+ */
+#define JT_EVENT_LATE_OK 1u
+
+#define JT_EVENT_FIXED sizeof(struct jt_event)
+/* The largest event: a sample of two full stacks (names and paths are shorter). */
+#define JT_EVENT_MAX (JT_EVENT_FIXED + 2 * JT_MAX_FRAMES * sizeof(uint64_t))
+
+/* Room for any one event, for a source to build it in. */
+union jt_event_buf {
+	struct jt_event ev;
+	char bytes[JT_EVENT_MAX];
+};
+
+/* Where a source hands its events: the pipeline's input. Returns 0 or -errno. */
+typedef int (*jt_event_push_fn)(void *ctx, const struct jt_event *ev);
+
+static inline const char *jt_event__str(const struct jt_event *ev)
+{
+	return (const char *)ev->tail;
+}
+
+static inline const uint64_t *jt_event__ips(const struct jt_event *ev)
+{
+	return ev->tail;
+}
+
+/* The bytes an event with a tail of n bytes takes (a string's NUL counted in n). */
+static inline uint32_t jt_event__size(size_t n)
+{
+	return (uint32_t)((JT_EVENT_FIXED + n + 7) & ~(size_t)7);
+}
+
+/*
+ * Make ev (in a buffer of JT_EVENT_MAX bytes) a code load of pid at ts, named by the len
+ * bytes at name (cut to JT_NAME_MAX - 1; a NUL in it shown as '?').
+ */
+void jt_event__code(struct jt_event *ev, uint64_t ts, uint32_t pid, const char *name,
+		    size_t len);
+
+#endif

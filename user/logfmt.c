@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The .jtl format's rules in one table: each record type's size, length field and id. */
+#include <string.h>
+
+#include "logfmt.h"
+
+/* What one known record type is made of; a type missing here is only sized. */
+struct rec_rule {
+	unsigned short fixed;	/* the fixed part's size; 0: a type this jitrace does not know */
+	unsigned short len_at;	/* offset of the __u16 count of what follows it; 0: none */
+	unsigned short unit;	/* bytes per unit of that count */
+	unsigned short defines;	/* the frame kind of the id it defines; 0: none */
+	unsigned short id_at;	/* offset of that id */
+};
+
+#define FIXED(st) { sizeof(struct st), 0, 0, 0, 0 }
+#define VAR(st, len, unit) { sizeof(struct st), offsetof(struct st, len), unit, 0, 0 }
+#define DEF(st, len, kind) { sizeof(struct st), offsetof(struct st, len), 1, kind,	\
+			     offsetof(struct st, id) }
+
+static const struct rec_rule rules[JT_REC_MAX] = {
+	[JT_REC_METHOD] = DEF(jt_rec_method, name_len, JT_FRAME_METHOD),
+	[JT_REC_UNLOAD] = FIXED(jt_rec_call),
+	[JT_REC_ENTER] = FIXED(jt_rec_call),
+	[JT_REC_LEAVE] = FIXED(jt_rec_call),
+	[JT_REC_SAMPLE] = VAR(jt_rec_sample, nr_frames, sizeof(struct jt_frame)),
+	[JT_REC_EXEC] = VAR(jt_rec_exec, path_len, 1),
+	[JT_REC_EXIT] = FIXED(jt_rec_exit),
+	[JT_REC_DROP] = FIXED(jt_rec_drop),
+	[JT_REC_PROC] = VAR(jt_rec_proc, cmdline_len, 1),
+	[JT_REC_MODULE] = DEF(jt_rec_module, path_len, JT_FRAME_MODULE),
+	[JT_REC_END] = FIXED(jt_rec_end),
+	[JT_REC_SYMBOL] = DEF(jt_rec_symbol, name_len, JT_FRAME_SYMBOL),
+	[JT_REC_LINES] = VAR(jt_rec_lines, nr_lines, sizeof(struct jt_line)),
+};
+
+/* Fields at an offset of a record, which a buffer need not hold aligned. */
+static unsigned int u16_at(const struct jt_rec_hdr *rec, size_t off)
+{
+	__u16 v;
+
+	memcpy(&v, (const char *)rec + off, sizeof(v));
+	return v;
+}
+
+static uint64_t u64_at(const struct jt_rec_hdr *rec, size_t off)
+{
+	__u64 v;
+
+	memcpy(&v, (const char *)rec + off, sizeof(v));
+	return v;
+}
+
+static const struct rec_rule *rule_of(unsigned int type)
+{
+	return type < JT_REC_MAX && rules[type].fixed ? &rules[type] : NULL;
+}
+
+const char *jt_logfmt__invalid(const struct jt_rec_hdr *rec, size_t avail)
+{
+	const struct rec_rule *t;
+	size_t size, var = 0;
+
+	if (avail < sizeof(*rec))
+		return "record header cut short";
+	size = rec->size;
+	if (size < sizeof(*rec))
+		return "size below 16";
+	if (size % 8)
+		return "size not a multiple of 8";
+	if (size > avail)
+		return "size runs past the end of its block";
+	t = rule_of(rec->type);
+	if (!t)
+		return NULL;	/* a newer writer's type: its size is all we can check */
+	if (size < t->fixed)
+		return "shorter than its type's fixed part";
+	/* the fixed part is there: its length field can be read */
+	if (t->len_at)
+		var = (size_t)u16_at(rec, t->len_at) * t->unit;
+	if (size - t->fixed < var)
+		return "its length field runs past its size";
+	return NULL;
+}
+
+uint64_t jt_logfmt__defines(const struct jt_rec_hdr *rec, unsigned int *kind)
+{
+	const struct rec_rule *t = rule_of(rec->type);
+
+	*kind = t ? t->defines : 0;
+	return *kind ? u64_at(rec, t->id_at) : 0;
+}
+
+const char *jt_logfmt__referenced(unsigned int kind)
+{
+	unsigned int type;
+
+	for (type = 0; kind && type < JT_REC_MAX; type++)
+		if (rules[type].defines == kind)
+			return jt_rec__name(type);
+	return NULL;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The .jtl format's rules that its writer (log_write.c), its reader (log_read.c) and dump
+ * share: when a record is well formed, which id a record defines and what names it, and
+ * (through names.h) the format's enums by name: record types, drop reasons, method sources.
+ */
+#ifndef JT_LOGFMT_H
+#define JT_LOGFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jt_log_format.h"
+#include "names.h"
+
+/*
+ * Why a record of avail bytes (its own size, or what is left of its block) is malformed:
+ * size not a multiple of 8, below 16 or beyond avail, or too small for its type's fixed
+ * part and length field. NULL if it is well formed; unknown types need only a valid size.
+ * The writer refuses, and the reader stops at, what this rejects.
+ */
+const char *jt_logfmt__invalid(const struct jt_rec_hdr *rec, size_t avail);
+
+/*
+ * The id a well-formed record defines, with *kind the frame kind that references such ids
+ * (JT_FRAME_METHOD, JT_FRAME_MODULE or JT_FRAME_SYMBOL). A record that defines none: 0,
+ * *kind 0. The id itself may be 0, which the format does not allow.
+ */
+uint64_t jt_logfmt__defines(const struct jt_rec_hdr *rec, unsigned int *kind);
+
+/*
+ * What a frame of that kind (enum jt_frame_kind) references: "method", "module" or
+ * "symbol", the name of the record type that defines it; NULL for a kind that references
+ * nothing (USER, KERNEL) or is not known.
+ */
+const char *jt_logfmt__referenced(unsigned int kind);
+
+#endif

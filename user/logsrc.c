@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Reading a log for a command: definitions kept, drops counted, the filter applied, the
+ * end explained once. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "logsrc.h"
+#include "util.h"
+
+int jt_logsrc__open(struct jt_logsrc *s, const char *path, const struct jt_filter *filter)
+{
+	memset(s, 0, sizeof(*s));
+	s->path = path;
+	if (filter)
+		s->filter = *filter;
+	else
+		jt_filter__init(&s->filter);
+	s->r = jt_logr__open_flags(path, jt_filter__read_flags(&s->filter));
+	if (!s->r)
+		return -1;
+	s->lv = jt_lv__new();
+	if (!s->lv) {
+		jt_logsrc__close(s);
+		return -1;
+	}
+	s->hdr = jt_logr__header(s->r);
+	s->last_ts = s->hdr->start_ns;
+	jt_filter__start(&s->filter, s->hdr->start_ns);
+	return 0;
+}
+
+void jt_logsrc__close(struct jt_logsrc *s)
+{
+	jt_lv__free(s->lv);
+	jt_logr__close(s->r);
+	s->lv = NULL;
+	s->r = NULL;
+	s->hdr = NULL;
+}
+
+/* The process a sample or call is of, to filter it by; false for other records. */
+static bool filtered_pid(const struct jt_rec_hdr *rec, uint32_t *pid)
+{
+	switch (rec->type) {
+	case JT_REC_SAMPLE:
+		*pid = ((const struct jt_rec_sample *)rec)->pid;
+		return true;
+	case JT_REC_ENTER:
+	case JT_REC_LEAVE:
+		*pid = ((const struct jt_rec_call *)rec)->pid;
+		return true;
+	default:
+		return false;
+	}
+}
+
+const struct jt_rec_hdr *jt_logsrc__next(struct jt_logsrc *s, bool *kept)
+{
+	const struct jt_rec_hdr *rec;
+	bool keep = false;
+	uint32_t pid;
+
+	if (s->err)
+		return NULL;
+	rec = jt_logr__next(s->r);
+	if (!rec)
+		return NULL;
+	if (rec->ts > s->last_ts)
+		s->last_ts = rec->ts;
+	if (filtered_pid(rec, &pid)) {
+		keep = jt_filter__keep(&s->filter, s->lv, rec->ts, pid);
+		s->filtered += !keep;
+	} else if (rec->type == JT_REC_DROP) {
+		const struct jt_rec_drop *d = (const void *)rec;
+
+		if (d->what < JT_DROP_MAX)
+			s->drops[d->what] += d->count;
+		else
+			s->drops_other += d->count;
+	} else if (jt_lv__add(s->lv, rec)) {
+		s->err = -ENOMEM;
+		return NULL;
+	}
+	if (kept)
+		*kept = keep;
+	return rec;
+}
+
+int jt_logsrc__finish(struct jt_logsrc *s, const char *done)
+{
+	if (s->err)
+		return -1;
+	switch (jt_logr__state(s->r)) {
+	case JT_LOGR_TRUNCATED:
+		jt_err("%s: truncated: %s; %s up to the last whole block", s->path,
+		       jt_logr__why(s->r), done);
+		return 0;
+	case JT_LOGR_CORRUPT:
+		jt_err("%s: corrupt: %s", s->path, jt_logr__why(s->r));
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+uint64_t jt_logsrc__dropped(const struct jt_logsrc *s)
+{
+	uint64_t n = s->drops_other;
+	int i;
+
+	for (i = 0; i < JT_DROP_MAX; i++)
+		n += s->drops[i];
+	return n;
+}
+
+const char *jt_logsrc__frame(const struct jt_logsrc *s, const struct jt_frame *f, char *buf,
+			     const char **file, enum jt_lv_kind *kind)
+{
+	const char *name = jt_lv__frame(s->lv, f, buf, JT_LOGSRC_NAME_CAP, kind);
+	const char *base;
+
+	switch (*kind) {
+	case JT_LV_JIT:
+		*file = "[jit]";
+		break;
+	case JT_LV_KERNEL:
+		*file = "[kernel]";
+		break;
+	case JT_LV_NATIVE:
+		base = jt_lv__frame_file(s->lv, f, NULL);
+		*file = base ? base : "[unknown]";
+		break;
+	default:
+		*file = "[unknown]";
+		break;
+	}
+	return name;
+}
+
+const char *jt_logsrc__method(const struct jt_logsrc *s, uint64_t id, char *buf)
+{
+	const struct jt_lv_method *m = jt_lv__method(s->lv, id);
+
+	if (m)
+		return m->name;
+	snprintf(buf, JT_LOGSRC_NAME_CAP, "[unknown method %" PRIu64 "]", id);
+	return buf;
+}
+
+uint64_t jt_logsrc__rel(const struct jt_logsrc *s, uint64_t ts)
+{
+	return ts > s->hdr->start_ns ? ts - s->hdr->start_ns : 0;
+}
