@@ -174,6 +174,46 @@ static void put_frames(struct out *o, const struct jt_lv *lv, const struct jt_re
 	}
 }
 
+/*
+ * " method=ID pid=PID files=A,B lines=OFF=FILE:LINE,...": FILE the index into files. Names
+ * that run past the record (the reader checks only the entries) are cut there and the
+ * bytes missing said: " names_past_end=N".
+ */
+static void put_lines(struct out *o, const struct jt_rec_lines *l)
+{
+	size_t fixed = sizeof(*l) + (size_t)l->nr_lines * sizeof(struct jt_line);
+	size_t room_names = l->h.size > fixed ? l->h.size - fixed : 0;
+	size_t len = l->names_len < room_names ? l->names_len : room_names;
+	const char *names = (const char *)(l->lines + l->nr_lines), *end = names + len;
+	unsigned int i;
+
+	U64(o, "method", l->method);
+	U64(o, "pid", l->pid);
+	PUT(o, " files=");
+	for (i = 0; names < end; i++) {
+		const char *nul = memchr(names, '\0', end - names);
+		size_t n = nul ? (size_t)(nul - names) : (size_t)(end - names);
+
+		if (i)
+			PUT(o, ",");
+		put_esc(o, names, n, true);
+		names += n + 1;
+	}
+	if (l->names_len > len)
+		U64(o, "names_past_end", l->names_len - len);
+	PUT(o, " lines=");
+	for (i = 0; i < l->nr_lines && fixed <= l->h.size; i++) {
+		room(o, LINE_FIXED);
+		if (i)
+			PUT(o, ",");
+		put_hex(o, l->lines[i].off);
+		PUT(o, "=");
+		put_u64(o, l->lines[i].file);
+		PUT(o, ":");
+		put_u64(o, l->lines[i].line);
+	}
+}
+
 /* TIME TYPE key=value ...: the type by its name (logfmt.h), "unknown" for a newer one's. */
 static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_hdr *rec,
 		    uint64_t start)
@@ -267,6 +307,9 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 		ESC(o, "name", y->name, y->name_len, false);
 		break;
 	}
+	case JT_REC_LINES:
+		put_lines(o, (const void *)rec);
+		break;
 	case JT_REC_END: {
 		const struct jt_rec_end *e = (const void *)rec;
 

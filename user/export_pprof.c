@@ -29,13 +29,15 @@ struct skey {
 struct pprof {
 	struct jt_logsrc src;
 	struct jt_xintern strings;	/* string_table */
-	struct jt_xintern functions;	/* name '\0' file */
-	struct jt_xintern locations;	/* struct jt_frame */
+	struct jt_xintern functions;	/* name '\0' file (a JIT frame's: its source file) */
+	struct jt_xintern locations;	/* struct jt_frame, then 'c' for a caller with lines */
 	struct jt_xintern samples;	/* struct skey */
 	uint64_t *loc_addr;		/* by location index */
 	uint32_t *loc_func;		/* function index by location index */
+	uint32_t *loc_line;		/* source line by location index, 0 if none */
+	uint32_t *func_start;		/* start_line by function index, 0 if not known */
 	uint64_t *counts;		/* by sample index */
-	size_t cap_locs, cap_samples;
+	size_t cap_locs, cap_lines, cap_funcs, cap_samples;
 	struct skey *key;		/* scratch for one sample's key */
 	uint64_t nr_samples;
 	long s[8];			/* string indexes of fixed_strings() */
@@ -46,21 +48,35 @@ static long str_idx(struct pprof *p, const char *s)
 	return jt_xintern__get(&p->strings, s, strlen(s), NULL);
 }
 
-/* The location of a frame, with its function, created at first sight. Returns its index. */
-static long location(struct pprof *p, const struct jt_frame *f)
+/*
+ * The location of a frame, with its function, created at first sight. Returns its index.
+ * A JIT frame whose method has source lines gets its line (a caller's: that of its call,
+ * so the same address as a leaf is another location) and a function named by its source
+ * file, starting at the lowest line of the method there.
+ */
+static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 {
 	char buf[JT_LOGSRC_NAME_CAP], *fkey;
+	unsigned char lkey[sizeof(*f) + 1];
+	uint64_t id = JT_FRAME_ID(f->ref);
+	bool method = JT_FRAME_KIND(f->ref) == JT_FRAME_METHOD, added, has_line;
 	const struct jt_lv_method *m;
-	size_t nlen, flen, cap_func;
+	size_t nlen, flen, cap_func, klen = sizeof(*f);
 	const char *name, *file;
+	uint32_t src_file = 0, line = 0;
 	enum jt_lv_kind kind;
 	long loc, fn;
-	bool added;
 
-	loc = jt_xintern__get(&p->locations, f, sizeof(*f), &added);
+	memcpy(lkey, f, sizeof(*f));
+	if (caller && method && jt_lv__method_has_lines(p->src.lv, id))
+		lkey[klen++] = 'c';
+	loc = jt_xintern__get(&p->locations, lkey, klen, &added);
 	if (loc < 0 || !added)
 		return loc;
 	name = jt_logsrc__frame(&p->src, f, buf, &file, &kind);
+	has_line = jt_lv__frame_line(p->src.lv, f, caller, &src_file, &line);
+	if (has_line)
+		file = jt_lv__file(p->src.lv, src_file);
 	nlen = strlen(name);
 	flen = strlen(file);
 	fkey = malloc(nlen + 1 + flen);
@@ -72,16 +88,22 @@ static long location(struct pprof *p, const struct jt_frame *f)
 	free(fkey);
 	if (fn < 0 || (added && (str_idx(p, name) < 0 || str_idx(p, file) < 0)))
 		return -ENOMEM;
+	if (added) {
+		if (jt_array_grow(&p->func_start, &p->cap_funcs, fn + 1, sizeof(*p->func_start)))
+			return -ENOMEM;
+		p->func_start[fn] = has_line ? jt_lv__first_line(p->src.lv, id, src_file) : 0;
+	}
 
 	cap_func = p->cap_locs;
 	if (jt_array_grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
-	    jt_array_grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)))
+	    jt_array_grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)) ||
+	    jt_array_grow(&p->loc_line, &p->cap_lines, loc + 1, sizeof(*p->loc_line)))
 		return -ENOMEM;
 	/* a JIT frame's address is where it ran; others keep the offset the log has */
-	m = JT_FRAME_KIND(f->ref) == JT_FRAME_METHOD ?
-		jt_lv__method(p->src.lv, JT_FRAME_ID(f->ref)) : NULL;
+	m = method ? jt_lv__method(p->src.lv, id) : NULL;
 	p->loc_addr[loc] = m ? m->start + f->off : f->off;
 	p->loc_func[loc] = fn;
+	p->loc_line[loc] = has_line ? line : 0;
 	return loc;
 }
 
@@ -89,8 +111,8 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 {
 	const struct jt_lv_proc *proc = jt_lv__proc(p->src.lv, s->pid);
 	size_t klen = sizeof(*p->key) + s->nr_frames * sizeof(p->key->locs[0]);
+	unsigned i, user = jt_lv__has_lines(p->src.lv) ? jt_lv__user_leaf(p->src.lv, s) : 0;
 	long idx, comm;
-	unsigned i;
 	bool added;
 
 	comm = str_idx(p, proc ? proc->comm : "");
@@ -101,7 +123,8 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 	p->key->comm = comm;
 	p->key->nr = s->nr_frames;
 	for (i = 0; i < s->nr_frames; i++) {
-		long loc = location(p, &s->frames[i]);
+		/* frames past the first user frame are callers (without lines: no matter) */
+		long loc = location(p, &s->frames[i], user < i);
 
 		if (loc < 0)
 			return -ENOMEM;
@@ -198,6 +221,8 @@ static int encode(struct pprof *p, struct jt_pb *b)
 			jt_pb__uint(b, 3, p->loc_addr[i]);
 		mm = jt_pb__begin(b, 4);		/* line */
 		jt_pb__uint(b, 1, p->loc_func[i] + 1);
+		if (p->loc_line[i])
+			jt_pb__uint(b, 2, p->loc_line[i]);
 		jt_pb__end(b, mm);
 		jt_pb__end(b, m);
 	}
@@ -212,6 +237,8 @@ static int encode(struct pprof *p, struct jt_pb *b)
 		jt_pb__uint(b, 2, name);
 		jt_pb__uint(b, 3, name);
 		jt_pb__uint(b, 4, file);
+		if (p->func_start[i])
+			jt_pb__uint(b, 5, p->func_start[i]);
 		jt_pb__end(b, m);
 	}
 	for (i = 0; i < p->strings.n; i++) {
@@ -300,6 +327,8 @@ cleanup:
 	free(p.key);
 	free(p.loc_addr);
 	free(p.loc_func);
+	free(p.loc_line);
+	free(p.func_start);
 	free(p.counts);
 	jt_xintern__fini(&p.strings);
 	jt_xintern__fini(&p.functions);

@@ -9,6 +9,7 @@
 
 #include "flamegraph.h"
 #include "folded.h"
+#include "hash.h"
 #include "logsrc.h"
 #include "stacks.h"
 #include "util.h"
@@ -19,10 +20,22 @@
 #define PAD_BOTTOM 28		/* the detail line */
 #define CHAR_W 7.2		/* 12 px monospace */
 
+/* The source lines a frame's samples were at: how many at each (file, line). */
+struct line_n {
+	uint32_t file, line;
+	uint64_t n;
+};
+
+struct node_lines {
+	uint32_t nr, cap;
+	struct line_n v[];
+};
+
 struct svg {
 	FILE *out;
 	const struct jt_stacks *s;
 	const struct jt_lv *lv;
+	const struct jt_hash *lines;	/* node -> struct node_lines, JIT frames with lines */
 	bool per_proc;
 	uint64_t total;
 	double scale;		/* pixels per sample */
@@ -139,7 +152,7 @@ static const char *kind_word(int kind)
 }
 
 static void frame(struct svg *g, const char *name, int kind, uint64_t start, uint64_t n,
-		  unsigned int level)
+		  unsigned int level, const char *more)
 {
 	double x = PAD_X + start * g->scale, w = n * g->scale;
 	double y = g->height - PAD_BOTTOM - (level + 1.0) * FRAME_H;
@@ -149,10 +162,13 @@ static void frame(struct svg *g, const char *name, int kind, uint64_t start, uin
 	fprintf(g->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
 		"\" data-d=\"%u\"><title>", start, n, level);
 	xml(g->out, name, SIZE_MAX);
-	fprintf(g->out, "\n%" PRIu64 " sample%s, %.2f%%, %s</title><rect x=\"%.1f\" y=\"%.0f\" "
-		"width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.0f\">",
-		n, n == 1 ? "" : "s", g->total ? 100.0 * n / g->total : 0, kind_word(kind), x, y,
-		w, FRAME_H - 1, fill, x + 3, y + 11.5);
+	fprintf(g->out, "\n%" PRIu64 " sample%s, %.2f%%, %s", n, n == 1 ? "" : "s",
+		g->total ? 100.0 * n / g->total : 0, kind_word(kind));
+	if (more)
+		xml(g->out, more, SIZE_MAX);
+	fprintf(g->out, "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
+		"fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.0f\">", x, y, w, FRAME_H - 1, fill,
+		x + 3, y + 11.5);
 	label(g->out, name, w);
 	fputs("</text></g>\n", g->out);
 }
@@ -163,21 +179,52 @@ static bool drawn(const struct svg *g, const struct jt_stk_node *n)
 	return n->depth != 1 || g->per_proc;
 }
 
-static void draw_node(struct svg *g, const struct jt_stk_node *n, uint64_t start,
-		      unsigned int level)
+/*
+ * For a JIT frame with source lines: ", FILE:LINE in K of them", the line most of its
+ * samples were at (a caller's: the line of its call), into buf; NULL for other frames.
+ */
+static const char *line_note(const struct svg *g, uint32_t idx, char *buf, size_t cap)
 {
-	char label_buf[64];
+	const struct node_lines *nl = g->lines ? jt_hash__get(g->lines, idx) : NULL;
+	const struct line_n *best = NULL;
+	uint32_t i;
+	int c;
+
+	for (i = 0; nl && i < nl->nr; i++) {
+		const struct line_n *t = &nl->v[i];
+
+		if (best && t->n == best->n) {
+			c = strcmp(jt_lv__file(g->lv, t->file), jt_lv__file(g->lv, best->file));
+			if (c > 0 || (!c && t->line > best->line))
+				continue;
+		} else if (best && t->n < best->n) {
+			continue;
+		}
+		best = t;
+	}
+	if (!best)
+		return NULL;
+	snprintf(buf, cap, ", %s:%u in %" PRIu64 " of them", jt_lv__file(g->lv, best->file),
+		 best->line, best->n);
+	return buf;
+}
+
+static void draw_node(struct svg *g, uint32_t idx, uint64_t start, unsigned int level)
+{
+	const struct jt_stk_node *n = jt_stacks__node(g->s, idx);
+	char label_buf[64], note[512];
 	enum jt_lv_kind kind;
 	const char *name;
 
 	if (n->depth == 0) {
-		frame(g, "all", -2, start, n->total, level);
+		frame(g, "all", -2, start, n->total, level, NULL);
 	} else if (n->depth == 1) {
 		jt_stacks__proc_label(g->lv, n->name, label_buf, sizeof(label_buf));
-		frame(g, label_buf, -1, start, n->total, level);
+		frame(g, label_buf, -1, start, n->total, level, NULL);
 	} else {
 		name = jt_stacks__name(g->s, n->name, &kind);
-		frame(g, name, kind, start, n->total, level);
+		frame(g, name, kind, start, n->total, level,
+		      line_note(g, idx, note, sizeof(note)));
 	}
 }
 
@@ -201,11 +248,12 @@ static int walk(struct svg *g, bool draw, unsigned int *levels)
 	size_t cap = 0, sp = 0;
 	unsigned int level, most = 1;
 	uint64_t start;
+	uint32_t idx;
 
 	if (jt_array_grow(&stack, &cap, 1, sizeof(*stack)))
 		return -ENOMEM;
 	if (draw)
-		draw_node(g, n, 0, 0);
+		draw_node(g, JT_STK_ROOT, 0, 0);
 	stack[sp++] = (struct cursor){ n->child, 0, 1 };
 	while (sp) {
 		top = &stack[sp - 1];
@@ -213,7 +261,8 @@ static int walk(struct svg *g, bool draw, unsigned int *levels)
 			sp--;
 			continue;
 		}
-		n = jt_stacks__node(g->s, top->child);
+		idx = top->child;
+		n = jt_stacks__node(g->s, idx);
 		start = top->start;
 		level = top->level;
 		top->child = n->next;
@@ -222,7 +271,7 @@ static int walk(struct svg *g, bool draw, unsigned int *levels)
 			continue;
 		if (drawn(g, n)) {
 			if (draw)
-				draw_node(g, n, start, level);
+				draw_node(g, idx, start, level);
 			if (level + 1 > most)
 				most = level + 1;
 			level++;
@@ -351,10 +400,11 @@ static const char style[] =
 ".hide { display: none; }\n";
 
 static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_logsrc *src,
-		     const struct jt_flame_opts *o)
+		     const struct jt_hash *lines, const struct jt_flame_opts *o)
 {
 	const struct jt_stk_node *root = jt_stacks__node(s, JT_STK_ROOT);
-	struct svg g = { .out = out, .s = s, .lv = src->lv, .total = root->total };
+	struct svg g = { .out = out, .s = s, .lv = src->lv, .lines = lines,
+			 .total = root->total };
 	unsigned int width = o->width ? o->width : 1200;
 
 	g.per_proc = jt_stacks__per_proc(s, src->hdr->flags);
@@ -395,10 +445,73 @@ static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_logsr
 	return 0;
 }
 
+/* One more sample at (file, line) in node idx. */
+static int tally(struct jt_hash *lines, uint32_t idx, uint32_t file, uint32_t line)
+{
+	struct node_lines *nl = jt_hash__get(lines, idx);
+	uint32_t i;
+
+	for (i = 0; nl && i < nl->nr; i++) {
+		if (nl->v[i].file == file && nl->v[i].line == line) {
+			nl->v[i].n++;
+			return 0;
+		}
+	}
+	if (!nl || nl->nr == nl->cap) {
+		uint32_t cap = nl ? 2 * nl->cap : 2;
+		struct node_lines *bigger = realloc(nl, sizeof(*nl) + cap * sizeof(nl->v[0]));
+
+		if (!bigger)
+			return -ENOMEM;
+		if (!nl)
+			bigger->nr = 0;
+		bigger->cap = cap;
+		nl = bigger;
+		if (jt_hash__put(lines, idx, nl)) {	/* its place is taken: no failure */
+			jt_hash__del(lines, idx);
+			free(nl);
+			return -ENOMEM;
+		}
+	}
+	nl->v[nl->nr++] = (struct line_n){ file, line, 1 };
+	return 0;
+}
+
+/*
+ * The source line of each JIT frame of a sample just added (leaf: its node), tallied by
+ * node: the leaf user frame's where it ran, a caller's at its call.
+ */
+static int tally_sample(struct jt_hash *lines, const struct jt_stacks *s, const struct jt_lv *lv,
+			const struct jt_rec_sample *smp, uint32_t leaf)
+{
+	unsigned int i, user = jt_lv__user_leaf(lv, smp);
+	uint32_t node = leaf, file, line;
+
+	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first: node i is frame i's */
+		if (jt_lv__frame_line(lv, &smp->frames[i], i > user, &file, &line) &&
+		    tally(lines, node, file, line))
+			return -ENOMEM;
+		node = jt_stacks__node(s, node)->parent;
+	}
+	return 0;
+}
+
+static void lines_free(struct jt_hash *lines)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(lines, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(lines);
+}
+
 int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 {
 	const struct jt_rec_hdr *rec;
 	struct jt_stacks *s = NULL;
+	struct jt_hash lines = { 0 };
 	struct jt_logsrc src;
 	uint32_t leaf;
 	int ret = 1, err = 0;
@@ -411,8 +524,14 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 		goto out;
 	while (!err && (rec = jt_logsrc__next(&src, &kept))) {
 		err = jt_stacks__saw(s, rec);
-		if (!err && kept && rec->type == JT_REC_SAMPLE)
-			err = jt_stacks__add(s, src.lv, (const void *)rec, &leaf);
+		if (err || !kept || rec->type != JT_REC_SAMPLE)
+			continue;
+		err = jt_stacks__add(s, src.lv, (const void *)rec, &leaf);
+		if (!err && !o->folded && jt_lv__has_lines(src.lv) &&
+		    tally_sample(&lines, s, src.lv, (const void *)rec, leaf)) {
+			jt_err("out of memory tallying source lines");
+			err = -ENOMEM;
+		}
 	}
 	if (err || jt_logsrc__finish(&src, "drawn"))
 		goto out;
@@ -421,7 +540,7 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 		err = jt_folded__write(out, s, src.lv, jt_stacks__per_proc(s, src.hdr->flags),
 				       o->annotate);
 	else
-		err = write_svg(out, s, &src, o);
+		err = write_svg(out, s, &src, &lines, o);
 	if (err == -ENOMEM)
 		jt_err("out of memory writing the flame graph");
 	else if (err || fflush(out) || ferror(out))
@@ -429,6 +548,7 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 	else
 		ret = 0;
 out:
+	lines_free(&lines);
 	jt_stacks__free(s);
 	jt_logsrc__close(&src);
 	return ret;

@@ -178,6 +178,7 @@ static bool try_open(struct jt_jitwatch *jw, struct jfile *f, uint64_t now)
 {
 	char dir[64];
 	struct stat st;
+	int fd;
 
 	if (!f->look_ts)
 		f->look_ts = now;
@@ -190,6 +191,14 @@ static bool try_open(struct jt_jitwatch *jw, struct jfile *f, uint64_t now)
 		return false;
 	if (!find_path(jw, f))
 		return true;
+	fd = jt_safeopen__perfmap(f->pid, st.st_uid);
+	if (fd >= 0) {
+		/* it writes a perf map too (BEAM's +JPperf true, .NET's PerfMapEnabled=1):
+		 * its code is named from that, as it was before jitdumps were read */
+		close(fd);
+		f->refused = true;
+		return true;
+	}
 	f->fd = jt_safeopen__in_root(f->pid, f->path, st.st_uid);
 	if (f->fd < 0) {
 		if (errno != ENOENT && errno != ESRCH)

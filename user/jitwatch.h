@@ -2,7 +2,8 @@
 /*
  * The jitdump source: following the jit-PID.dump files that runtimes write (Node's
  * --perf-prof, .NET's DOTNET_PerfMapEnabled, perf's JVMTI agent, Python's -X perf_jit...),
- * found by the executable mapping of the file that announces it, read as they grow.
+ * found by the executable mapping of the file that announces it, read as they grow. A
+ * process that also writes a perf map is named from that (its jitdump is not read).
  */
 #ifndef JT_JITWATCH_H
 #define JT_JITWATCH_H

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_common.h"
 #include "hash.h"
 #include "logview.h"
+#include "text.h"
 #include "util.h"
 
 struct lv_symbol {
@@ -20,11 +22,28 @@ struct lv_module {
 	size_t len;		/* its bytes as the log has them (a crafted one may hold a NUL) */
 };
 
+/* A method's source lines, sorted by off; each covers up to the next one's off. */
+#define LV_NO_FILE UINT32_MAX	/* an entry that names no file: no line there */
+
+struct lv_line {
+	uint32_t off;
+	uint32_t line;		/* 0: none */
+	uint32_t file;		/* index into jt_lv's files, or LV_NO_FILE */
+};
+
+struct lv_lines {
+	uint32_t n;
+	struct lv_line v[];
+};
+
 struct jt_lv {
 	struct jt_hash methods;	/* id -> struct jt_lv_method */
 	struct jt_hash symbols;	/* id -> struct lv_symbol */
 	struct jt_hash modules;	/* id -> struct lv_module */
 	struct jt_hash procs;	/* pid -> struct jt_lv_proc */
+	struct jt_hash lines;	/* method id -> struct lv_lines, for methods that have them */
+	struct jt_xintern files;	/* source file names, cleaned, NUL included */
+	bool any_lines;
 };
 
 struct jt_lv *jt_lv__new(void)
@@ -91,6 +110,8 @@ void jt_lv__free(struct jt_lv *lv)
 	drain(&lv->symbols, free_symbol);
 	drain(&lv->modules, free_module);
 	drain(&lv->procs, free_proc);
+	drain(&lv->lines, free);
+	jt_xintern__fini(&lv->files);
 	free(lv);
 }
 
@@ -110,6 +131,99 @@ static int add_method(struct jt_lv *lv, const struct jt_rec_method *r)
 		free(m);
 		return -ENOMEM;
 	}
+	free(jt_hash__del(&lv->lines, r->id));	/* a new definition: its lines, if any, follow */
+	return 0;
+}
+
+/* The number of file name s (n bytes), cleaned as frame names are, added if new; -ENOMEM. */
+static long file_index(struct jt_lv *lv, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *c = malloc(n + 1);
+	size_t i = 0, o = 0, l;
+	long idx;
+
+	if (!c)
+		return -ENOMEM;
+	while (i < n) {
+		l = jt_text__utf8_len(p + i, n - i);
+		if (!l || jt_text__is_control(p + i, l)) {
+			c[o++] = '?';
+			i += l ? l : 1;
+			continue;
+		}
+		memcpy(c + o, p + i, l);
+		o += l;
+		i += l;
+	}
+	c[o++] = '\0';
+	idx = jt_xintern__get(&lv->files, c, o, NULL);
+	free(c);
+	return idx < 0 || idx >= LV_NO_FILE ? -ENOMEM : idx;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	const struct lv_line *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	/* a log's entries come sorted; a crafted one's ties keep a fixed order */
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->file < y->file ? -1 : x->file > y->file;
+}
+
+static int add_lines(struct jt_lv *lv, const struct jt_rec_lines *r)
+{
+	const struct jt_lv_method *m = jt_hash__get(&lv->methods, r->method);
+	size_t fixed = sizeof(*r) + (size_t)r->nr_lines * sizeof(struct jt_line);
+	const char *names = (const char *)(r->lines + r->nr_lines), *end;
+	uint32_t *map = NULL, nr_names = 0, i;
+	struct lv_lines *l;
+	long idx;
+
+	if (!m || m->pid != r->pid || !r->nr_lines || r->h.size < fixed ||
+	    r->names_len > r->h.size - fixed)
+		return 0;	/* not this log's promise: shown by dump, used by nothing */
+	end = names + r->names_len;
+	if (r->names_len) {
+		map = malloc(r->names_len * sizeof(*map));	/* a name takes a byte at least */
+		if (!map)
+			return -ENOMEM;
+	}
+	while (names < end) {
+		const char *nul = memchr(names, '\0', end - names);
+		size_t n = nul ? (size_t)(nul - names) : (size_t)(end - names);
+
+		idx = file_index(lv, names, n);
+		if (idx < 0) {
+			free(map);
+			return -ENOMEM;
+		}
+		map[nr_names++] = idx;
+		names += n + 1;
+	}
+	l = malloc(sizeof(*l) + r->nr_lines * sizeof(l->v[0]));
+	if (!l) {
+		free(map);
+		return -ENOMEM;
+	}
+	l->n = r->nr_lines;
+	for (i = 0; i < l->n; i++) {
+		const struct jt_line *e = &r->lines[i];
+		bool named = e->file < nr_names && e->line;
+
+		l->v[i] = (struct lv_line){ .off = e->off, .line = named ? e->line : 0,
+					    .file = named ? map[e->file] : LV_NO_FILE };
+	}
+	free(map);
+	qsort(l->v, l->n, sizeof(l->v[0]), cmp_lines);
+	if (put(&lv->lines, r->method, l, free)) {
+		free(l);
+		return -ENOMEM;
+	}
+	lv->any_lines = true;
 	return 0;
 }
 
@@ -205,6 +319,9 @@ int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec)
 	case JT_REC_MODULE:
 		err = add_module(lv, (const void *)rec);
 		break;
+	case JT_REC_LINES:
+		err = add_lines(lv, (const void *)rec);
+		break;
 	case JT_REC_PROC: {
 		const struct jt_rec_proc *p = (const void *)rec;
 
@@ -297,6 +414,96 @@ const struct jt_lv_method *jt_lv__method(const struct jt_lv *lv, uint64_t id)
 const struct jt_lv_proc *jt_lv__proc(const struct jt_lv *lv, uint32_t pid)
 {
 	return jt_hash__get(&lv->procs, pid);
+}
+
+bool jt_lv__has_lines(const struct jt_lv *lv)
+{
+	return lv->any_lines;
+}
+
+bool jt_lv__method_has_lines(const struct jt_lv *lv, uint64_t id)
+{
+	return lv->lines.count && jt_hash__get(&lv->lines, id);
+}
+
+bool jt_lv__line(const struct jt_lv *lv, uint64_t id, uint64_t off, uint32_t *file,
+		 uint32_t *line)
+{
+	const struct jt_lv_method *m;
+	const struct lv_lines *l;
+	size_t lo = 0, hi, mid;
+
+	if (!lv->lines.count)
+		return false;
+	l = jt_hash__get(&lv->lines, id);
+	if (!l)
+		return false;
+	m = jt_hash__get(&lv->methods, id);
+	if (!m || (m->size && off >= m->size))
+		return false;
+	for (hi = l->n; lo < hi;) {	/* the first entry past off */
+		mid = lo + (hi - lo) / 2;
+		if (l->v[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || l->v[lo - 1].file == LV_NO_FILE)
+		return false;
+	*file = l->v[lo - 1].file;
+	*line = l->v[lo - 1].line;
+	return true;
+}
+
+bool jt_lv__frame_line(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
+		       uint32_t *file, uint32_t *line)
+{
+	uint64_t off = f->off;
+
+	if (JT_FRAME_KIND(f->ref) != JT_FRAME_METHOD || !lv->lines.count)
+		return false;
+	if (caller && off)
+		off--;
+	return jt_lv__line(lv, JT_FRAME_ID(f->ref), off, file, line);
+}
+
+const char *jt_lv__file(const struct jt_lv *lv, uint32_t file)
+{
+	size_t len;
+
+	return file < lv->files.n ? jt_xintern__key(&lv->files, file, &len) : "?";
+}
+
+uint32_t jt_lv__first_line(const struct jt_lv *lv, uint64_t id, uint32_t file)
+{
+	const struct lv_lines *l = jt_hash__get(&lv->lines, id);
+	uint32_t i, first = 0;
+
+	for (i = 0; l && i < l->n; i++)
+		if (l->v[i].file == file && (!first || l->v[i].line < first))
+			first = l->v[i].line;
+	return first;
+}
+
+unsigned int jt_lv__user_leaf(const struct jt_lv *lv, const struct jt_rec_sample *smp)
+{
+	const struct lv_symbol *s;
+	unsigned int i;
+
+	for (i = 0; i < smp->nr_frames; i++) {
+		switch (JT_FRAME_KIND(smp->frames[i].ref)) {
+		case JT_FRAME_KERNEL:
+			continue;
+		case JT_FRAME_SYMBOL:
+			s = jt_hash__get(&lv->symbols, JT_FRAME_ID(smp->frames[i].ref));
+			if (s && !s->module)
+				continue;
+			return i;
+		default:
+			return i;
+		}
+	}
+	return i;
 }
 
 const char *jt_lv__kind_name(enum jt_lv_kind kind)

@@ -9,6 +9,7 @@
 #ifndef JT_LOGVIEW_H
 #define JT_LOGVIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,8 +41,10 @@ struct jt_lv *jt_lv__new(void);
 void jt_lv__free(struct jt_lv *lv);
 
 /*
- * Take in one record: definitions (method, symbol, module, proc, exec) are kept, other
- * records are ignored. Returns 0 or -ENOMEM (reported).
+ * Take in one record: definitions (method, symbol, module, proc, exec) and source lines are
+ * kept, other records are ignored. A lines record whose method is not defined (or is
+ * another process's), or whose names run past its size, is ignored; a method's new
+ * definition forgets its lines. Returns 0 or -ENOMEM (reported).
  */
 int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec);
 
@@ -67,6 +70,36 @@ const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f, 
 /* The method with that id, the process with that pid, or NULL. */
 const struct jt_lv_method *jt_lv__method(const struct jt_lv *lv, uint64_t id);
 const struct jt_lv_proc *jt_lv__proc(const struct jt_lv *lv, uint32_t pid);
+
+/*
+ * Source lines (JT_REC_LINES, from a jitdump's debug info): kept only for the methods that
+ * have them. Files are numbered once over the whole log; their names are cleaned as frame
+ * names are (what is not UTF-8, and every control character, becomes '?').
+ */
+bool jt_lv__has_lines(const struct jt_lv *lv);	/* any method has had lines */
+bool jt_lv__method_has_lines(const struct jt_lv *lv, uint64_t id);
+/*
+ * The source line of byte off of method id: the entry with the greatest offset at or below
+ * off (binary search), if off is inside the method. false when it has no lines there (off
+ * before its first entry or past its end, an entry naming no file or line 0).
+ */
+bool jt_lv__line(const struct jt_lv *lv, uint64_t id, uint64_t off, uint32_t *file,
+		 uint32_t *line);
+/*
+ * The same for a frame (false unless it is a method's). A caller's frame holds a return
+ * address, just after its call: caller looks up the byte before it, the call's own line.
+ */
+bool jt_lv__frame_line(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
+		       uint32_t *file, uint32_t *line);
+/* The name of file number file (from jt_lv__line), "?" if there is none such. */
+const char *jt_lv__file(const struct jt_lv *lv, uint32_t file);
+/* The lowest line of method id's code in file, 0 if none. */
+uint32_t jt_lv__first_line(const struct jt_lv *lv, uint64_t id, uint32_t file);
+/*
+ * The index of the sample's first user frame, where the process ran (frames before it are
+ * the kernel's); each later frame is a caller. nr_frames when all are the kernel's.
+ */
+unsigned int jt_lv__user_leaf(const struct jt_lv *lv, const struct jt_rec_sample *smp);
 
 /* "jit", "native", "kernel", "unknown" */
 const char *jt_lv__kind_name(enum jt_lv_kind kind);

@@ -21,7 +21,18 @@
 
 struct offc {
 	uint64_t off, n;
+	uint64_t src;		/* its source line (SRC_*), known at the end */
 };
+
+/*
+ * The source line of an offset, as a hash value: file + 1 << 32 | line, or which of the
+ * two kinds of not knowing. Every sample there must agree for the line to be shown: one
+ * name may be several methods (code compiled again, other processes), each with its lines
+ * or none.
+ */
+#define SRC_NONE 1		/* a sample there whose method has no line for it */
+#define SRC_MIXED 2		/* samples there from methods whose lines disagree */
+#define SRC_KNOWN(v) ((v) >> 32)
 
 /* A method (an interned name) in one process, or over every process. */
 struct entry {
@@ -30,6 +41,7 @@ struct entry {
 	uint64_t calls, incl_ns, excl_ns;
 	bool has_calls;
 	struct jt_hash offs;	/* offset -> self samples there, held as the pointer's value */
+	struct jt_hash srcs;	/* offset -> its source line (SRC_*), if the log has lines */
 	struct offc top[NR_OFFS];
 };
 
@@ -97,6 +109,16 @@ static int offs_add(struct jt_hash *h, uint64_t off, uint64_t n)
 	return jt_hash__put(h, off, (void *)(cur + n));
 }
 
+/* One more sample at off whose source line is src (SRC_*). */
+static int srcs_add(struct jt_hash *h, uint64_t off, uint64_t src)
+{
+	uintptr_t cur = (uintptr_t)jt_hash__get(h, off);
+
+	if (cur == src || cur == SRC_MIXED)
+		return 0;
+	return jt_hash__put(h, off, (void *)(uintptr_t)(cur ? SRC_MIXED : src));
+}
+
 static void section_free(struct section *s)
 {
 	size_t pos = 0;
@@ -105,6 +127,7 @@ static void section_free(struct section *s)
 
 	while (jt_hash__next(&s->entries, &pos, &key, &val)) {
 		jt_hash__fini(&((struct entry *)val)->offs);
+		jt_hash__fini(&((struct entry *)val)->srcs);
 		free(val);
 	}
 	jt_hash__fini(&s->entries);
@@ -142,8 +165,9 @@ static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 {
 	const struct jt_frame *leaf = smp->frames;
 	struct section *s;
+	uint32_t node, file, line;
+	uint64_t src = SRC_NONE;
 	struct entry *e;
-	uint32_t node;
 	int64_t name;
 	unsigned kind;
 
@@ -160,6 +184,13 @@ static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 	s = section_get(r, smp->pid);
 	e = s ? entry_get(s, name) : NULL;
 	if (!e || offs_add(&e->offs, leaf->off, 1))
+		goto nomem;
+	/* the leaf is where the process ran (a kernel leaf is no method): its own line */
+	if (kind != JT_FRAME_METHOD || !jt_lv__has_lines(r->src.lv))
+		return 0;
+	if (jt_lv__frame_line(r->src.lv, leaf, false, &file, &line))
+		src = ((uint64_t)file + 1) << 32 | line;
+	if (srcs_add(&e->srcs, leaf->off, src))
 		goto nomem;
 	return 0;
 nomem:
@@ -322,7 +353,7 @@ static void top_offsets(struct entry *e)
 	int i, j;
 
 	while (jt_hash__next(&e->offs, &pos, &off, &val)) {
-		struct offc c = { off, (uintptr_t)val };
+		struct offc c = { off, (uintptr_t)val, 0 };
 
 		for (i = 0; i < NR_OFFS; i++)
 			if (c.n > e->top[i].n || (c.n == e->top[i].n && e->top[i].n &&
@@ -334,6 +365,8 @@ static void top_offsets(struct entry *e)
 			e->top[j] = e->top[j - 1];
 		e->top[i] = c;
 	}
+	for (i = 0; i < NR_OFFS && e->top[i].n; i++)
+		e->top[i].src = (uintptr_t)jt_hash__get(&e->srcs, e->top[i].off);
 }
 
 /* Fold one process's method into the whole log's. */
@@ -354,6 +387,10 @@ static int merge_entry(struct rep *r, const struct entry *e)
 	g->has_calls |= e->has_calls;
 	while (jt_hash__next(&e->offs, &pos, &off, &val))
 		if (offs_add(&g->offs, off, (uintptr_t)val))
+			return -ENOMEM;
+	pos = 0;
+	while (jt_hash__next(&e->srcs, &pos, &off, &val))
+		if (srcs_add(&g->srcs, off, (uintptr_t)val))
 			return -ENOMEM;
 	return 0;
 }
@@ -591,6 +628,12 @@ static void text_header(FILE *out, const struct rep *r)
 	fputc('\n', out);
 }
 
+/* The file of a known source line (SRC_KNOWN). */
+static const char *src_file(const struct rep *r, uint64_t src)
+{
+	return jt_lv__file(r->src.lv, (uint32_t)(SRC_KNOWN(src) - 1));
+}
+
 static void text_methods(FILE *out, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
@@ -622,6 +665,10 @@ static void text_methods(FILE *out, const struct rep *r, const struct section *s
 
 			fprintf(out, "%s +0x%" PRIx64 " %s%.0f%%", k ? "," : "", e->top[k].off,
 				p < 0.5 ? "<" : "", p < 0.5 ? 1 : p);
+			if (SRC_KNOWN(e->top[k].src)) {
+				text_line(out, " ", src_file(r, e->top[k].src), "");
+				fprintf(out, ":%u", (uint32_t)e->top[k].src);
+			}
 		}
 		fputc('\n', out);
 	}
@@ -718,9 +765,16 @@ static int json_section(struct jt_xout *x, const struct rep *r, const struct sec
 				"\"total\": %" PRIu64 ", \"total_pct\": %.2f, \"offsets\": [",
 				jt_lv__kind_name(kind), e->self, pct(e->self, s->samples),
 				e->total, pct(e->total, s->samples));
-		for (k = 0; k < NR_OFFS && e->top[k].n; k++)
-			jt_xout__printf(x, "%s{\"offset\": %" PRIu64 ", \"samples\": %" PRIu64 "}",
+		for (k = 0; k < NR_OFFS && e->top[k].n; k++) {
+			jt_xout__printf(x, "%s{\"offset\": %" PRIu64 ", \"samples\": %" PRIu64,
 					k ? ", " : "", e->top[k].off, e->top[k].n);
+			if (SRC_KNOWN(e->top[k].src)) {
+				jt_xout__str(x, ", \"file\": ");
+				json_str(x, src_file(r, e->top[k].src));
+				jt_xout__printf(x, ", \"line\": %u", (uint32_t)e->top[k].src);
+			}
+			jt_xout__str(x, "}");
+		}
 		jt_xout__str(x, "]");
 		if (e->has_calls)
 			jt_xout__printf(x, ", \"calls\": %" PRIu64 ", \"incl_ns\": %" PRIu64

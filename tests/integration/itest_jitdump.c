@@ -2,9 +2,11 @@
 /*
  * `jitrace record` naming JIT code from perf's jitdump files alone (jit-PID.dump, found by
  * the executable mapping of it that announces it): the toy JIT telling of its code only in a
- * jitdump (no agent, no perf map), its CPU split and code re-written at one address; Node's
+ * jitdump (no agent, no perf map), its CPU split and code re-written at one address; its
+ * debug info as source lines in the report and in pprof (`go tool pprof -lines`); Node's
  * --perf-prof; and a process writing a perf map and a jitdump for the same code, each method
- * defined once. Needs root; the Node test needs /usr/bin/node.
+ * defined once. Needs root; the Node test needs /usr/bin/node, the pprof check go (Debian's
+ * golang-go).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -424,6 +426,168 @@ static void test_toy_perf_map_and_jitdump(void **state)
 	it_log_free(&log);
 }
 
+/* The toy's "debug NAME file=F lines=L@0xA,L+1@0xB,L+2@0xC" line for name. */
+struct toy_debug {
+	char file[64];
+	unsigned int line[3];
+	unsigned long long addr[3];
+};
+
+static void toy_debug_parse(const char *path, const char *name, struct toy_debug *d)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], pat[128];
+	bool found = false;
+
+	assert_non_null(f);
+	snprintf(pat, sizeof(pat), "debug %s file=%%63s lines=%%u@0x%%llx,%%u@0x%%llx,%%u@0x%%llx",
+		 name);
+	while (!found && fgets(line, sizeof(line), f))	/* the file's name has no space */
+		found = sscanf(line, pat, d->file, &d->line[0], &d->addr[0], &d->line[1],
+			       &d->addr[1], &d->line[2], &d->addr[2]) == 7;
+	fclose(f);
+	if (!found)
+		fail_msg("the toy printed no debug info for %s", name);
+}
+
+/* The line the toy's debug info gives addr: the last entry at or below it. */
+static unsigned int toy_line_at(const struct toy_debug *d, unsigned long long addr)
+{
+	int k;
+
+	for (k = 2; k >= 0; k--)
+		if (addr >= d->addr[k])
+			return d->line[k];
+	fail_msg("0x%llx is before the debug info's first entry 0x%llx", addr, d->addr[0]);
+	return 0;
+}
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0, n;
+	char chunk[4096];
+
+	assert_non_null(f);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		buf = realloc(buf, len + n + 1);
+		assert_non_null(buf);
+		memcpy(buf + len, chunk, n);
+		len += n;
+	}
+	fclose(f);
+	if (!buf)
+		buf = calloc(1, 1);
+	assert_non_null(buf);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* The first of these that is there: the go command, from Debian's golang-go or upstream. */
+static const char *find_go(void)
+{
+	static const char *const where[] = { "/usr/bin/go", "/usr/lib/go/bin/go",
+					     "/usr/local/go/bin/go" };
+	size_t k;
+
+	for (k = 0; k < sizeof(where) / sizeof(where[0]); k++)
+		if (!access(where[k], X_OK))
+			return where[k];
+	return NULL;
+}
+
+/*
+ * The toy JIT's jitdump with debug info (SCENARIO.toy, per function its entry, body and
+ * return lines): `jitrace report` gives each of hot_a's hot offsets the line the toy's own
+ * debug info puts there, the top one in its body (where split spins); the pprof export read
+ * by `go tool pprof -lines -top` names hot_a at that line, and toy_dispatch at its body's,
+ * where it calls hot_a (a caller's line is its call's).
+ */
+static void test_toy_jitdump_source_lines(void **state)
+{
+	char *log_path = it_path_dup("lines.jtl"), *toy_out = it_path_dup("lines.out");
+	char *rep_out = it_path_dup("lines.report"), *pb = it_path_dup("lines.pb.gz");
+	char *top_out = it_path_dup("lines.top"), *top_err = it_path_dup("lines.top.err");
+	char *report_argv[] = { IT_JITRACE, "report", log_path, NULL };
+	char *export_argv[] = { IT_JITRACE, "export", "--format", "pprof", "-o", pb, "-f",
+				log_path, NULL };
+	char want[160], *text, *row, *p, *nl;
+	struct toy_debug hot, dispatch;
+	const char *go = find_go();
+	unsigned long long off;
+	struct toy_run r;
+	struct it_log log;
+	int checked = 0, a;
+
+	(void)state;
+	record_toy("lines", "split", "2000", false, &log, &r);
+	toy_debug_parse(toy_out, "hot_a", &hot);
+	toy_debug_parse(toy_out, "toy_dispatch", &dispatch);
+	a = toy_code_index(&r, "hot_a");
+	assert_int_equal(hot.addr[0], r.code[a].start);
+	print_message("hot_a: %s lines %u@0x%llx, %u@0x%llx, %u@0x%llx\n", hot.file,
+		      hot.line[0], hot.addr[0], hot.line[1], hot.addr[1], hot.line[2],
+		      hot.addr[2]);
+
+	assert_int_equal(it_run(report_argv, rep_out, NULL), 0);
+	text = read_text(rep_out);
+	row = strstr(text, "  jit     hot_a\n");	/* the first: the all-processes table */
+	assert_non_null(row);
+	p = strchr(row, '\n') + 1;
+	nl = strchr(p, '\n');
+	assert_non_null(nl);
+	*nl = '\0';
+	print_message("report: hot_a%s\n", p + strspn(p, " ") - 1);
+	p = strstr(p, "hot offsets:");
+	assert_non_null(p);
+	for (p += strlen("hot offsets:"); sscanf(p, " +0x%llx", &off) == 1; checked++) {
+		unsigned int line = toy_line_at(&hot, hot.addr[0] + off);
+		char *end = strchr(p, ',');
+
+		if (end)
+			*end = '\0';
+		snprintf(want, sizeof(want), "%% %s:%u", hot.file, line);
+		if (!strstr(p, want))
+			fail_msg("hot_a +0x%llx: the report says \"%s\", the toy's debug info %s:%u",
+				 off, p, hot.file, line);
+		if (!checked)	/* the hottest: in the body, where split spins */
+			assert_int_equal(line, hot.line[1]);
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	assert_true(checked > 0);
+	free(text);
+
+	assert_int_equal(it_run(export_argv, NULL, NULL), 0);
+	if (go) {
+		char *top_argv[] = { (char *)go, "tool", "pprof", "-lines", "-top", pb, NULL };
+
+		assert_int_equal(it_run(top_argv, top_out, top_err), 0);
+		text = read_text(top_out);
+		print_message("%s tool pprof -lines -top:\n%s", go, text);
+		snprintf(want, sizeof(want), " hot_a %s:%u\n", hot.file, hot.line[1]);
+		assert_non_null(strstr(text, want));
+		snprintf(want, sizeof(want), " toy_dispatch %s:%u\n", dispatch.file,
+			 dispatch.line[1]);
+		assert_non_null(strstr(text, want));
+		free(text);
+	}
+	it_log_free(&log);
+	free(log_path);
+	free(toy_out);
+	free(rep_out);
+	free(pb);
+	free(top_out);
+	free(top_err);
+	if (!go) {
+		print_message("go is missing (Debian's golang-go, not installable here): "
+			      "`go tool pprof -lines` on the export not checked\n");
+		skip();
+	}
+}
+
 /* Run argv in dir, stdout to out. Returns the exit status. */
 static int run_in(const char *dir, char *const argv[], const char *out)
 {
@@ -573,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_toy_jitdump_only_split),
 		cmocka_unit_test(test_toy_jitdump_reused_address),
 		cmocka_unit_test(test_toy_perf_map_and_jitdump),
+		cmocka_unit_test(test_toy_jitdump_source_lines),
 		cmocka_unit_test(test_node_perf_prof),
 	};
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* `jitrace dump`: every record type's line against a golden file; truncated, corrupt logs. */
+/* `jitrace dump`: every record type's line against a golden file (lines records in their own
+ * test); truncated, corrupt logs. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -378,6 +379,66 @@ static void dump_of_log_breaking_a_promise_fails_unless_salvaged(void **state)
 	free(out);
 }
 
+/* A lines record of method 1: n entries, claiming names_len bytes of names, have written. */
+static void add_lines(struct jt_log_writer *w, uint64_t ts, const struct jt_line *v, unsigned n,
+		      const char *names, size_t names_len, size_t have)
+{
+	union recbuf rb;
+	struct jt_rec_lines *l = rec(&rb, JT_REC_LINES, sizeof(*l), n * sizeof(*v) + have, ts);
+
+	l->method = 1;
+	l->pid = 4242;
+	l->nr_lines = n;
+	l->names_len = names_len;
+	memcpy(l->lines, v, n * sizeof(*v));
+	memcpy((char *)(l->lines + n), names, have);
+	add(w, &rb);
+}
+
+/*
+ * A lines record on one line: its method, its files (escaped as any value followed by
+ * more), each entry as offset=file:line, as the record has them (a file number past the
+ * names too); names the record claims past its end are said, not read.
+ */
+static void dump_prints_lines_records(void **state)
+{
+	static const char names[] = "/src/Hot.java\0a b,c\n.toy";
+	const struct jt_line v[] = {
+		{ .off = 0x0, .line = 10, .file = 0 }, { .off = 0x1a, .line = 11, .file = 1 },
+		{ .off = 0x4a, .line = 12, .file = 5 },
+	};
+	struct jt_log_header h = { .start_ns = T0, .ncpus = 2, .sample_hz = 99 };
+	struct tmp *t = *state;
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, false);
+	char *out, *err;
+	size_t len;
+
+	assert_non_null(w);
+	add_method(w, 3000, 1, 0x7f3a2c001000ULL, 0x80, 3000, JT_SRC_JITDUMP, 0, "hot", 3);
+	add_lines(w, 3000, v, 3, names, sizeof(names), sizeof(names));
+	add_lines(w, 3100, v, 1, "x.toy", 6, 6);
+	/* 8 bytes after the entries ("y.toy", NUL and two of padding, so two empty names):
+	 * 32 short of what it claims */
+	add_lines(w, 3200, v, 2, "y.toy", 40, 6);
+	add_lines(w, 3300, v, 0, "", 0, 0);
+	assert_int_equal(jt_logw__close(w), 0);
+	assert_int_equal(dump_to_mem(t, &out), 0);
+	assert_string_equal(out,
+		"3000 method id=1 pid=4242 start=0x7f3a2c001000 size=0x80 load=3000 src=jitdump "
+		"agent_id=0 name=hot\n"
+		"3000 lines method=1 pid=4242 files=/src/Hot.java,a\\x20b\\x2cc\\x0a.toy "
+		"lines=0x0=0:10,0x1a=1:11,0x4a=5:12\n"
+		"3100 lines method=1 pid=4242 files=x.toy lines=0x0=0:10\n"
+		"3200 lines method=1 pid=4242 files=y.toy,, names_past_end=32 "
+		"lines=0x0=0:10,0x1a=1:11\n"
+		"3300 lines method=1 pid=4242 files= lines=\n"
+		"3300 end records=5\n");
+	err = slurp(t->err, &len);
+	assert_string_equal(err, "");
+	free(err);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +447,7 @@ int main(void)
 		T(dump_of_truncated_log_shows_whole_blocks_and_says_so),
 		T(dump_of_corrupt_log_fails_with_the_reason),
 		T(dump_of_log_breaking_a_promise_fails_unless_salvaged),
+		T(dump_prints_lines_records),
 #undef T
 	};
 

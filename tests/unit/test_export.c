@@ -3,7 +3,7 @@
  * `jitrace export`: pprof (decoded here), speedscope and Chrome JSON against golden files,
  * from a log with every frame kind, two processes, nested calls and unbalanced ones; the
  * filters; call balancing; JSON escaping; UTF-8 names kept; samples without frames;
- * protobuf varints.
+ * protobuf varints; source lines as pprof functions' files and locations' lines.
  * JT_UPDATE_GOLDEN=1 rewrites the golden files (then read the diff before committing).
  */
 #include <dirent.h>
@@ -715,6 +715,175 @@ static void test_speedscope_sample_without_frames(void **state)
 	free(json);
 }
 
+/* ---- source lines in pprof ---- */
+
+/* What a decoded profile's locations and functions say, read back from pprof_text(). */
+struct ploc {
+	uint64_t addr, func, line;
+};
+
+struct pfunc {
+	uint64_t id, name, file, start;
+};
+
+struct pview {
+	char *strings[64];
+	struct ploc locs[64];
+	struct pfunc funcs[64];
+	size_t nr_strings, nr_locs, nr_funcs;
+};
+
+static void pview_parse(char *text, struct pview *v)
+{
+	char *line, *save = NULL;
+	enum { NONE, LOC, FUNC } in = NONE;
+	unsigned long long x;
+
+	memset(v, 0, sizeof(*v));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct ploc *l = v->nr_locs ? &v->locs[v->nr_locs - 1] : NULL;
+		struct pfunc *f = v->nr_funcs ? &v->funcs[v->nr_funcs - 1] : NULL;
+
+		if (!strcmp(line, "location {")) {
+			assert_true(v->nr_locs < 64);
+			v->nr_locs++;
+			in = LOC;
+		} else if (!strcmp(line, "function {")) {
+			assert_true(v->nr_funcs < 64);
+			v->nr_funcs++;
+			in = FUNC;
+		} else if (!strncmp(line, "string_table: \"", 15)) {
+			assert_true(v->nr_strings < 64);
+			line[strlen(line) - 1] = '\0';	/* the closing quote */
+			v->strings[v->nr_strings++] = line + 15;
+		} else if (line[0] != ' ') {
+			in = NONE;
+		} else if (in == LOC && sscanf(line, "  address: %llu", &x) == 1) {
+			l->addr = x;
+		} else if (in == LOC && sscanf(line, "    function_id: %llu", &x) == 1) {
+			l->func = x;
+		} else if (in == LOC && sscanf(line, "    line: %llu", &x) == 1) {
+			l->line = x;
+		} else if (in == FUNC && sscanf(line, "  id: %llu", &x) == 1) {
+			f->id = x;
+		} else if (in == FUNC && sscanf(line, "  name: %llu", &x) == 1) {
+			f->name = x;
+		} else if (in == FUNC && sscanf(line, "  filename: %llu", &x) == 1) {
+			f->file = x;
+		} else if (in == FUNC && sscanf(line, "  start_line: %llu", &x) == 1) {
+			f->start = x;
+		}
+	}
+}
+
+/*
+ * The k-th location at addr as "name file start_line line" (0 for what it lacks), or NULL
+ * if there are not that many.
+ */
+static const char *ploc_at(const struct pview *v, uint64_t addr, int k)
+{
+	static char buf[256];
+	size_t i, j;
+
+	for (i = 0; i < v->nr_locs; i++) {
+		if (v->locs[i].addr != addr || k--)
+			continue;
+		for (j = 0; j < v->nr_funcs && v->funcs[j].id != v->locs[i].func; j++)
+			;
+		assert_true(j < v->nr_funcs);
+		assert_true(v->funcs[j].name < v->nr_strings && v->funcs[j].file < v->nr_strings);
+		snprintf(buf, sizeof(buf), "%s %s %llu %llu", v->strings[v->funcs[j].name],
+			 v->strings[v->funcs[j].file], (unsigned long long)v->funcs[j].start,
+			 (unsigned long long)v->locs[i].line);
+		return buf;
+	}
+	return NULL;
+}
+
+#define HOT 0x7f4000000000ULL
+#define MAIN 0x7f4000001000ULL
+#define PLAIN 0x7f4000002000ULL
+
+/*
+ * pid 400: hot (lines in hot.toy from 20, then lib.toy:7) called by main (main.toy 3, 4),
+ * main alone, hot under a kernel frame called by plain (no lines), hot in lib.toy.
+ */
+static void write_lines_log(const char *path)
+{
+	static const char hot_names[] = "hot.toy\0lib.toy";
+	const struct jt_line hot_lines[] = {
+		{ .off = 0x0, .line = 20, .file = 0 }, { .off = 0x10, .line = 21, .file = 0 },
+		{ .off = 0x20, .line = 7, .file = 1 },
+	};
+	const struct jt_line main_lines[] = { { .off = 0x0, .line = 3 },
+					      { .off = 0x8, .line = 4 } };
+	const struct jt_frame called[] = { F(METHOD, 1, 0x14), F(METHOD, 2, 0x8) };
+	const struct jt_frame alone[] = { F(METHOD, 2, 0x8) };
+	const struct jt_frame in_kernel[] = { F(SYMBOL, 1, 0x10), F(METHOD, 1, 0x10),
+					      F(METHOD, 3, 0x4) };
+	const struct jt_frame in_lib[] = { F(METHOD, 1, 0x24) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ, .flags = JT_LOG_F_KSTACK };
+	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+	struct jt_rec_lines *l;
+	union recbuf rb;
+
+	assert_non_null(w);
+	add_proc(w, 0, 400, "src");
+	add_symbol(w, 5, 0, 1, 0, "do_syscall_64");
+	add_method(w, 10, 400, 1, HOT, "hot", 3);
+	l = rec(&rb, JT_REC_LINES, sizeof(*l), sizeof(hot_lines) + sizeof(hot_names), 10);
+	l->method = 1;
+	l->pid = 400;
+	l->nr_lines = JT_ARRAY_SIZE(hot_lines);
+	l->names_len = sizeof(hot_names);
+	memcpy(l->lines, hot_lines, sizeof(hot_lines));
+	memcpy((char *)(l->lines + l->nr_lines), hot_names, sizeof(hot_names));
+	add(w, &rb);
+	add_method(w, 10, 400, 2, MAIN, "main", 4);
+	l = rec(&rb, JT_REC_LINES, sizeof(*l), sizeof(main_lines) + 9, 10);
+	l->method = 2;
+	l->pid = 400;
+	l->nr_lines = JT_ARRAY_SIZE(main_lines);
+	l->names_len = 9;
+	memcpy(l->lines, main_lines, sizeof(main_lines));
+	memcpy((char *)(l->lines + l->nr_lines), "main.toy", 9);
+	add(w, &rb);
+	add_method(w, 10, 400, 3, PLAIN, "plain", 5);
+	add_sample(w, 100, 400, 400, called, 2);
+	add_sample(w, 200, 400, 400, called, 2);
+	add_sample(w, 300, 400, 400, alone, 1);
+	add_sample(w, 400, 400, 400, in_kernel, 3);
+	add_sample(w, 500, 400, 400, in_lib, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+}
+
+/*
+ * A JIT frame with lines: its function is named by its source file and starts at the
+ * method's lowest line there; its location has the line. A caller's line is its call's
+ * (the byte before the return address), so main at +0x8 is line 3 as a caller and line 4
+ * as the leaf: two locations. After kernel frames the first user frame is the leaf.
+ */
+static void test_pprof_source_lines(void **state)
+{
+	struct tmp *t = *state;
+	struct pview v;
+	size_t len;
+	char *text;
+
+	write_lines_log(t->log);
+	text = pprof_text(t, NULL, &len);
+	pview_parse(text, &v);
+	assert_string_equal(ploc_at(&v, HOT + 0x14, 0), "hot hot.toy 20 21");
+	assert_null(ploc_at(&v, HOT + 0x14, 1));
+	assert_string_equal(ploc_at(&v, MAIN + 0x8, 0), "main main.toy 3 3");	/* caller */
+	assert_string_equal(ploc_at(&v, MAIN + 0x8, 1), "main main.toy 3 4");	/* leaf */
+	assert_null(ploc_at(&v, MAIN + 0x8, 2));
+	assert_string_equal(ploc_at(&v, HOT + 0x10, 0), "hot hot.toy 20 21");	/* not 20 */
+	assert_string_equal(ploc_at(&v, HOT + 0x24, 0), "hot lib.toy 7 7");
+	assert_string_equal(ploc_at(&v, PLAIN + 0x4, 0), "plain [jit] 0 0");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -735,6 +904,7 @@ int main(void)
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope_sample_without_frames, tmp_setup,
 						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_source_lines, tmp_setup, tmp_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

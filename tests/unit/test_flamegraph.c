@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `jitrace flamegraph`: folded stacks and SVG against goldens; escaping, roots, filters;
- * stacks as deep as a record holds, drawn on a small stack. */
+ * source lines in tooltips; stacks as deep as a record holds, drawn on a small stack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,7 +89,8 @@ static void test_svg_escapes_names_and_has_viewer(void **state)
 	assert_null(strstr(got, "<clinit>"));
 	assert_non_null(strstr(got, "<title>all\n20 samples, 100.00%, all</title>"));
 	assert_non_null(strstr(got, "<title>java (100)\n15 samples, 75.00%, process</title>"));
-	assert_non_null(strstr(got, "<title>Hot.spin(int)\n8 samples, 40.00%, jit</title>"));
+	assert_non_null(strstr(got, "<title>Hot.spin(int)\n8 samples, 40.00%, jit, "
+				    "Hot.java:12 in 6 of them</title>"));
 	assert_non_null(strstr(got, "<title>do_syscall_64\n3 samples, 15.00%, kernel</title>"));
 	assert_non_null(strstr(got, "window.onerror"));
 	assert_non_null(strstr(got, "id=\"search\""));
@@ -139,6 +140,65 @@ static void test_broken_references_refused_or_salvaged(void **state)
 	assert_int_equal(jt_flamegraph(f, &o), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_string_equal(buf, "late_fn 1\nold_fn 5\n");
+	free(buf);
+}
+
+/*
+ * A JIT frame with source lines says in its tooltip the line most of its samples were at
+ * and how many: the leaf where it ran, a caller at its call (the byte before the return
+ * address: +0x20 is c.toy:5, +0x30 c.toy:6); a tie goes to the lower line. Frames without
+ * lines say nothing more, file names are escaped, and folded stacks stay as they were.
+ */
+static void test_svg_tooltips_show_source_lines(void **state)
+{
+	static const struct jt_line leaf_lines[] = { { .off = 0, .line = 1 },
+						     { .off = 0x10, .line = 2 } };
+	static const struct jt_line caller_lines[] = { { .off = 0, .line = 5 },
+						       { .off = 0x20, .line = 6 } };
+	struct vl_tmp *t = *state;
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, true);
+	const struct jt_frame at1[] = { M(1, 0x4), M(2, 0x20) };
+	const struct jt_frame at2[] = { M(1, 0x14), M(2, 0x20) };
+	const struct jt_frame at2_6[] = { M(1, 0x14), M(2, 0x30) };
+	const struct jt_frame bare[] = { M(3, 0x4), M(2, 0x30) };
+	struct jt_flame_opts o = { .path = t->log };
+	uint64_t ts = VL_MS;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(w);
+	vl_proc(w, 0, 7, "toy", "toy");
+	vl_method(w, 0, 1, 7, "leaf()");
+	vl_lines(w, 0, 1, 7, leaf_lines, 2, "l.toy", 6);
+	vl_method(w, 0, 2, 7, "caller()");
+	vl_lines(w, 0, 2, 7, caller_lines, 2, "c<&>.toy", 9);
+	vl_method(w, 0, 3, 7, "bare()");
+	vl_samples(w, &ts, 7, 3, at1, 2);
+	vl_samples(w, &ts, 7, 2, at2, 2);
+	vl_samples(w, &ts, 7, 1, at2_6, 2);
+	vl_samples(w, &ts, 7, 1, bare, 2);
+	assert_int_equal(jt_logw__close(w), 0);
+	jt_filter__init(&o.filter);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(jt_flamegraph(f, &o), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(buf, "<title>caller()\n7 samples, 100.00%, jit, "
+				    "c&lt;&amp;&gt;.toy:5 in 5 of them</title>"));
+	assert_non_null(strstr(buf, "<title>leaf()\n6 samples, 85.71%, jit, l.toy:1 in 3 of them"
+				    "</title>"));
+	assert_non_null(strstr(buf, "<title>bare()\n1 sample, 14.29%, jit</title>"));
+	free(buf);
+
+	buf = NULL;
+	o.folded = true;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(jt_flamegraph(f, &o), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf, "caller();bare() 1\ncaller();leaf() 6\n");
 	free(buf);
 }
 
@@ -232,6 +292,8 @@ int main(void)
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_broken_references_refused_or_salvaged,
 						vl_setup, vl_teardown),
+		cmocka_unit_test_setup_teardown(test_svg_tooltips_show_source_lines, vl_setup,
+						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_folded_deep_stack_on_small_stack, vl_setup,
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_svg_deep_stack_on_small_stack, vl_setup,

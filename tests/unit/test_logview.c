@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* logview: every frame kind named, unknown references kept, redefinition, processes; the log
- * source that feeds it: filter, drop counts, frame files, truncated and corrupt ends. */
+/* logview: every frame kind named, unknown references kept, redefinition, processes, source
+ * lines; the log source that feeds it: filter, drop counts, frame files, lines, truncated and
+ * corrupt ends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,6 +220,189 @@ static void test_procs_from_proc_and_exec(void **state)
 	jt_lv__free(lv);
 }
 
+/* A lines record for method id of pid: n entries, then names (names_len bytes, NULs in). */
+static void lines(struct jt_lv *lv, uint64_t id, uint32_t pid, const struct jt_line *v,
+		  unsigned n, const char *names, size_t names_len)
+{
+	union buf rb;
+	struct jt_rec_lines *l = mk(&rb, JT_REC_LINES, sizeof(*l), n * sizeof(*v) + names_len);
+
+	l->method = id;
+	l->pid = pid;
+	l->nr_lines = n;
+	l->names_len = names_len;
+	memcpy(l->lines, v, n * sizeof(*v));
+	memcpy((char *)(l->lines + n), names, names_len);
+	assert_int_equal(jt_lv__add(lv, &rb.h), 0);
+}
+
+/* The line of byte off of method id as "file:line", or "-" if it has none. */
+static const char *line_at(const struct jt_lv *lv, uint64_t id, uint64_t off)
+{
+	static char buf[128];
+	uint32_t file, line;
+
+	if (!jt_lv__line(lv, id, off, &file, &line))
+		return "-";
+	snprintf(buf, sizeof(buf), "%s:%u", jt_lv__file(lv, file), line);
+	return buf;
+}
+
+#define NAMES(s) s, sizeof(s)	/* a names literal with its last NUL */
+
+/*
+ * Each entry covers from its offset to the next one's, the last to the method's end (0x80
+ * here); before the first, past the end, at an entry naming no file or line 0: nothing.
+ * Entries a crafted log leaves unsorted are sorted; names are shared over the log.
+ */
+static void test_lines_found_by_offset(void **state)
+{
+	const struct jt_line v[] = {	/* out of order on purpose */
+		{ .off = 0x40, .line = 30, .file = 1 }, { .off = 0x8, .line = 12, .file = 0 },
+		{ .off = 0x20, .line = 14, .file = 0 }, { .off = 0x30, .line = 0, .file = 0 },
+		{ .off = 0x38, .line = 20, .file = 7 }, { .off = 0x50, .line = 9, .file = 0 },
+	};
+	const struct jt_line w[] = { { .off = 0, .line = 5, .file = 0 } };
+	struct jt_lv *lv = jt_lv__new();
+	uint32_t file, line, file2;
+
+	(void)state;
+	assert_false(jt_lv__has_lines(lv));
+	method(lv, 1, 42, "Hot.spin(int)");
+	method(lv, 2, 42, "Other.run()");
+	assert_false(jt_lv__line(lv, 1, 0x10, &file, &line));
+	lines(lv, 1, 42, v, JT_ARRAY_SIZE(v), NAMES("/src/Hot.java\0/src/Lib.java"));
+	assert_true(jt_lv__has_lines(lv));
+	assert_true(jt_lv__method_has_lines(lv, 1));
+	assert_false(jt_lv__method_has_lines(lv, 2));
+	assert_string_equal(line_at(lv, 1, 0x0), "-");		/* before the first entry */
+	assert_string_equal(line_at(lv, 1, 0x7), "-");
+	assert_string_equal(line_at(lv, 1, 0x8), "/src/Hot.java:12");
+	assert_string_equal(line_at(lv, 1, 0x1f), "/src/Hot.java:12");
+	assert_string_equal(line_at(lv, 1, 0x20), "/src/Hot.java:14");
+	assert_string_equal(line_at(lv, 1, 0x2f), "/src/Hot.java:14");
+	assert_string_equal(line_at(lv, 1, 0x30), "-");		/* line 0 */
+	assert_string_equal(line_at(lv, 1, 0x38), "-");		/* file 7 of 2 */
+	assert_string_equal(line_at(lv, 1, 0x40), "/src/Lib.java:30");
+	assert_string_equal(line_at(lv, 1, 0x50), "/src/Hot.java:9");
+	assert_string_equal(line_at(lv, 1, 0x7f), "/src/Hot.java:9");	/* to the end */
+	assert_string_equal(line_at(lv, 1, 0x80), "-");		/* past it */
+	assert_string_equal(line_at(lv, 2, 0x10), "-");		/* no lines */
+	assert_string_equal(line_at(lv, 9, 0x10), "-");		/* no method */
+	assert_true(jt_lv__line(lv, 1, 0x8, &file, &line));
+	assert_int_equal(jt_lv__first_line(lv, 1, file), 9);	/* Hot.java: 12, 14, 9 */
+	assert_int_equal(jt_lv__first_line(lv, 2, file), 0);
+	assert_string_equal(jt_lv__file(lv, 99), "?");
+
+	/* another method naming the same file gets the same file number */
+	lines(lv, 2, 42, w, 1, NAMES("/src/Hot.java"));
+	assert_true(jt_lv__line(lv, 2, 0x10, &file2, &line));
+	assert_int_equal(file2, file);
+	assert_int_equal(line, 5);
+	jt_lv__free(lv);
+}
+
+/*
+ * A frame's line: the leaf's where it ran; a caller's (a return address) at the byte
+ * before, its call. Only method frames have lines. The user leaf comes after kernel frames.
+ */
+static void test_frame_line_of_leaf_and_caller(void **state)
+{
+	const struct jt_line v[] = { { .off = 0, .line = 3 }, { .off = 0x10, .line = 4 } };
+	struct jt_lv *lv = jt_lv__new();
+	struct jt_frame leaf = M(1, 0x10), sym = S(5, 0x10), at0 = M(1, 0);
+	uint32_t file, line;
+	union buf rb;
+	struct jt_rec_sample *smp;
+
+	(void)state;
+	method(lv, 1, 42, "Main.main()");
+	lines(lv, 1, 42, v, 2, NAMES("Main.java"));
+	assert_true(jt_lv__frame_line(lv, &leaf, false, &file, &line));
+	assert_int_equal(line, 4);
+	assert_true(jt_lv__frame_line(lv, &leaf, true, &file, &line));
+	assert_int_equal(line, 3);			/* the call ends at 0x10 */
+	assert_true(jt_lv__frame_line(lv, &at0, true, &file, &line));
+	assert_int_equal(line, 3);
+	symbol(lv, 5, 0, "do_syscall_64");
+	assert_false(jt_lv__frame_line(lv, &sym, false, &file, &line));
+
+	smp = mk(&rb, JT_REC_SAMPLE, sizeof(*smp), 4 * sizeof(struct jt_frame));
+	smp->nr_frames = 4;
+	smp->frames[0] = (struct jt_frame)K(0xffffffff81a00b2cULL);
+	smp->frames[1] = sym;				/* a kernel symbol */
+	smp->frames[2] = leaf;
+	smp->frames[3] = (struct jt_frame)M(1, 0x20);
+	assert_int_equal(jt_lv__user_leaf(lv, smp), 2);
+	smp->nr_frames = 2;
+	assert_int_equal(jt_lv__user_leaf(lv, smp), 2);	/* all the kernel's */
+	smp->frames[0] = leaf;
+	assert_int_equal(jt_lv__user_leaf(lv, smp), 0);
+	jt_lv__free(lv);
+}
+
+/*
+ * Lines a log should not hold are not used: of a method not defined, or of another
+ * process, names running past the record. A method defined again loses its lines; lines
+ * again replace the first. File names are cleaned as frame names are.
+ */
+static void test_lines_refused_replaced_and_cleaned(void **state)
+{
+	const struct jt_line one[] = { { .off = 0, .line = 7 } };
+	const struct jt_line two[] = { { .off = 0, .line = 8 } };
+	struct jt_lv *lv = jt_lv__new();
+	struct jt_rec_lines *l;
+	union buf rb;
+
+	(void)state;
+	lines(lv, 1, 42, one, 1, NAMES("a.toy"));		/* not defined yet */
+	assert_false(jt_lv__has_lines(lv));
+	method(lv, 1, 42, "f");
+	lines(lv, 1, 43, one, 1, NAMES("a.toy"));		/* another pid's */
+	assert_string_equal(line_at(lv, 1, 0), "-");
+	l = mk(&rb, JT_REC_LINES, sizeof(*l), sizeof(one) + 8);	/* names past its size */
+	l->method = 1;
+	l->pid = 42;
+	l->nr_lines = 1;
+	l->names_len = 9;
+	memcpy(l->lines, one, sizeof(one));
+	memcpy((char *)(l->lines + 1), "a.toy\0\0", 8);
+	assert_int_equal(jt_lv__add(lv, &rb.h), 0);
+	assert_string_equal(line_at(lv, 1, 0), "-");
+	l->names_len = 8;					/* now it fits */
+	assert_int_equal(jt_lv__add(lv, &rb.h), 0);
+	assert_string_equal(line_at(lv, 1, 0), "a.toy:7");
+
+	lines(lv, 1, 42, two, 1, NAMES("b.toy"));		/* replaced */
+	assert_string_equal(line_at(lv, 1, 0), "b.toy:8");
+	method(lv, 1, 42, "f again");				/* defined again: no lines */
+	assert_string_equal(line_at(lv, 1, 0), "-");
+	assert_false(jt_lv__method_has_lines(lv, 1));
+
+	/* a control character and a byte that is not UTF-8; the last name without its NUL */
+	lines(lv, 1, 42, one, 1, "x\x1b[2J\xff.toy", 10);
+	assert_string_equal(line_at(lv, 1, 0), "x?[2J?.toy:7");
+	jt_lv__free(lv);
+}
+
+/* The log's lines reach the source's logview: Hot.spin(int)'s +0x10 is Hot.java:12. */
+static void test_source_keeps_lines(void **state)
+{
+	struct vl_tmp *t = *state;
+	struct jt_logsrc src;
+
+	vl_write(t->log);
+	assert_int_equal(jt_logsrc__open(&src, t->log, NULL), 0);
+	while (jt_logsrc__next(&src, NULL))
+		;
+	assert_int_equal(jt_logsrc__finish(&src, "read"), 0);
+	assert_string_equal(line_at(src.lv, 1, 0x10), "Hot.java:12");
+	assert_string_equal(line_at(src.lv, 1, 0x18), "Hot.java:14");
+	assert_string_equal(line_at(src.lv, 5, 0x8), "Rec.java:8");
+	assert_string_equal(line_at(src.lv, 2, 0x40), "-");
+	jt_logsrc__close(&src);
+}
+
 /*
  * The source hands out every record, definitions taken in first: those of a process the
  * filter leaves out too, as frames may name them. Only its samples and calls are kept.
@@ -253,7 +437,7 @@ static void test_source_filters_samples_and_calls_only(void **state)
 		}
 	}
 	assert_int_equal(jt_logsrc__finish(&src, "read"), 0);
-	assert_int_equal(records, 48);		/* the end record included */
+	assert_int_equal(records, 50);		/* the end record and two lines records included */
 	assert_int_equal(samples, 5);
 	assert_int_equal(calls, 2);
 	assert_int_equal(src.filtered, 15 + 11);	/* java's samples and calls */
@@ -310,6 +494,10 @@ int main(void)
 		cmocka_unit_test(test_long_module_name_is_cut),
 		cmocka_unit_test(test_redefinition_replaces),
 		cmocka_unit_test(test_procs_from_proc_and_exec),
+		cmocka_unit_test(test_lines_found_by_offset),
+		cmocka_unit_test(test_frame_line_of_leaf_and_caller),
+		cmocka_unit_test(test_lines_refused_replaced_and_cleaned),
+		cmocka_unit_test_setup_teardown(test_source_keeps_lines, vl_setup, vl_teardown),
 		cmocka_unit_test_setup_teardown(test_source_filters_samples_and_calls_only,
 						vl_setup, vl_teardown),
 		cmocka_unit_test_setup_teardown(test_source_accepts_truncated_and_refuses_corrupt,

@@ -88,7 +88,9 @@ static void test_report_counts_self_total_and_offsets(void **state)
 	assert_non_null(strstr(got, "== all processes: 20 samples\n"));
 	assert_string_equal(row(got, jvm, " Hot.spin(int)"),
 			    "        8  53.3%         8  53.3%  jit     Hot.spin(int)");
-	assert_non_null(strstr(got, "hot offsets: +0x10 75%, +0x18 25%\n"));
+	/* and the source line of each, from the log's lines record */
+	assert_non_null(strstr(got, "hot offsets: +0x10 75% Hot.java:12, +0x18 25% "
+				    "Hot.java:14\n"));
 	assert_string_equal(row(got, jvm, " Main.main(String[])"),
 			    "        0   0.0%        13  86.7%  jit     Main.main(String[])");
 	assert_string_equal(row(got, jvm, " Rec.fib(int)"),
@@ -244,6 +246,78 @@ static void test_report_start_out_of_range(void **state)
 	check_start(*state, 0, -1, "1969-12-31 23:59:59 UTC");	/* rounded down */
 }
 
+/* The text of the section that begins with head, up to the next one (malloc'd). */
+static char *section(const char *text, const char *head)
+{
+	const char *s = strstr(text, head), *end;
+
+	assert_non_null(s);
+	end = strstr(s + 1, "\n== ");
+	return strndup(s, end ? (size_t)(end - s) : strlen(s));
+}
+
+/*
+ * A hot offset shows its source line only when every sample there agrees on it: one name
+ * may be several methods (compiled again, in other processes), each with its own lines or
+ * none. Offsets before a method's first entry have none.
+ */
+static void test_report_lines_where_every_sample_agrees(void **state)
+{
+	static const struct jt_line first[] = { { .off = 0, .line = 5 }, { .off = 0x10, .line = 6 } };
+	static const struct jt_line again[] = { { .off = 0, .line = 5 }, { .off = 0x10, .line = 7 } };
+	static const struct jt_line late[] = { { .off = 0x8, .line = 3 } };
+	struct vl_tmp *t = *state;
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, true);
+	const struct jt_frame a4[] = { M(1, 0x4) }, a10[] = { M(1, 0x10) };
+	const struct jt_frame b4[] = { M(2, 0x4) }, b10[] = { M(2, 0x10) };
+	const struct jt_frame c4[] = { M(3, 0x4) }, d4[] = { M(4, 0x4) };
+	uint64_t ts = VL_MS;
+	char *got, *sec;
+
+	assert_non_null(w);
+	vl_proc(w, 0, 7, "a", "a");
+	vl_proc(w, 0, 8, "b", "b");
+	vl_method(w, 0, 1, 7, "Dup.run()");
+	vl_lines(w, 0, 1, 7, first, 2, "dup.toy", 8);
+	vl_method(w, 0, 2, 7, "Dup.run()");		/* compiled again: line 7 at +0x10 */
+	vl_lines(w, 0, 2, 7, again, 2, "dup.toy", 8);
+	vl_method(w, 0, 3, 8, "Dup.run()");		/* no lines */
+	vl_method(w, 0, 4, 8, "Other.go()");
+	vl_lines(w, 0, 4, 8, late, 1, "other.toy", 10);
+	vl_samples(w, &ts, 7, 3, a4, 1);
+	vl_samples(w, &ts, 7, 2, a10, 1);
+	vl_samples(w, &ts, 7, 1, b4, 1);
+	vl_samples(w, &ts, 7, 1, b10, 1);
+	vl_samples(w, &ts, 8, 1, c4, 1);
+	vl_samples(w, &ts, 8, 2, d4, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+
+	got = report_of(t->log, false);
+	sec = section(got, "== a (7)");		/* +0x4: line 5 twice over; +0x10: 6 and 7 */
+	assert_non_null(strstr(sec, "hot offsets: +0x4 57% dup.toy:5, +0x10 43%\n"));
+	free(sec);
+	sec = section(got, "== b (8)");		/* a method without lines, one before them */
+	assert_non_null(strstr(sec, "Dup.run()\n                              hot offsets: "
+				    "+0x4 100%\n"));
+	assert_non_null(strstr(sec, "Other.go()\n                              hot offsets: "
+				    "+0x4 100%\n"));
+	free(sec);
+	sec = section(got, "== all processes");	/* +0x4 now has a sample without lines */
+	assert_non_null(strstr(sec, "Dup.run()\n                              hot offsets: "
+				    "+0x4 62%, +0x10 38%\n"));
+	free(sec);
+	assert_null(strstr(got, "other.toy"));
+	free(got);
+
+	got = report_of(t->log, true);
+	assert_non_null(strstr(got, "\"offsets\": [{\"offset\": 4, \"samples\": 4, \"file\": "
+				    "\"dup.toy\", \"line\": 5}, {\"offset\": 16, \"samples\": 3}]"));
+	assert_non_null(strstr(got, "\"offsets\": [{\"offset\": 4, \"samples\": 5}, "
+				    "{\"offset\": 16, \"samples\": 3}]"));
+	free(got);
+}
+
 static int report_view(FILE *out, void *arg)
 {
 	return jt_report(out, arg);
@@ -287,6 +361,8 @@ int main(void)
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_start_out_of_range, vl_setup,
 						vl_teardown),
+		cmocka_unit_test_setup_teardown(test_report_lines_where_every_sample_agrees,
+						vl_setup, vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_deep_stack_on_small_stack, vl_setup,
 						vl_teardown),
 	};

@@ -4,7 +4,8 @@
  * the log writer. Every frame kind (JIT method, ELF symbol, file+offset, bare user address,
  * kernel symbol, bare kernel address), names hostile to XML and to
  * folded stacks, recursion, two processes with samples and a third known only by exec,
- * and calls with nesting, recursion and unbalanced edges. Include after <cmocka.h>.
+ * calls with nesting, recursion and unbalanced edges, and source lines for two methods.
+ * Include after <cmocka.h>.
  */
 #ifndef JT_TEST_VIEWLOG_H
 #define JT_TEST_VIEWLOG_H
@@ -124,6 +125,27 @@ static inline void vl_method(struct jt_log_writer *w, uint64_t ts, uint64_t id, 
 	vl_add(w, &rb);
 }
 
+/*
+ * The source lines of method id: n entries (off, line, file index), then names_len bytes of
+ * NUL-terminated file names.
+ */
+static inline void vl_lines(struct jt_log_writer *w, uint64_t ts, uint64_t id, uint32_t pid,
+			    const struct jt_line *lines, unsigned n, const char *names,
+			    size_t names_len)
+{
+	union vl_buf rb;
+	struct jt_rec_lines *l = vl_rec(&rb, JT_REC_LINES, sizeof(*l),
+					n * sizeof(*lines) + names_len, ts);
+
+	l->method = id;
+	l->pid = pid;
+	l->nr_lines = n;
+	l->names_len = names_len;
+	memcpy(l->lines, lines, n * sizeof(*lines));
+	memcpy((char *)(l->lines + n), names, names_len);
+	vl_add(w, &rb);
+}
+
 static inline void vl_call(struct jt_log_writer *w, unsigned type, uint64_t ts, uint32_t pid,
 		    uint32_t tid, uint64_t id)
 {
@@ -173,9 +195,19 @@ static inline void vl_drop(struct jt_log_writer *w, uint64_t ts, unsigned what, 
 #define U(addr) { JT_FRAME_REF(JT_FRAME_USER, 0), addr }
 #define K(addr) { JT_FRAME_REF(JT_FRAME_KERNEL, 0), addr }
 
-/* Hot.spin(int) is the hottest method: 8 of 21 samples, 6 of them at +0x10. */
+/*
+ * Hot.spin(int) is the hottest method: 8 of 21 samples, 6 of them at +0x10 (Hot.java:12),
+ * 2 at +0x18 (Hot.java:14). Rec.fib(int) has lines too: its leaf at +0x8 is Rec.java:8,
+ * and so are its recursive calls, whose return address +0xc begins line 9.
+ */
 static inline void vl_write(const char *path)
 {
+	static const struct jt_line spin_lines[] = {
+		{ .off = 0x0, .line = 10 }, { .off = 0x10, .line = 12 }, { .off = 0x18, .line = 14 },
+	};
+	static const struct jt_line fib_lines[] = {
+		{ .off = 0x0, .line = 7 }, { .off = 0x8, .line = 8 }, { .off = 0xc, .line = 9 },
+	};
 	const struct jt_frame base[] = { S(1, 0x8), F(1, 0x1234) };	/* call_helper, libjvm */
 	const struct jt_frame spin_a[] = { M(1, 0x10), M(2, 0x40), S(1, 0x8), F(1, 0x1234) };
 	const struct jt_frame spin_b[] = { M(1, 0x18), M(2, 0x40), S(1, 0x8), F(1, 0x1234) };
@@ -202,10 +234,12 @@ static inline void vl_write(const char *path)
 	vl_symbol(w, 3000, 1, 1, VL_JVM, "JavaCalls::call_helper");
 	vl_symbol(w, 3000, 2, 0, 0, "do_syscall_64");
 	vl_method(w, 4000, 1, VL_JVM, "Hot.spin(int)");
+	vl_lines(w, 4000, 1, VL_JVM, spin_lines, 3, "Hot.java", sizeof("Hot.java"));
 	vl_method(w, 4000, 2, VL_JVM, "Main.main(String[])");
 	vl_method(w, 4000, 3, VL_JVM, "Util.<clinit>(Ljava/lang/String;)&\"x'");
 	vl_method(w, 4000, 4, VL_NODE, "JS:~work /app.js:2");
 	vl_method(w, 4000, 5, VL_JVM, "Rec.fib(int)");
+	vl_lines(w, 4000, 5, VL_JVM, fib_lines, 3, "Rec.java", sizeof("Rec.java"));
 
 	/* calls on thread 101: one leave from before the log, nesting, recursion, a leave
 	 * that closes an activation that never left, and one still open at the end */
