@@ -21,8 +21,9 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 $(WARN) -Wno-unused-functio
 	-Iinclude -Ivmlinux -MMD -MP
 
 # Collector modules in two layers: libjt.a is every user/*.c that needs no BPF toolchain
-# (plain C over libelf and zlib: what unit tests and fuzzers link), libjt-bpf.a the two that
-# touch libbpf and the generated skeleton. The program's entry point is in neither.
+# (plain C over libelf and zlib: what unit tests and fuzzers link), libjt-bpf.a the three
+# that touch libbpf and the generated skeleton (the loader, the ring-buffer reader and the
+# live session that drives them). The program's entry point is in neither.
 BPF_SRCS := user/loader.c user/ringbuf.c user/live.c
 LIB_SRCS := $(filter-out user/main.c $(BPF_SRCS),$(wildcard user/*.c))
 SKEL := $(OUT)/jitrace.skel.h

@@ -8,7 +8,7 @@ set -euo pipefail
 
 build=(make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev)
 runtimes=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs erlang-base)
-viewers=(protobuf-compiler chromium tmux)
+viewers=(protobuf-compiler chromium tmux golang-go)
 optional=()
 case "${1:-build}" in
 build) required=("${build[@]}") ;;

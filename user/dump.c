@@ -197,7 +197,7 @@ static void put_lines(struct out *o, const struct jt_rec_lines *l)
 		if (i)
 			PUT(o, ",");
 		put_esc(o, names, n, true);
-		names += n + 1;
+		names = nul ? nul + 1 : end;
 	}
 	if (l->names_len > len)
 		U64(o, "names_past_end", l->names_len - len);

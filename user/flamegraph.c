@@ -12,6 +12,7 @@
 #include "hash.h"
 #include "logsrc.h"
 #include "stacks.h"
+#include "text.h"
 #include "util.h"
 
 #define FRAME_H 16		/* pixels per level */
@@ -181,12 +182,16 @@ static bool drawn(const struct svg *g, const struct jt_stk_node *n)
 
 /*
  * For a JIT frame with source lines: ", FILE:LINE in K of them", the line most of its
- * samples were at (a caller's: the line of its call), into buf; NULL for other frames.
+ * samples were at (a caller's: the line of its call), into buf; NULL for other frames. The
+ * file's name is the traced process's: escaped as report escapes it (\xHH), so that it is
+ * UTF-8 XML can hold.
  */
 static const char *line_note(const struct svg *g, uint32_t idx, char *buf, size_t cap)
 {
 	const struct node_lines *nl = g->lines ? jt_hash__get(g->lines, idx) : NULL;
 	const struct line_n *best = NULL;
+	const char *file;
+	char esc[256];
 	uint32_t i;
 	int c;
 
@@ -204,8 +209,9 @@ static const char *line_note(const struct svg *g, uint32_t idx, char *buf, size_
 	}
 	if (!best)
 		return NULL;
-	snprintf(buf, cap, ", %s:%u in %" PRIu64 " of them", jt_lv__file(g->lv, best->file),
-		 best->line, best->n);
+	file = jt_lv__file(g->lv, best->file);
+	jt_text__escape(esc, sizeof(esc), file, strlen(file));
+	snprintf(buf, cap, ", %s:%u in %" PRIu64 " of them", esc, best->line, best->n);
 	return buf;
 }
 

@@ -6,10 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export_common.h"
 #include "hash.h"
 #include "logview.h"
-#include "text.h"
 #include "util.h"
 
 struct lv_symbol {
@@ -36,13 +34,21 @@ struct lv_lines {
 	struct lv_line v[];
 };
 
+/* A source file's name, numbered once over the log. */
+struct lv_file {
+	char *name;		/* as the log has it, NUL added */
+	size_t next;		/* the file before it with the same hash, + 1; 0: none */
+};
+
 struct jt_lv {
 	struct jt_hash methods;	/* id -> struct jt_lv_method */
 	struct jt_hash symbols;	/* id -> struct lv_symbol */
 	struct jt_hash modules;	/* id -> struct lv_module */
 	struct jt_hash procs;	/* pid -> struct jt_lv_proc */
 	struct jt_hash lines;	/* method id -> struct lv_lines, for methods that have them */
-	struct jt_xintern files;	/* source file names, cleaned, NUL included */
+	struct lv_file *files;	/* by number */
+	size_t nr_files, cap_files;
+	struct jt_hash file_hash;	/* hash of a name -> the last file with it, + 1 */
 	bool any_lines;
 };
 
@@ -111,7 +117,10 @@ void jt_lv__free(struct jt_lv *lv)
 	drain(&lv->modules, free_module);
 	drain(&lv->procs, free_proc);
 	drain(&lv->lines, free);
-	jt_xintern__fini(&lv->files);
+	while (lv->nr_files)
+		free(lv->files[--lv->nr_files].name);
+	free(lv->files);
+	jt_hash__fini(&lv->file_hash);
 	free(lv);
 }
 
@@ -135,31 +144,33 @@ static int add_method(struct jt_lv *lv, const struct jt_rec_method *r)
 	return 0;
 }
 
-/* The number of file name s (n bytes), cleaned as frame names are, added if new; -ENOMEM. */
+/* The number of file name s (n bytes, no NUL), added if new; -ENOMEM. */
 static long file_index(struct jt_lv *lv, const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char *c = malloc(n + 1);
-	size_t i = 0, o = 0, l;
-	long idx;
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	size_t i, at;
+	struct lv_file *f;
 
-	if (!c)
-		return -ENOMEM;
-	while (i < n) {
-		l = jt_text__utf8_len(p + i, n - i);
-		if (!l || jt_text__is_control(p + i, l)) {
-			c[o++] = '?';
-			i += l ? l : 1;
-			continue;
-		}
-		memcpy(c + o, p + i, l);
-		o += l;
-		i += l;
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	for (at = (uintptr_t)jt_hash__get(&lv->file_hash, h); at; at = f->next) {
+		f = &lv->files[at - 1];
+		if (!strncmp(f->name, s, n) && !f->name[n])
+			return at - 1;
 	}
-	c[o++] = '\0';
-	idx = jt_xintern__get(&lv->files, c, o, NULL);
-	free(c);
-	return idx < 0 || idx >= LV_NO_FILE ? -ENOMEM : idx;
+	if (lv->nr_files >= LV_NO_FILE ||
+	    jt_array_grow(&lv->files, &lv->cap_files, lv->nr_files + 1, sizeof(*lv->files)))
+		return -ENOMEM;
+	f = &lv->files[lv->nr_files];
+	f->name = strndup(s, n);
+	if (!f->name)
+		return -ENOMEM;
+	f->next = (uintptr_t)jt_hash__get(&lv->file_hash, h);
+	if (jt_hash__put(&lv->file_hash, h, (void *)(uintptr_t)(lv->nr_files + 1))) {
+		free(f->name);
+		return -ENOMEM;
+	}
+	return lv->nr_files++;
 }
 
 static int cmp_lines(const void *a, const void *b)
@@ -202,7 +213,7 @@ static int add_lines(struct jt_lv *lv, const struct jt_rec_lines *r)
 			return -ENOMEM;
 		}
 		map[nr_names++] = idx;
-		names += n + 1;
+		names = nul ? nul + 1 : end;
 	}
 	l = malloc(sizeof(*l) + r->nr_lines * sizeof(l->v[0]));
 	if (!l) {
@@ -469,9 +480,7 @@ bool jt_lv__frame_line(const struct jt_lv *lv, const struct jt_frame *f, bool ca
 
 const char *jt_lv__file(const struct jt_lv *lv, uint32_t file)
 {
-	size_t len;
-
-	return file < lv->files.n ? jt_xintern__key(&lv->files, file, &len) : "?";
+	return file < lv->nr_files ? lv->files[file].name : "?";
 }
 
 uint32_t jt_lv__first_line(const struct jt_lv *lv, uint64_t id, uint32_t file)

@@ -73,8 +73,8 @@ const struct jt_lv_proc *jt_lv__proc(const struct jt_lv *lv, uint32_t pid);
 
 /*
  * Source lines (JT_REC_LINES, from a jitdump's debug info): kept only for the methods that
- * have them. Files are numbered once over the whole log; their names are cleaned as frame
- * names are (what is not UTF-8, and every control character, becomes '?').
+ * have them. Files are numbered once over the whole log; their names are as the log has
+ * them (a traced process chose them: escape them for text, as for a terminal or XML).
  */
 bool jt_lv__has_lines(const struct jt_lv *lv);	/* any method has had lines */
 bool jt_lv__method_has_lines(const struct jt_lv *lv, uint64_t id);

@@ -541,7 +541,7 @@ static void test_toy_jitdump_source_lines(void **state)
 	print_message("report: hot_a%s\n", p + strspn(p, " ") - 1);
 	p = strstr(p, "hot offsets:");
 	assert_non_null(p);
-	for (p += strlen("hot offsets:"); sscanf(p, " +0x%llx", &off) == 1; checked++) {
+	for (p += strlen("hot offsets:"); p && sscanf(p, " +0x%llx", &off) == 1; checked++) {
 		unsigned int line = toy_line_at(&hot, hot.addr[0] + off);
 		char *end = strchr(p, ',');
 
@@ -553,9 +553,7 @@ static void test_toy_jitdump_source_lines(void **state)
 				 off, p, hot.file, line);
 		if (!checked)	/* the hottest: in the body, where split spins */
 			assert_int_equal(line, hot.line[1]);
-		if (!end)
-			break;
-		p = end + 1;
+		p = end ? end + 1 : NULL;
 	}
 	assert_true(checked > 0);
 	free(text);

@@ -147,7 +147,8 @@ static void test_broken_references_refused_or_salvaged(void **state)
  * A JIT frame with source lines says in its tooltip the line most of its samples were at
  * and how many: the leaf where it ran, a caller at its call (the byte before the return
  * address: +0x20 is c.toy:5, +0x30 c.toy:6); a tie goes to the lower line. Frames without
- * lines say nothing more, file names are escaped, and folded stacks stay as they were.
+ * lines say nothing more, file names are escaped (controls as \xHH, then for XML), and
+ * folded stacks stay as they were.
  */
 static void test_svg_tooltips_show_source_lines(void **state)
 {
@@ -173,7 +174,7 @@ static void test_svg_tooltips_show_source_lines(void **state)
 	vl_method(w, 0, 1, 7, "leaf()");
 	vl_lines(w, 0, 1, 7, leaf_lines, 2, "l.toy", 6);
 	vl_method(w, 0, 2, 7, "caller()");
-	vl_lines(w, 0, 2, 7, caller_lines, 2, "c<&>.toy", 9);
+	vl_lines(w, 0, 2, 7, caller_lines, 2, "c<&>\x1b.toy", 10);
 	vl_method(w, 0, 3, 7, "bare()");
 	vl_samples(w, &ts, 7, 3, at1, 2);
 	vl_samples(w, &ts, 7, 2, at2, 2);
@@ -186,7 +187,7 @@ static void test_svg_tooltips_show_source_lines(void **state)
 	assert_int_equal(jt_flamegraph(f, &o), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(buf, "<title>caller()\n7 samples, 100.00%, jit, "
-				    "c&lt;&amp;&gt;.toy:5 in 5 of them</title>"));
+				    "c&lt;&amp;&gt;\\x1b.toy:5 in 5 of them</title>"));
 	assert_non_null(strstr(buf, "<title>leaf()\n6 samples, 85.71%, jit, l.toy:1 in 3 of them"
 				    "</title>"));
 	assert_non_null(strstr(buf, "<title>bare()\n1 sample, 14.29%, jit</title>"));
