@@ -21,6 +21,7 @@ benches=(
 	"collector|$out/bench/bench_collector"
 	"offline|$out/bench/bench_offline $out/toyjit"
 	"scale|$out/bench/bench_scale $out/jitrace $out/toyjit"
+	"jitdump|$out/bench/bench_jitdump $out/jitrace"
 )
 
 start=$(date +%s)

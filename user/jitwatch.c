@@ -23,7 +23,8 @@
 #define RETRY_MAX_NS 2000000000ULL	/* then less and less often, */
 #define LOOK_NS 30000000000ULL		/* for this long after a process is seen or execs */
 #define READ_MAX (16u << 20)		/* bytes of records read from one file per poll */
-#define PREFIX_MAX (64u << 10)		/* bytes of a record read: its fields and name */
+/* bytes of a code load read: its header, fields and a name of up to 4 KiB, not its code */
+#define PREFIX_MAX (JT_JITDUMP_REC_HDR + 40 + 4096)
 #define DEBUG_MAX (256u << 10)		/* a larger debug-info record gives no lines */
 #define CLOCK_SLACK_NS 10000000000ULL	/* a record this far ahead of now: another clock */
 
@@ -32,6 +33,7 @@ struct jfile {
 	bool wanted;		/* its frames need names */
 	bool refused;		/* said why once: not read */
 	bool gone;		/* it exited: read what is left, then let it go */
+	bool running;		/* running when recording began: its file is there or never */
 	uint64_t look_ts;	/* looked for since (first seen, or its exec) */
 	uint64_t tried_ts, retry_ns;
 	int fd;			/* -1: none */
@@ -110,6 +112,16 @@ void jt_jitwatch__notice(struct jt_jitwatch *jw, uint32_t pid)
 		f->wanted = true;
 }
 
+void jt_jitwatch__running(struct jt_jitwatch *jw, uint32_t pid)
+{
+	struct jfile *f = file_get(jw, pid);
+
+	if (f && !f->wanted) {
+		f->wanted = true;
+		f->running = true;
+	}
+}
+
 void jt_jitwatch__see(struct jt_jitwatch *jw, const struct jt_event *ev)
 {
 	struct jfile *f;
@@ -125,7 +137,7 @@ void jt_jitwatch__see(struct jt_jitwatch *jw, const struct jt_event *ev)
 			return;
 		file_close(jw, f);	/* the new program writes its own file, or none */
 		f->wanted = true;
-		f->gone = f->refused = false;
+		f->gone = f->refused = f->running = false;
 		f->look_ts = f->tried_ts = f->retry_ns = 0;
 		f->off = 0;
 		return;
@@ -189,8 +201,12 @@ static bool try_open(struct jt_jitwatch *jw, struct jfile *f, uint64_t now)
 	snprintf(dir, sizeof(dir), "/proc/%u", (unsigned int)f->pid);
 	if (stat(dir, &st))
 		return false;
-	if (!find_path(jw, f))
+	if (!find_path(jw, f)) {
+		/* a runtime maps its file as it starts: one running already has it, or never
+		 * will (looking again would read every process's maps for 30 s under -a) */
+		f->refused = f->running;
 		return true;
+	}
 	fd = jt_safeopen__perfmap(f->pid, st.st_uid);
 	if (fd >= 0) {
 		/* it writes a perf map too (BEAM's +JPperf true, .NET's PerfMapEnabled=1):
@@ -325,26 +341,33 @@ static int push_lines(struct jfile *f, uint64_t addr, uint64_t id, uint64_t ts,
 	return err;
 }
 
-/* One record at f->off, size bytes: handed on if it is a load or a move. */
-static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, uint64_t now,
-		       jt_event_push_fn push, void *ctx)
+/*
+ * One record at f->off, size bytes, whose first have bytes the caller read into jw->buf:
+ * handed on if it is a load or a move, kept if it is debug info.
+ */
+static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, size_t have,
+		       uint64_t now, jt_event_push_fn push, void *ctx)
 {
-	size_t want = size < PREFIX_MAX ? size : PREFIX_MAX;
+	size_t want = size < have ? size : have;
 	struct jt_jitdump_rec r;
 	union jt_event_buf b;
 	uint32_t type;
 	ssize_t n;
 	int err;
 
-	memcpy(&type, jw->buf, sizeof(type));	/* the record's header, read by the caller */
-	if (type == JT_JITDUMP_CODE_DEBUG_INFO && size <= DEBUG_MAX)
-		want = size;	/* all of it: its lines */
-	else if (type != JT_JITDUMP_CODE_LOAD && type != JT_JITDUMP_CODE_MOVE)
-		return 0;	/* unwinding info, close, larger debug info: not read */
-	n = pread(f->fd, jw->buf, want, (off_t)f->off);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n < want || jt_jitdump__rec(jw->buf, (size_t)n, &r)) {
+	memcpy(&type, jw->buf, sizeof(type));
+	if (type == JT_JITDUMP_CODE_DEBUG_INFO && size <= DEBUG_MAX && size > have) {
+		n = pread(f->fd, jw->buf, size, (off_t)f->off);	/* all of it: its lines */
+		if (n < 0)
+			return -errno;
+		want = (size_t)n == size ? size : 0;
+	} else if (type != JT_JITDUMP_CODE_LOAD && type != JT_JITDUMP_CODE_MOVE &&
+		   type != JT_JITDUMP_CODE_DEBUG_INFO) {
+		return 0;	/* unwinding info, close: not needed */
+	} else if (type == JT_JITDUMP_CODE_DEBUG_INFO && size > DEBUG_MAX) {
+		return 0;	/* too large to keep: that code goes without lines */
+	}
+	if (!want || jt_jitdump__rec(jw->buf, want, &r)) {
 		jw->st.bad++;
 		return 0;
 	}
@@ -392,18 +415,22 @@ static void read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now,
 	if (!f->off && !read_header(jw, f, (uint64_t)st.st_size))
 		return;
 	while (!err && budget && f->fd >= 0 && (uint64_t)st.st_size - f->off >= JT_JITDUMP_REC_HDR) {
+		uint64_t left = (uint64_t)st.st_size - f->off;
 		uint32_t size, took;
+		ssize_t n;
 
-		if (pread(f->fd, jw->buf, JT_JITDUMP_REC_HDR, (off_t)f->off) != JT_JITDUMP_REC_HDR)
+		/* the header and, in the same read, a code load's fields and name */
+		n = pread(f->fd, jw->buf, left < PREFIX_MAX ? left : PREFIX_MAX, (off_t)f->off);
+		if (n < JT_JITDUMP_REC_HDR)
 			break;
-		size = jt_jitdump__rec_size(jw->buf, JT_JITDUMP_REC_HDR);
+		size = jt_jitdump__rec_size(jw->buf, (size_t)n);
 		if (!size) {	/* nothing after it can be found */
 			refuse(jw, f, "a record's size cannot be right");
 			return;
 		}
 		if (f->off + size > (uint64_t)st.st_size)
 			break;	/* not all written yet */
-		err = take_record(jw, f, size, now, push, ctx);
+		err = take_record(jw, f, size, (size_t)n, now, push, ctx);
 		f->off += size;
 		took = size < PREFIX_MAX ? size : PREFIX_MAX;	/* the code bytes are not read */
 		budget = took < budget ? budget - took : 0;

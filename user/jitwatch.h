@@ -32,6 +32,9 @@ void jt_jitwatch__free(struct jt_jitwatch *jw);
 /* Look for pid's jitdump from the next poll on (again, less and less often, while it has
  * none). */
 void jt_jitwatch__notice(struct jt_jitwatch *jw, uint32_t pid);
+/* pid was running when recording began: look for its jitdump once (not again unless it
+ * execs). */
+void jt_jitwatch__running(struct jt_jitwatch *jw, uint32_t pid);
 /* What an event from the ring buffer tells: processes with user frames are looked at, an
  * exec starts afresh, an exit has what is left read at the next poll, then let go. */
 void jt_jitwatch__see(struct jt_jitwatch *jw, const struct jt_event *ev);

@@ -139,7 +139,7 @@ static void scan_proc(struct jt_pipeline *pl)
 		if (pl->maps)
 			jt_mapwatch__notice(pl->maps, pid);
 		if (pl->jitdumps)
-			jt_jitwatch__notice(pl->jitdumps, pid);
+			jt_jitwatch__running(pl->jitdumps, pid);
 	}
 	closedir(d);
 }
@@ -171,7 +171,7 @@ void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 		if (pl->maps)
 			jt_mapwatch__notice(pl->maps, pid);
 		if (pl->jitdumps)
-			jt_jitwatch__notice(pl->jitdumps, pid);
+			jt_jitwatch__running(pl->jitdumps, pid);
 	} else if (pl->maps || pl->jitdumps) {
 		scan_proc(pl);
 	}
