@@ -129,6 +129,12 @@ int jt_cmd_export(int argc, char **argv)
 	log = argv[optind];
 	if (fmt == FMT_NONE)
 		fmt = fmt_of_name(out_path);
+	if (fmt == FMT_NONE && out_path) {
+		jt_err("export: cannot tell the format from %s's extension (.pb.gz, .pprof, "
+		       ".speedscope.json, .trace.json): give --format pprof, speedscope or chrome",
+		       out_path);
+		return 2;
+	}
 	if (fmt == FMT_NONE) {
 		jt_err("export: give --format pprof, speedscope or chrome");
 		return 2;

@@ -40,8 +40,9 @@ static const char usage[] =
 "Examples:\n"
 "  jitrace flamegraph jitrace.jtl                 # writes jitrace.svg\n"
 "  jitrace flamegraph -p 4242 -o app.svg app.jtl\n"
-"  jitrace flamegraph --folded app.jtl | flamegraph.pl > app.svg\n"
-"  jitrace flamegraph --folded app.jtl > app.folded   # speedscope app.folded\n";
+"  jitrace flamegraph --folded app.jtl > app.folded   # speedscope app.folded\n"
+"  (speedscope: npm install -g speedscope; flamegraph.pl is in no Debian package:\n"
+"  jitrace's own SVG, the first example, needs nothing)\n";
 
 int jt_cmd_flamegraph(int argc, char **argv)
 {

@@ -28,6 +28,8 @@ struct recorder {
 	const struct record_opts *o;
 	struct jt_live *live;
 	struct jt_log_writer *log;
+	struct jt_sink log_sink;	/* the log's own sink, behind count_calls */
+	uint64_t calls;			/* enter records: calls as `report` counts them */
 	bool tty;
 	uint64_t next_second, last_received, last_ns;
 };
@@ -137,6 +139,15 @@ static void fill_header(struct jt_log_header *h, const struct jt_live_opts *o, u
 		memcpy(h->kernel, u.release, strnlen(u.release, sizeof(h->kernel) - 1));
 }
 
+/* Every record goes to the log; enters are counted on the way (a leave is not a call). */
+static int count_calls(void *ctx, const struct jt_rec_hdr *rec)
+{
+	struct recorder *r = ctx;
+
+	r->calls += rec->type == JT_REC_ENTER;
+	return jt_sink__emit(&r->log_sink, rec);
+}
+
 static void status_line(struct recorder *r, uint64_t now)
 {
 	struct jt_pipeline_stats st;
@@ -147,9 +158,10 @@ static void status_line(struct recorder *r, uint64_t now)
 	jt_live__stats(r->live, &st);
 	for (i = 0; i < JT_DROP_MAX; i++)
 		lost += st.lost[i];
-	fprintf(stderr, "\r\033[Kjitrace: %.0f events/s, %llu processes, %llu methods, "
+	fprintf(stderr, "\r\033[Kjitrace: %.0f events/s, %llu process%s, %llu methods, "
 		"%llu maps, %llu lost", secs > 0 ? (st.received - r->last_received) / secs : 0,
-		(unsigned long long)st.col.procs, (unsigned long long)st.col.methods,
+		(unsigned long long)st.col.procs, st.col.procs == 1 ? "" : "es",
+		(unsigned long long)st.col.methods,
 		(unsigned long long)st.maps, (unsigned long long)lost);
 	r->last_received = st.received;
 	r->last_ns = now;
@@ -179,7 +191,7 @@ static void summary(struct recorder *r, double secs)
 	jt_live__stats(r->live, &st);
 	fprintf(stderr, "jitrace: %.1f s: %llu samples, %llu calls, %llu methods defined, "
 		"%llu records (%.1f MB) in %s\n", secs, (unsigned long long)st.col.samples,
-		(unsigned long long)st.col.calls, (unsigned long long)st.col.methods,
+		(unsigned long long)r->calls, (unsigned long long)st.col.methods,
 		(unsigned long long)jt_logw__records(r->log),
 		jt_logw__bytes(r->log) / 1e6, r->o->output);
 	for (i = 0; i < JT_DROP_MAX; i++) {
@@ -217,8 +229,11 @@ int jt_cmd_record(int argc, char **argv)
 	r.log = jt_logw__create(o.output, &hdr, o.force);
 	if (!r.log)
 		goto fail;
-	sink = jt_logw__sink(r.log);
+	r.log_sink = jt_logw__sink(r.log);
+	sink = (struct jt_sink){ count_calls, &r };
 	if (jt_live__start(r.live, &sink))
+		goto fail;
+	if (jt_live__exec(r.live))	/* a command that cannot run is not being recorded */
 		goto fail;
 	announce(&r);
 	r.next_second = start + SECOND_NS;
@@ -228,6 +243,9 @@ int jt_cmd_record(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (err)
 		goto fail;
+	if (o.live.command && jt_live__timed_out(r.live) && !jt_live__child_ended(r.live, &status))
+		jt_err("%g s are up: stopping %s (pid %d) with SIGTERM", o.live.duration,
+		       o.live.command[0], (int)jt_live__child(r.live));
 	summary(&r, (jt_now_ns() - start) / 1e9);
 	err = jt_logw__close(r.log);
 	r.log = NULL;

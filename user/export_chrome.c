@@ -73,6 +73,11 @@ int jt_export_chrome(FILE *out, const char *path, const struct jt_filter *filter
 
 	if (jt_logsrc__open(&c.src, path, filter))
 		return 1;
+	if (!(c.src.hdr->flags & JT_LOG_F_CALLS)) {	/* nothing to write: say so, write nothing */
+		jt_err("%s: no enter/leave records: record with --calls", path);
+		jt_logsrc__close(&c.src);
+		return 1;
+	}
 	if (jt_xout__init(&c.o, out)) {
 		jt_err("%s: out of memory", path);
 		jt_logsrc__close(&c.src);
@@ -96,7 +101,6 @@ int jt_export_chrome(FILE *out, const char *path, const struct jt_filter *filter
 	jt_xcalls__report(&c.calls, path);
 	if (!c.events)
 		jt_err("%s: no calls to export%s", path,
-		       !(c.src.hdr->flags & JT_LOG_F_CALLS) ? " (recorded without --calls)" :
 		       c.src.filtered ? " (the filter left none)" : "");
 	metadata(&c);
 	base = strrchr(path, '/');

@@ -29,8 +29,10 @@ struct jt_live {
 	uint64_t start_ns;
 	pid_t child;		/* the command we run, or 0 */
 	int child_go;		/* write end of the pipe that lets it exec */
+	int child_err;		/* read end of the pipe it sends exec's errno back on */
 	int child_status;
 	bool child_done;
+	bool timed_out;		/* the duration ended the loop */
 };
 
 static int take_signals(struct jt_live *l)
@@ -88,6 +90,7 @@ struct jt_live *jt_live__open(const struct jt_live_opts *o)
 	l->o = o;
 	l->sfd = -1;
 	l->child_go = -1;
+	l->child_err = -1;
 	l->start_ns = jt_now_ns();
 	sigprocmask(SIG_BLOCK, NULL, &l->old_mask);	/* given back at close, whatever fails */
 	if (take_signals(l))
@@ -105,7 +108,7 @@ fail:
 static int spawn_command(struct jt_live *l)
 {
 	char **command = l->o->command;
-	int go[2];
+	int go[2], ep[2];
 	char c;
 
 	int err;
@@ -115,6 +118,13 @@ static int spawn_command(struct jt_live *l)
 		jt_err("pipe: %s", strerror(-err));
 		return err;
 	}
+	if (pipe2(ep, O_CLOEXEC)) {	/* closed by a successful exec: EOF means it ran */
+		err = -errno;
+		jt_err("pipe: %s", strerror(-err));
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
 	l->child = fork();
 	if (l->child < 0) {
 		err = -errno;
@@ -122,6 +132,8 @@ static int spawn_command(struct jt_live *l)
 		l->child = 0;
 		close(go[0]);
 		close(go[1]);
+		close(ep[0]);
+		close(ep[1]);
 		return err;
 	}
 	if (l->child == 0) {
@@ -130,14 +142,20 @@ static int spawn_command(struct jt_live *l)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(go[1]);
+		close(ep[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* jitrace gave up before starting it */
 		execvp(command[0], command);
-		fprintf(stderr, "jitrace: running %s: %s\n", command[0], strerror(errno));
+		err = errno;
+		if (write(ep[1], &err, sizeof(err)) != sizeof(err))	/* then say it here */
+			fprintf(stderr, "jitrace: cannot run %s: %s\n", command[0],
+				strerror(err));
 		_exit(127);
 	}
 	close(go[0]);
+	close(ep[1]);
 	l->child_go = go[1];
+	l->child_err = ep[0];
 	return 0;
 }
 
@@ -149,6 +167,25 @@ static void release_command(struct jt_live *l)
 		jt_err("starting %s: %s", l->o->command[0], strerror(errno));
 	close(l->child_go);
 	l->child_go = -1;
+}
+
+int jt_live__exec(struct jt_live *l)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (l->child_go < 0)
+		return 0;
+	release_command(l);
+	do
+		n = read(l->child_err, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->child_err);
+	l->child_err = -1;
+	if (n != sizeof(e) || !e)
+		return 0;	/* EOF: exec closed the pipe, the command runs */
+	jt_err("cannot run %s: %s", l->o->command[0], strerror(e));
+	return -e;
 }
 
 int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
@@ -236,9 +273,10 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	uint64_t next_second = l->start_ns + SECOND_NS;
 	struct pollfd pfd = { .fd = l->sfd, .events = POLLIN };
 	bool stop = false;
-	int err = 0;
+	int err = jt_live__exec(l);
 
-	release_command(l);
+	if (err)
+		return err;
 	while (!err && !stop) {
 		uint64_t now;
 
@@ -260,6 +298,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 			err = ret < 0 ? ret : 0;
 			stop |= ret > 0;
 		}
+		if (!stop && !l->child_done && now >= deadline)
+			l->timed_out = true;
 		stop |= now >= deadline || l->child_done;
 	}
 	if (!err && jt_rb__consume(l->rb) < 0)
@@ -280,6 +320,8 @@ void jt_live__close(struct jt_live *l)
 		if (!l->child_done)
 			waitpid(l->child, NULL, 0);
 	}
+	if (l->child_err >= 0)
+		close(l->child_err);
 	jt_rb__free(l->rb);
 	jt_pipeline__free(l->pl);
 	jt_bpf__close(l->bpf);
@@ -305,6 +347,11 @@ void jt_live__stats(const struct jt_live *l, struct jt_pipeline_stats *st)
 pid_t jt_live__child(const struct jt_live *l)
 {
 	return l->child;
+}
+
+bool jt_live__timed_out(const struct jt_live *l)
+{
+	return l->timed_out;
 }
 
 bool jt_live__child_ended(const struct jt_live *l, int *status)

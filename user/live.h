@@ -31,13 +31,19 @@ typedef int (*jt_live_hook)(void *ctx, uint64_t now);
 struct jt_live *jt_live__open(const struct jt_live_opts *o);
 /*
  * Records go to sink from now on: the pipeline and the ring reader, the pid filter, the
- * command forked (it execs when jt_live__run begins), perf maps of the processes already
- * running scanned. 0 or -errno (reported).
+ * command forked (it execs at jt_live__exec, or when jt_live__run begins), perf maps of the
+ * processes already running scanned. 0 or -errno (reported).
  */
 int jt_live__start(struct jt_live *l, const struct jt_sink *sink);
 /*
- * Let the command run, then loop: ring buffer into the pipeline, the pipeline's tick, BPF's
- * drop counters every second, hook (NULL: none). A first signal stops the loop (a second
+ * Let the command exec, and wait until it has: 0 once it runs (or if there is no command,
+ * or it was let go already), -errno if exec failed ("cannot run COMMAND: why" reported).
+ */
+int jt_live__exec(struct jt_live *l);
+/*
+ * Let the command run (jt_live__exec: if it cannot, that error at once), then loop: ring
+ * buffer into the pipeline, the pipeline's tick, BPF's drop counters every second, hook
+ * (NULL: none). A first signal stops the loop (a second
  * one kills, unless o->hold_signals), as do the duration and the command's exit. Then drain
  * the ring and finish the pipeline. 0 or -errno (reported).
  */
@@ -53,5 +59,7 @@ void jt_live__stats(const struct jt_live *l, struct jt_pipeline_stats *st);
 /* The command's pid (0: none); once it has ended, true and its wait status in *status. */
 pid_t jt_live__child(const struct jt_live *l);
 bool jt_live__child_ended(const struct jt_live *l, int *status);
+/* Whether the duration (o->duration) ran out while the command, if any, still ran. */
+bool jt_live__timed_out(const struct jt_live *l);
 
 #endif

@@ -365,6 +365,22 @@ static bool bad_field(struct jt_log_reader *r, size_t off, const char *fmt, ...)
 	return problem(r, JT_LOGR_P_HEADER, "header, offset %zu: %s", off, msg);
 }
 
+/* What a file that is no jitrace log looks like, from its first got bytes (at least 4). */
+static const char *what_file(const unsigned char *buf, size_t got)
+{
+	size_t i;
+
+	if (got >= 8 && !memcmp(buf, "PERFILE2", 8))
+		return "a perf.data file, not a jitrace log";
+	if (buf[0] == 0x1f && buf[1] == 0x8b)
+		return "a gzip file, not a jitrace log";
+	for (i = 0; i < got && i < 256; i++)
+		if (buf[i] > 0x7e ||
+		    (buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r'))
+			return "not a jitrace log";
+	return "a text file, not a jitrace log";
+}
+
 /* Check the header in buf (got bytes of it); reports and returns false if unusable. */
 static bool check_header(struct jt_log_reader *r, const void *buf, size_t got)
 {
@@ -383,7 +399,7 @@ static bool check_header(struct jt_log_reader *r, const void *buf, size_t got)
 		return false;
 	}
 	if (magic != JT_LOG_MAGIC) {
-		jt_err("%s: not a jitrace log (magic 0x%08x)", name, magic);
+		jt_err("%s is %s", name, what_file(buf, got));
 		return false;
 	}
 	if (got < sizeof(*h)) {

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 		{ "top", jt_cmd_top },
 		{ "export", jt_cmd_export },
 	};
+	static char name[32];
 	size_t i;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -52,9 +53,14 @@ int main(int argc, char **argv)
 		puts("jitrace " JT_VERSION);
 		return 0;
 	}
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].run(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		/* getopt names argv[0] in its messages: "jitrace report: unrecognized option" */
+		snprintf(name, sizeof(name), "jitrace %s", cmds[i].name);
+		argv[1] = name;
+		return cmds[i].run(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "jitrace: no command '%s'\n%s", argv[1], usage);
 	return 2;
 }

@@ -555,6 +555,18 @@ static void **sections(const struct rep *r, size_t *n)
 	return pick(&r->procs, keep_section, cmp_sections, NULL, r->o->procs, n);
 }
 
+/* How many processes have a section, --procs aside. */
+static size_t nr_sections(const struct rep *r)
+{
+	size_t pos = 0, k = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&r->procs, &pos, &key, &val))
+		k += keep_section(val, NULL);
+	return k;
+}
+
 /* ---- text ---- */
 
 static double pct(uint64_t n, uint64_t of)
@@ -703,6 +715,7 @@ static int text_report(FILE *out, const struct rep *r)
 	size_t n, i;
 	char label[64];
 	const struct jt_lv_proc *p;
+	bool one;
 
 	text_header(out, r);
 	if (r->any_calls)
@@ -710,13 +723,22 @@ static int text_report(FILE *out, const struct rep *r)
 			" leaves without an enter, %" PRIu64 " closed by an outer leave, %" PRIu64
 			" open at the end\n", r->enters, r->leaves, r->leave_no_enter,
 			r->closed_by_outer, r->open_at_end);
-	fprintf(out, "\n== all processes: %" PRIu64 " samples\n", r->all.samples);
-	text_methods(out, r, &r->all);
-	text_calls(out, r, &r->all);
 	procs = sections(r, &n);
 	if (!procs)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
+	one = nr_sections(r) == 1;
+	if (one) {	/* its tables would be the all-processes ones again: just name it */
+		jt_stacks__proc_label(r->src.lv, ((struct section *)procs[0])->pid, label,
+				      sizeof(label));
+		p = jt_lv__proc(r->src.lv, ((struct section *)procs[0])->pid);
+		text_line(out, "one process: ", label, "\n");
+		if (p && p->cmdline[0])
+			text_line(out, "   ", p->cmdline, "\n");
+	}
+	fprintf(out, "\n== all processes: %" PRIu64 " samples\n", r->all.samples);
+	text_methods(out, r, &r->all);
+	text_calls(out, r, &r->all);
+	for (i = 0; i < n && !one; i++) {
 		const struct section *s = procs[i];
 
 		jt_stacks__proc_label(r->src.lv, s->pid, label, sizeof(label));

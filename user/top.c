@@ -182,9 +182,10 @@ int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int 
 	qsort(t->hot, t->n, sizeof(*t->hot), cmp_hot);
 	if (!localtime_r(&now, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
 		when[0] = '\0';
-	snprintf(line, sizeof(line), "jitrace top %s  %.0f samples/s  %zu processes  %zu methods "
+	snprintf(line, sizeof(line), "jitrace top %s  %.0f samples/s  %zu process%s  %zu methods "
 		 "hot  %.1f%% outside JIT code  lost %" PRIu64 "%s", when,
-		 secs > 0 ? t->samples / secs : 0, t->pids.count, t->n,
+		 secs > 0 ? t->samples / secs : 0, t->pids.count, t->pids.count == 1 ? "" : "es",
+		 t->n,
 		 t->samples ? 100.0 * t->no_jit / t->samples : 0, t->lost,
 		 term ? "  (q quits)" : "");
 	put_line(out, line, cols, term);

@@ -361,8 +361,20 @@ static void test_export_needs_a_format(void **state)
 {
 	struct fixture *fx = *state;
 	char *argv[] = { IT_JITRACE, "export", fx->log_path, "-o", "/dev/null", NULL };
+	char *bad[] = { IT_JITRACE, "export", "--bogus", fx->log_path, NULL };
+	char *err = it_path_dup("format.err"), *text;
 
-	assert_int_equal(it_run(argv, "/dev/null", "/dev/null"), 2);
+	assert_int_equal(it_run(argv, "/dev/null", err), 2);
+	text = slurp(err);
+	assert_non_null(strstr(text, "cannot tell the format from /dev/null's extension"));
+	assert_non_null(strstr(text, "give --format"));
+	free(text);
+	/* getopt's own messages name the command as jitrace's do */
+	assert_int_equal(it_run(bad, "/dev/null", err), 2);
+	text = slurp(err);
+	assert_non_null(strstr(text, "jitrace export: unrecognized option '--bogus'"));
+	free(text);
+	free(err);
 }
 
 int main(void)

@@ -90,25 +90,108 @@ static void assert_calls_nest(const struct it_log *log, uint32_t pid)
 	assert_int_equal(depth, 0);
 }
 
+/* The whole of a small file, NUL-terminated, into buf. */
+static void read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+}
+
+/* The number before " calls, " in record's closing line ("jitrace: 1.2 s: ..."). */
+static uint64_t closing_calls(const char *err)
+{
+	char buf[16384], *line, *p;
+
+	read_text(err, buf, sizeof(buf));
+	line = strstr(buf, " s: ");
+	assert_non_null(line);
+	p = strstr(line, " calls, ");
+	assert_non_null(p);
+	while (p > line && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtoull(p, NULL, 10);
+}
+
 static void test_calls_are_counted_exactly(void **state)
 {
 	char *log_path = it_path_dup("calls.jtl"), *out = it_path_dup("calls.out");
+	char *err = it_path_dup("calls.err");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-o", log_path, "--",
 			 IT_TOYJIT, "calls", NULL };
+	uint64_t scripted = 0, enters = 0, said;
 	struct it_log log;
 	struct it_toy toy;
+	size_t i;
+	int k;
 
 	(void)state;
-	assert_int_equal(it_run(argv, out, NULL), 0);
+	assert_int_equal(it_run(argv, out, err), 0);
 	it_toy_parse(out, &toy);
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
 	assert_calls_exact(&log, &toy);
 	assert_calls_nest(&log, toy.pid);
 	assert_int_equal(it_drops_total(&log), 0);
+	/* the closing line counts calls as `report` does: one per enter, not enter + leave */
+	for (k = 0; k < toy.nr_calls; k++)
+		scripted += toy.calls[k];
+	for (i = 0; i < log.n; i++)
+		enters += log.recs[i]->type == JT_REC_ENTER;
+	said = closing_calls(err);
+	print_message("closing line: %llu calls; the toy made %llu, the log has %llu enters\n",
+		      (unsigned long long)said, (unsigned long long)scripted,
+		      (unsigned long long)enters);
+	assert_int_equal(said, scripted);
+	assert_int_equal(said, enters);
 	it_log_free(&log);
 	free(log_path);
 	free(out);
+	free(err);
+}
+
+/* A command that cannot be run fails the recording, says why, and never says "recording". */
+static void test_command_that_cannot_run_fails(void **state)
+{
+	char *log_path = it_path_dup("noexec.jtl"), *err = it_path_dup("noexec.err");
+	char *argv[] = { IT_JITRACE, "record", "-f", "-o", log_path, "--", "/nonexistent/cmd",
+			 NULL };
+	char buf[16384];
+	int status;
+
+	(void)state;
+	status = it_run(argv, NULL, err);
+	read_text(err, buf, sizeof(buf));
+	print_message("exit status %d, stderr:\n%s", status, buf);
+	assert_int_not_equal(status, 0);
+	assert_non_null(strstr(buf, "jitrace: cannot run /nonexistent/cmd: "
+				    "No such file or directory\n"));
+	assert_null(strstr(buf, "jitrace: recording"));
+	free(log_path);
+	free(err);
+}
+
+/* -d stops a command that still runs with SIGTERM, and says so. */
+static void test_duration_says_it_stops_the_command(void **state)
+{
+	char *log_path = it_path_dup("dur.jtl"), *err = it_path_dup("dur.err");
+	char *argv[] = { IT_JITRACE, "record", "-F", "0", "-d", "1", "-f", "-o", log_path, "--",
+			 "sleep", "10", NULL };
+	char buf[16384], *said;
+
+	(void)state;
+	assert_int_equal(it_run(argv, NULL, err), 0);
+	read_text(err, buf, sizeof(buf));
+	print_message("%s", buf);
+	said = strstr(buf, "jitrace: 1 s are up: stopping sleep (pid ");
+	assert_non_null(said);
+	assert_non_null(strstr(said, ") with SIGTERM\n"));
+	free(log_path);
+	free(err);
 }
 
 static void test_samples_split_as_scripted(void **state)
@@ -395,6 +478,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls_are_counted_exactly),
+		cmocka_unit_test(test_command_that_cannot_run_fails),
+		cmocka_unit_test(test_duration_says_it_stops_the_command),
 		cmocka_unit_test(test_samples_split_as_scripted),
 		cmocka_unit_test(test_recompiled_address_names_the_live_code),
 		cmocka_unit_test(test_late_and_concurrent_processes),

@@ -23,6 +23,7 @@
 
 #include "scratch.h"
 
+#include "cmds.h"
 #include "export_chrome.h"
 #include "export_common.h"
 #include "export_pprof.h"
@@ -715,6 +716,115 @@ static void test_speedscope_sample_without_frames(void **state)
 	free(json);
 }
 
+/* ---- `jitrace export` as run ---- */
+
+/* A log like write_utf8_log()'s, samples only: recorded without --calls. */
+static void write_samples_only_log(const char *path)
+{
+	const struct jt_frame f[] = { F(METHOD, 1, 0x4) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ };
+	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+
+	assert_non_null(w);
+	add_proc(w, 0, 300, "utf");
+	add_method(w, 10, 300, 1, 0x7f3000000000ULL, UTF8_NAME, strlen(UTF8_NAME));
+	add_sample(w, 400, 300, 301, f, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+}
+
+/* jt_cmd_export() on args (NULL-terminated, "jitrace export" first); stderr in *err. */
+static int cmd_export(struct tmp *t, char **err, ...)
+{
+	char *argv[16], path[600];
+	int argc = 0, ret, saved, fd;
+	size_t len;
+	va_list ap;
+
+	argv[argc++] = "jitrace export";
+	va_start(ap, err);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/stderr.txt", t->dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	ret = jt_cmd_export(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	*err = slurp(path, &len);
+	return ret;
+}
+
+/* Chrome trace of a log without calls: said why, no trace written, not a success. */
+static void test_chrome_without_calls_is_an_error(void **state)
+{
+	struct tmp *t = *state;
+	char out[600], *err, *json;
+	struct stat st;
+	size_t len;
+	int ret;
+
+	write_samples_only_log(t->log);
+	json = run_export(t, jt_export_chrome, NULL, &ret, &len);
+	assert_int_equal(ret, 1);
+	assert_int_equal(len, 0);		/* not even the start of a trace */
+	free(json);
+
+	snprintf(out, sizeof(out), "%s/calls.trace.json", t->dir);
+	assert_int_equal(cmd_export(t, &err, "--format", "chrome", t->log, "-o", out, NULL), 1);
+	assert_non_null(strstr(err, "t.jtl: no enter/leave records: record with --calls\n"));
+	assert_int_equal(stat(out, &st), -1);	/* the file it started is gone */
+	free(err);
+}
+
+/* -o over an existing file is refused without -f, like flamegraph's and record's. */
+static void test_output_is_replaced_only_with_force(void **state)
+{
+	struct tmp *t = *state;
+	char out[600], *err, *got;
+	size_t len;
+	FILE *f;
+
+	write_utf8_log(t->log);
+	snprintf(out, sizeof(out), "%s/old.trace.json", t->dir);
+	f = fopen(out, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs("keep me\n", f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(cmd_export(t, &err, t->log, "-o", out, NULL), 1);
+	assert_non_null(strstr(err, "old.trace.json: already exists (-f, --force replaces it)"));
+	free(err);
+	got = slurp(out, &len);
+	assert_string_equal(got, "keep me\n");
+	free(got);
+
+	assert_int_equal(cmd_export(t, &err, t->log, "-o", out, "-f", NULL), 0);
+	free(err);
+	got = slurp(out, &len);
+	assert_non_null(strstr(got, "\"traceEvents\""));
+	free(got);
+}
+
+/* An -o whose name tells no format says so. */
+static void test_unknown_extension_is_explained(void **state)
+{
+	struct tmp *t = *state;
+	char out[600], *err;
+
+	write_utf8_log(t->log);
+	snprintf(out, sizeof(out), "%s/z.bin", t->dir);
+	assert_int_equal(cmd_export(t, &err, t->log, "-o", out, NULL), 2);
+	assert_non_null(strstr(err, "cannot tell the format from "));
+	assert_non_null(strstr(err, "z.bin's extension (.pb.gz, "));
+	assert_non_null(strstr(err, "give --format"));
+	free(err);
+}
+
 /* ---- source lines in pprof ---- */
 
 /* What a decoded profile's locations and functions say, read back from pprof_text(). */
@@ -905,6 +1015,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_speedscope_sample_without_frames, tmp_setup,
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_source_lines, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_without_calls_is_an_error, tmp_setup,
+						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_output_is_replaced_only_with_force, tmp_setup,
+						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_extension_is_explained, tmp_setup,
+						tmp_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

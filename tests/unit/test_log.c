@@ -977,6 +977,36 @@ static void big_endian_log_is_explained(void **state)
 	free(err);
 }
 
+/* A file that is no jitrace log is named for what it looks like, when that can be told. */
+static void other_files_are_named_for_what_they_are(void **state)
+{
+	static const unsigned char gz[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00 };
+	static const unsigned char bin[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07 };
+	static const char perf[] = "PERFILE2\x68\0\0\0\0\0\0\0";
+	static const char text[] = "#!/bin/sh\n\techo hello\r\n";
+	struct tmp *t = *state;
+	struct capture cap;
+	char *err;
+
+	spit(tpath(t, "perf.data"), perf, sizeof(perf));
+	spit(tpath(t, "x.gz"), gz, sizeof(gz));
+	spit(tpath(t, "x.sh"), text, sizeof(text) - 1);
+	spit(tpath(t, "x.bin"), bin, sizeof(bin));
+	capture_begin(&cap, t);
+	assert_null(jt_logr__open(tpath(t, "perf.data")));
+	assert_null(jt_logr__open(tpath(t, "x.gz")));
+	assert_null(jt_logr__open(tpath(t, "x.sh")));
+	assert_null(jt_logr__open(tpath(t, "x.bin")));
+	err = capture_end(&cap);
+	assert_non_null(strstr(err, "perf.data is a perf.data file, not a jitrace log\n"));
+	assert_non_null(strstr(err, "x.gz is a gzip file, not a jitrace log\n"));
+	assert_non_null(strstr(err, "x.sh is a text file, not a jitrace log\n"));
+	assert_non_null(strstr(err, "x.bin is not a jitrace log\n"));
+	assert_null(strstr(err, "magic"));
+	assert_int_equal(count_lines(err), 4);
+	free(err);
+}
+
 /* ---- the log's promises: blocks in sequence, time order, ids defined before use ---- */
 
 /* The log of four_block_log() with its blocks (0 to 4, the end record's) in this order. */
@@ -1589,6 +1619,7 @@ int main(void)
 		T(appending_an_invalid_record_fails_and_keeps_the_log),
 		T(write_error_is_reported_once_and_fails_every_later_call),
 		T(big_endian_log_is_explained),
+		T(other_files_are_named_for_what_they_are),
 		T(dropped_block_is_an_error_and_salvage_reads_the_rest),
 		T(repeated_block_is_an_error_and_salvage_skips_it),
 		T(swapped_blocks_are_an_error_and_salvage_keeps_the_sound_records),

@@ -37,6 +37,16 @@ static char *report(struct vl_tmp *t, bool json, const char *pid, const char *fr
 	return vl_replace(buf, t->log, "LOG");
 }
 
+/* How many times needle is in text. */
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, needle)); text += strlen(needle))
+		n++;
+	return n;
+}
+
 /* The line of section (a line starting "== ...") that ends with name. */
 static char *row(const char *text, const char *section, const char *name)
 {
@@ -136,6 +146,10 @@ static void test_report_filters_pid_and_time(void **state)
 	/* 16..29 ms of pid 100: spin_b 2, sys 3, fib 2, lost 1 */
 	assert_non_null(strstr(got, "== all processes: 8 samples\n"));
 	assert_null(strstr(got, "== node"));
+	/* one process: its own tables would be the all-processes ones again */
+	assert_null(strstr(got, "== java"));
+	assert_non_null(strstr(got, "\none process: java (100)\n   java -jar app.jar\n\n== all"));
+	assert_int_equal(count_of(got, "     SELF  SELF%"), 1);
 	assert_non_null(strstr(got, "(kept: pid 100, from 0.0155 s to 0.03 s)"));
 	free(got);
 }
@@ -335,9 +349,9 @@ static void test_report_deep_stack_on_small_stack(void **state)
 	snprintf(out, sizeof(out), "%s/deep.txt", t->dir);
 	assert_int_equal(vl_on_small_stack(report_view, &o, out), 0);
 	got = report_of(t->log, false);	/* and its numbers: each method once in total */
-	assert_string_equal(row(got, "== deep (7): 1 samples", " a()"),
+	assert_string_equal(row(got, "== all processes: 1 samples", " a()"),
 			    "        1 100.0%         1 100.0%  jit     a()");
-	assert_string_equal(row(got, "== deep (7): 1 samples", " b()"),
+	assert_string_equal(row(got, "== all processes: 1 samples", " b()"),
 			    "        0   0.0%         1 100.0%  jit     b()");
 	free(got);
 }

@@ -74,7 +74,7 @@ static void test_top_counts_innermost_jit_frames(void **state)
 		sample(&sink, 42, leaf, 3);		/* caller self once, main total */
 	sample(&sink, 42, none, 1);
 	s = screen(t);
-	assert_non_null(strstr(s, "10 samples/s  1 processes  3 methods hot  10.0% outside JIT"));
+	assert_non_null(strstr(s, "10 samples/s  1 process  3 methods hot  10.0% outside JIT"));
 	assert_non_null(strstr(s, "  60.0%   60.0%        6       42  app?             hot\n"));
 	assert_non_null(strstr(s, "  30.0%   90.0%        3       42  app?             caller\n"));
 	assert_non_null(strstr(s, "   0.0%   30.0%        0       42  app?             main\n"));
