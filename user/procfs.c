@@ -80,7 +80,11 @@ int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
 	return 0;
 }
 
-/* "start-end perms offset dev inode path": keep executable mappings that name a file. */
+/*
+ * "start-end perms offset dev inode path": keep executable mappings that name a file, or
+ * the kernel's special ones ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]): a frame
+ * there is named by the mapping, never left an unknown address.
+ */
 static int parse_maps_line(char *line, struct jt_vma *vma)
 {
 	char perms[8];
@@ -93,7 +97,7 @@ static int parse_maps_line(char *line, struct jt_vma *vma)
 		return 0;
 	path = line + path_at;
 	path[strcspn(path, "\n")] = 0;
-	if (path[0] != '/' && strcmp(path, "[vdso]"))
+	if (path[0] != '/' && !(path[0] == '[' && strchr(path, ']')))
 		return 0;
 	*vma = (struct jt_vma){ .start = start, .end = end, .pgoff = pgoff };
 	vma->path = strdup(path);

@@ -507,6 +507,35 @@ static void unknown_address_is_a_user_frame(void **state)
 	assert_log_promises(f);
 }
 
+/*
+ * The kernel's special mappings name their frames ([uprobes] holds the instructions a
+ * uprobe steps out of line, and --calls recordings sample there; [vsyscall]): a module
+ * frame, never an unknown address.
+ */
+static void special_mappings_name_their_frames(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_sample *s;
+	const struct jt_rec_module *m;
+
+	sample_at(f, 72, PID, 0x7ffff7ff0010ULL);
+	sample_at(f, 73, PID, 0xffffffffff600400ULL);
+	assert_int_equal(count_type(f, JT_REC_SAMPLE), 2);
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_MODULE);
+	m = module_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_int_equal(m->path_len, 9);
+	assert_memory_equal(m->path, "[uprobes]", 9);
+	assert_int_equal(s->frames[0].off, 0x10);
+	s = nth_sample(f, 1);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_MODULE);
+	m = module_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_int_equal(m->path_len, 10);
+	assert_memory_equal(m->path, "[vsyscall]", 10);
+	assert_int_equal(s->frames[0].off, 0x400);
+	assert_log_promises(f);
+}
+
 static void kernel_frames_come_first(void **state)
 {
 	struct fx *f = *state;
@@ -1314,6 +1343,7 @@ int main(void)
 		T(sample_in_loaded_method_is_named_after_its_definition),
 		T(methods_held_by_code_or_id_live_until_both_let_go),
 		T(proc_record_carries_comm_and_command_line),
+		T(special_mappings_name_their_frames),
 		T(frame_in_libc_is_a_module_frame_with_file_offset),
 		T(frames_in_one_module_share_one_module_record),
 		T(unknown_address_is_a_user_frame),
