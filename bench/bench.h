@@ -4,8 +4,10 @@
 #define JT_BENCH_H
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "live.h"
 #include "log.h"
@@ -41,6 +43,21 @@ static inline struct jt_live *bench_live(const struct jt_live_opts *o, const cha
 	if (jt_live__start(live, &sink))
 		exit(1);
 	return live;
+}
+
+/* Whether a line of the file at path holds text (a tool's message, a perf map's line). */
+static inline bool bench_file_has(const char *path, const char *text)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, text);
+	fclose(f);
+	return found;
 }
 
 static inline int bench_cmp_double(const void *a, const void *b)

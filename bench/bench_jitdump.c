@@ -607,20 +607,6 @@ static void probes_from_log(const struct wreport *rep, pid_t pid, struct result 
 
 /* ---- one run ---- */
 
-static bool file_has(const char *path, const char *text)
-{
-	char buf[8192];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return strstr(buf, text) != NULL;
-}
-
 static pid_t spawn_recorder(char **argv)
 {
 	pid_t pid = fork();
@@ -676,7 +662,7 @@ static int run(const struct cond *c, struct result *res)
 		argv[9] = "--no-jitdump";
 	unlink(ERR_PATH);	/* the last run's "recording" line is not this one's */
 	rec = spawn_recorder(argv);
-	for (t = 0; !file_has(ERR_PATH, "jitrace: recording") && t < 300; t++)
+	for (t = 0; !bench_file_has(ERR_PATH, "jitrace: recording") && t < 300; t++)
 		usleep(100000);
 	if (t == 300) {
 		fprintf(stderr, "bench_jitdump: jitrace did not start (see %s)\n", ERR_PATH);

@@ -108,20 +108,6 @@ static double find_number(const char *path, const char *key)
 	return v;
 }
 
-static bool file_has(const char *path, const char *text)
-{
-	char line[4096];
-	bool found = false;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, text);
-	fclose(f);
-	return found;
-}
-
 static void copy_to_stderr(const char *path)
 {
 	char line[1024];
@@ -154,7 +140,7 @@ static bool map_names(struct ctx *c, const char *method)
 	if (pid <= 0)
 		return false;
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)pid);
-	ok = file_has(map, method);
+	ok = bench_file_has(map, method);
 	unlink(map);
 	return ok;
 }
@@ -214,7 +200,7 @@ static double measure(struct ctx *c, enum cond k)
 	/* every timed enter and leave must be in the log, none lost: else the figure lies */
 	calls = find_number(c->err, " samples, ");
 	want = 2.0 * N_SLOW;
-	if (calls < want || file_has(c->err, "lost:")) {
+	if (calls < want || bench_file_has(c->err, "lost:")) {
 		fprintf(stderr, "bench_mono: %s: jitrace recorded %.0f calls, expected at least "
 			"%.0f and none lost\n", cond_name[k], calls, want);
 		show_failure(c, cond_name[k]);

@@ -84,20 +84,6 @@ static pid_t spawn(char **argv, int out_fd, const char *err_path)
 	return pid;
 }
 
-static bool file_has(const char *path, const char *text)
-{
-	char buf[8192];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return strstr(buf, text) != NULL;
-}
-
 /* Read every toy's stdout until each has said "hold" (its methods loaded and called). */
 static int wait_holding(int *fds, int n, int timeout_ms)
 {
@@ -206,7 +192,7 @@ static int run(const struct cond *c, struct result *res)
 	argv[argc] = NULL;
 	memset(res, 0, sizeof(*res));
 	rec = spawn(argv, -1, ERR_PATH);
-	for (t = 0; !file_has(ERR_PATH, "jitrace: recording") && t < 200; t++)
+	for (t = 0; !bench_file_has(ERR_PATH, "jitrace: recording") && t < 200; t++)
 		usleep(100000);
 	if (t == 200) {
 		fprintf(stderr, "bench_scale: jitrace did not start (see %s)\n", ERR_PATH);

@@ -14,17 +14,6 @@ static size_t bounded_len(const char *s, size_t max)
 	return nul ? (size_t)(nul - s) : max;
 }
 
-/* Put len bytes of s in ev's tail, NUL-terminated and padded, and size ev to them. */
-static void put_str(struct jt_event *ev, const char *s, size_t len)
-{
-	char *t = (char *)ev->tail;
-
-	ev->str_len = len;
-	ev->len = jt_event__size(len + 1);
-	memmove(t, s, len);
-	memset(t + len, 0, ev->len - JT_EVENT_FIXED - len);
-}
-
 static int decode_code(const struct jt_ev_code *c, size_t len, struct jt_event *ev)
 {
 	if (len < JT_EV_CODE_FIXED || c->name_len >= JT_NAME_MAX ||
@@ -36,7 +25,7 @@ static int decode_code(const struct jt_ev_code *c, size_t len, struct jt_event *
 	ev->start = c->start;
 	ev->size = c->size;
 	ev->src = c->src;
-	put_str(ev, c->name, bounded_len(c->name, c->name_len));
+	jt_event__put_str(ev, c->name, bounded_len(c->name, c->name_len));
 	return 0;
 }
 
@@ -55,7 +44,7 @@ static int decode_jcode(const struct jt_ev_jcode *j, size_t len, struct jt_event
 	ev->src = JT_SRC_USDT;
 	n = jt_java_name(name, JT_NAME_MAX, j->class_name, j->class_len, j->method,
 			 j->method_len, j->sig, j->sig_len);
-	put_str(ev, name, bounded_len(name, n));
+	jt_event__put_str(ev, name, bounded_len(name, n));
 	return 0;
 }
 
@@ -118,7 +107,7 @@ int jt_decode(const void *data, size_t len, union jt_event_buf *out)
 		    len < JT_EV_EXEC_FIXED + e->path_len)
 			return -EINVAL;
 		put_comm(ev, e->comm);
-		put_str(ev, e->path, bounded_len(e->path, e->path_len));
+		jt_event__put_str(ev, e->path, bounded_len(e->path, e->path_len));
 		return 0;
 	}
 	case JT_EV_EXIT:

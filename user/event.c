@@ -4,6 +4,16 @@
 
 #include "event.h"
 
+void jt_event__put_str(struct jt_event *ev, const char *s, size_t len)
+{
+	char *t = (char *)ev->tail;
+
+	ev->str_len = len;
+	ev->len = jt_event__size(len + 1);
+	memmove(t, s, len);
+	memset(t + len, 0, ev->len - JT_EVENT_FIXED - len);
+}
+
 void jt_event__code(struct jt_event *ev, uint64_t ts, uint32_t pid, const char *name,
 		    size_t len)
 {
@@ -13,14 +23,11 @@ void jt_event__code(struct jt_event *ev, uint64_t ts, uint32_t pid, const char *
 		len = JT_NAME_MAX - 1;
 	memset(ev, 0, JT_EVENT_FIXED);
 	ev->ts = ts;
-	ev->len = jt_event__size(len + 1);
 	ev->type = JT_EV_CODE_LOAD;
 	ev->pid = pid;
 	ev->tid = pid;
-	ev->str_len = len;
-	memcpy(s, name, len);
+	jt_event__put_str(ev, name, len);
 	/* a NUL would end the name where it is read: show it as '?' instead */
 	for (char *nul = memchr(s, 0, len); nul; nul = memchr(nul, 0, s + len - nul))
 		*nul = '?';
-	memset(s + len, 0, ev->len - JT_EVENT_FIXED - len);
 }

@@ -90,6 +90,9 @@ static inline uint32_t jt_event__size(size_t n)
 	return (uint32_t)((JT_EVENT_FIXED + n + 7) & ~(size_t)7);
 }
 
+/* Put len bytes of s (no NUL among them) in ev's tail, NUL-terminated and padded, as its
+ * str_len and len say. */
+void jt_event__put_str(struct jt_event *ev, const char *s, size_t len);
 /*
  * Make ev (in a buffer of JT_EVENT_MAX bytes) a code load of pid at ts, named by the len
  * bytes at name (cut to JT_NAME_MAX - 1; a NUL in it shown as '?').

@@ -17,7 +17,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fu
 # The modules each target needs, and nothing of libbpf.
 FUZZ_SRCS_fuzz_perfmap := user/perfmap.c user/safeopen.c user/util.c
 FUZZ_SRCS_fuzz_log := user/log_read.c user/logfmt.c user/logview.c user/hash.c user/names.c user/util.c
-FUZZ_SRCS_fuzz_decode := user/decode.c
+FUZZ_SRCS_fuzz_decode := user/decode.c user/event.c
 FUZZ_SRCS_fuzz_jitdump := user/jitdump.c
 # whole logs through every offline view: the modules the view commands link
 FUZZ_SRCS_fuzz_views := $(filter-out user/main.c user/cmd_%.c $(BPF_SRCS),$(wildcard user/*.c))
