@@ -6,6 +6,7 @@ DESTDIR ?=
 BINDIR := $(PREFIX)/bin
 LIBDIR := $(PREFIX)/lib
 INCDIR := $(PREFIX)/include
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 CC ?= gcc
 CLANG ?= clang
@@ -14,7 +15,7 @@ BPFTOOL ?= bpftool
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP -Iinclude -Iuser -I$(OUT)
-LDLIBS := -lbpf -lelf -lz
+LDLIBS := -lbpf -lelf -lz -lcurl -lpthread
 # usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> lives in the host's multiarch dir
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-I/usr/include/$(shell $(CC) -dumpmachine) \
@@ -177,7 +178,10 @@ install: all
 	install -m 0755 $(OUT)/jitrace $(DESTDIR)$(BINDIR)/jitrace
 	install -m 0755 $(AGENT) $(DESTDIR)$(LIBDIR)/libjitrace-agent.so
 	install -m 0644 include/jitrace/agent.h $(DESTDIR)$(INCDIR)/jitrace/agent.h
-	for so in libjitrace-jvmti.so libmono-profiler-jitrace.so; do \
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/jitrace-recorder.service > $(DESTDIR)$(UNITDIR)/jitrace-recorder.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/jitrace-recorder.service
+	for so in libjitrace-jvmti.so libmono-profiler-jitrace.so libjitrace-coreclr.so; do \
 		if [ -f $(OUT)/$$so ]; then install -m 0755 $(OUT)/$$so $(DESTDIR)$(LIBDIR)/$$so; fi; \
 	done
 

@@ -3,14 +3,21 @@
 #ifndef JT_BENCH_H
 #define JT_BENCH_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "jitrace/agent.h"
 #include "live.h"
 #include "log.h"
+#include "util.h"
 
 /* Keep the calling thread on one CPU, so rounds do not differ by where threads land. */
 static inline void bench_pin(int cpu)
@@ -100,6 +107,156 @@ static inline void bench_row(const char *what, const char *target, const char *f
 	snprintf(hi, sizeof(hi), fmt, v[n - 1]);
 	printf("| %s | %s | **%s%s** | %s | %s | %s |\n", what, target, med, unit, lo, hi,
 	       verdict);
+}
+
+/*
+ * Runtimes under test: the call benchmarks (bench_dotnet) run a runtime's Hot program with
+ * `bench N`, which prints "pid P" and "bench calls=N ns_per_call=X", in several conditions.
+ */
+
+/* Run argv (execvp) with stdout and stderr into files; its exit status, or -1 (said why). */
+static inline int bench_run(char *const argv[], const char *out, const char *err)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "bench: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "bench: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The number after key on the first line of the file at path that has key, or -1. */
+static inline double bench_find_number(const char *path, const char *key)
+{
+	char line[1024], *p;
+	double v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if ((p = strstr(line, key))) {
+			v = strtod(p + strlen(key), NULL);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* The file at path onto stderr: what a failed run printed. */
+static inline void bench_cat_stderr(const char *path)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fputs(line, stderr);
+	fclose(f);
+}
+
+/*
+ * Whether the perf map of the process whose "pid P" line is in the file out names method.
+ * The map is removed either way: a benchmark leaves no /tmp/perf-PID.map behind.
+ */
+static inline bool bench_map_names(const char *out, const char *method)
+{
+	double pid = bench_find_number(out, "pid ");
+	char map[64];
+	bool ok;
+
+	if (pid <= 0)
+		return false;
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)pid);
+	ok = bench_file_has(map, method);
+	unlink(map);
+	return ok;
+}
+
+/*
+ * The C side of a runtime's call benchmark: the agent's stubs as a JIT calls them, around
+ * one method defined as name (a stand-in range, never run), warm pairs first, then n timed;
+ * printed as the Hot programs print theirs. Returns main's status.
+ */
+static inline int bench_stub_loop(const char *name, long warm, long n)
+{
+	static const unsigned char code[64];
+	uint64_t id = jitrace_code_load(code, sizeof(code), name), t0;
+	long i;
+
+	for (i = 0; i < warm; i++) {
+		jitrace_method_enter(id);
+		jitrace_method_leave(id);
+	}
+	t0 = jt_now_ns();
+	for (i = 0; i < n; i++) {
+		jitrace_method_enter(id);
+		jitrace_method_leave(id);
+	}
+	printf("pid %d\n", (int)getpid());
+	printf("bench calls=%ld ns_per_call=%.2f\n", n, (double)(jt_now_ns() - t0) / n);
+	return 0;
+}
+
+/*
+ * Record argv as `jitrace record [o] -o log -- argv` does, in this process (bench_live), its
+ * stdout and stderr into the files out and err; the session's statistics into *st. Returns
+ * the command's exit status, or -1 (said why). Exits if the session cannot start.
+ */
+static inline int bench_record(struct jt_live_opts *o, char **argv, const char *log,
+			       const char *out, const char *err, struct jt_pipeline_stats *st)
+{
+	int so, se, fo, fe, status = -1, ret;
+	struct jt_log_writer *w;
+	struct jt_live *live;
+
+	o->command = argv;
+	fflush(stdout);
+	fflush(stderr);
+	so = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	se = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (so < 0 || se < 0 || fo < 0 || fe < 0) {
+		fprintf(stderr, "bench: %s, %s: %s\n", out, err, strerror(errno));
+		exit(1);
+	}
+	/* the command is forked as the session starts: it takes these as its own */
+	dup2(fo, 1);
+	dup2(fe, 2);
+	live = bench_live(o, log, &w);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	ret = jt_live__run(live, NULL, NULL);
+	if (!jt_live__child_ended(live, &status))
+		status = -1;
+	jt_live__stats(live, st);
+	if (jt_logw__close(w))
+		ret = -1;
+	jt_live__close(live);
+	o->command = NULL;
+	if (ret)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 #endif

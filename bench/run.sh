@@ -18,10 +18,13 @@ benches=(
 	"sampling|$out/bench/bench_sampling $out/jitrace $out/libjitrace-jvmti.so"
 	"calls|$out/bench/bench_calls $out/libjitrace-agent.so"
 	"mono|$out/bench/bench_mono $out/jitrace $out/libmono-profiler-jitrace.so tests/runtimes/mono/Hot.cs"
+	"dotnet|$out/bench/bench_dotnet $out/libjitrace-agent.so $out/libjitrace-coreclr.so $out/libmono-profiler-jitrace.so tests/runtimes/dotnet tests/runtimes/mono/Hot.cs"
 	"collector|$out/bench/bench_collector"
 	"offline|$out/bench/bench_offline $out/toyjit"
 	"scale|$out/bench/bench_scale $out/jitrace $out/toyjit"
 	"jitdump|$out/bench/bench_jitdump $out/jitrace"
+	"flight|$out/bench/bench_flight $out/jitrace $out/toyjit"
+	"names|$out/bench/bench_names $out/jitrace $out/libjitrace-jvmti.so"
 )
 
 start=$(date +%s)

@@ -16,6 +16,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader between open and load. */
 const volatile bool filter_pids = false;	/* only pids in jt_pids (and their children) */
 const volatile bool want_kstack = false;
+const volatile bool want_mmaps = true;	/* executable mappings as they are made */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -395,6 +396,34 @@ int BPF_USDT(jt_jvm_return, long thread_id, const void *klass, int klen, const v
 	return jvm_call(JT_EV_LEAVE, klass, klen, name, nlen, sig, slen);
 }
 
+#define UPROBE_TRAMPS_MAX 4	/* trampoline pages looked at; a process has one or two */
+
+/*
+ * Where the kernel runs uprobes in user space: the [uprobes] page, where a probed
+ * instruction is stepped out of line, and the [uprobes-trampoline] pages, which an
+ * optimized probe calls. A sample taken while a uprobe runs has its user leaf in one.
+ * The kernel made them itself, not through mmap, so only here are they seen in time.
+ */
+static __always_inline __u16 leaf_in_uprobes(struct task_struct *task, __u64 ip)
+{
+	struct uprobes_state *us = &task->mm->uprobes_state;
+	struct hlist_node *n;
+	__u64 page = ip & ~4095ULL;
+	int i;
+
+	if (page == BPF_CORE_READ(us, xol_area, vaddr))
+		return JT_SAMPLE_LEAF_XOL;
+	n = BPF_CORE_READ(us, head_tramps.first);
+	for (i = 0; i < UPROBE_TRAMPS_MAX && n; i++) {
+		struct uprobe_trampoline *t = container_of(n, struct uprobe_trampoline, node);
+
+		if (page == BPF_CORE_READ(t, vaddr))
+			return JT_SAMPLE_LEAF_TRAMP;
+		n = BPF_CORE_READ(n, next);
+	}
+	return 0;
+}
+
 SEC("perf_event")
 int jt_sample(struct bpf_perf_event_data *ctx)
 {
@@ -430,9 +459,11 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	if (ulen > JT_MAX_FRAMES * 8)
 		ulen = JT_MAX_FRAMES * 8;
 	fill_hdr(&s->h, JT_EV_SAMPLE, 0, pid_tgid);
+	if (ulen >= 8 && bpf_core_field_exists(task->mm->uprobes_state))
+		s->h.flags = leaf_in_uprobes(task, s->ips[((__u64)klen / 8) & (JT_MAX_FRAMES - 1)]);
 	s->cpu = bpf_get_smp_processor_id();
-	s->nr_kernel = klen / 8;
-	s->nr_user = ulen / 8;
+	s->nr_kernel = (__u64)klen / 8;
+	s->nr_user = (__u64)ulen / 8;
 	size = JT_EV_SAMPLE_FIXED + klen + ulen;
 	if (size > sizeof(*s))
 		size = sizeof(*s);
@@ -440,6 +471,227 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&jt_rb, s, size, BPF_RB_NO_WAKEUP))
 		count_drop(JT_DROP_RB_SAMPLE);
 	return 0;
+}
+
+/*
+ * Executable file mappings, sent as they are made, so that a process that lives 10 ms
+ * keeps its native names: the collector reads the file's symbols while it can still open
+ * it (through the process while it lives, by path and inode after).
+ */
+#define VM_EXEC 0x4
+#define PATH_DEPTH 32		/* components walked; a deeper file is sent without path */
+
+/*
+ * A path walk's scratch: the components found (leaf first) and the path built from them,
+ * twice JT_PATH_MAX so that a bounded read at any offset under JT_PATH_MAX stays inside
+ * it. Tracing programs do not nest on a CPU, so one slot per CPU is enough.
+ */
+struct path_walk {
+	struct dentry *d;
+	struct mount *mnt;
+	__u32 n;		/* components in names */
+	__u32 off;		/* bytes of b written */
+	bool bad;		/* too deep or too long */
+	const unsigned char *names[PATH_DEPTH];
+	char b[2 * JT_PATH_MAX + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_walk);
+} jt_path_walk SEC(".maps");
+
+/* One step up: a component, or a mount crossed. Stops at the namespace's root. */
+/* bpf_loop's context must be on the stack: it holds the way to the scratch. */
+struct walk_ctx {
+	struct path_walk *w;
+};
+
+static long walk_up(__u32 i, struct walk_ctx *c)
+{
+	struct path_walk *w = c->w;
+	struct dentry *d = w->d, *parent = BPF_CORE_READ(d, d_parent);
+	struct mount *mnt = w->mnt;
+
+	if (d == BPF_CORE_READ(mnt, mnt.mnt_root) || d == parent) {
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (up == mnt)
+			return 1;
+		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = up;
+		return 0;
+	}
+	if (w->n >= PATH_DEPTH) {
+		w->bad = true;
+		return 1;
+	}
+	w->names[w->n & (PATH_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
+	w->n++;
+	w->d = parent;
+	return 0;
+}
+
+/* Append "/component", the root's side first. */
+static long walk_write(__u32 i, struct walk_ctx *c)
+{
+	struct path_walk *w = c->w;
+	__u32 off = w->off;
+	long r;
+
+	if (i >= w->n)
+		return 1;
+	if (off >= JT_PATH_MAX - 1) {
+		w->bad = true;
+		return 1;
+	}
+	/* the masks are for the verifier, which does not carry the bound above */
+	barrier_var(off);
+	off &= JT_PATH_MAX - 1;
+	w->b[off++] = '/';
+	barrier_var(off);
+	off &= 2 * JT_PATH_MAX - 1;
+	r = bpf_probe_read_kernel_str(&w->b[off], JT_PATH_MAX,
+				      w->names[(w->n - 1 - i) & (PATH_DEPTH - 1)]);
+	if (r <= 1) {
+		w->bad = true;
+		return 1;
+	}
+	w->off = off + r - 1;
+	return 0;
+}
+
+/*
+ * f's path from the root of its mount namespace into out (JT_PATH_MAX bytes). Returns its
+ * length, or 0 when it is too long or too deep to send.
+ */
+static __always_inline __u32 file_path(struct file *f, char *out)
+{
+	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
+	struct path_walk *w;
+	struct walk_ctx c;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&jt_path_walk, &zero);
+	if (!w)
+		return 0;
+	c.w = w;
+	w->d = BPF_CORE_READ(f, f_path.dentry);
+	w->mnt = (void *)vm - bpf_core_field_offset(struct mount, mnt);
+	w->n = 0;
+	w->off = 0;
+	w->bad = false;
+	if (bpf_loop(PATH_DEPTH + 16, walk_up, &c, 0) == PATH_DEPTH + 16 || w->bad)
+		return 0;
+	bpf_loop(PATH_DEPTH, walk_write, &c, 0);
+	if (w->bad || !w->off || w->off >= JT_PATH_MAX)
+		return 0;
+	bpf_probe_read_kernel(out, JT_PATH_MAX, w->b);
+	return w->off;
+}
+
+/* Send vma (a file's, or the vdso when flags say so). */
+static __noinline void emit_mmap(__u64 pid_tgid, struct vm_area_struct *vma, __u16 flags)
+{
+	struct jt_ev_mmap *e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	if (!e) {
+		count_drop(JT_DROP_RB_PROC);
+		return;
+	}
+	fill_hdr(&e->h, JT_EV_MMAP, sizeof(*e), pid_tgid);
+	e->start = BPF_CORE_READ(vma, vm_start);
+	e->end = BPF_CORE_READ(vma, vm_end);
+	e->pgoff = f ? BPF_CORE_READ(vma, vm_pgoff) << 12 : 0;
+	e->flags = flags;
+	if (f) {
+		struct inode *ino = BPF_CORE_READ(f, f_inode);
+
+		e->ino = BPF_CORE_READ(ino, i_ino);
+		e->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+		e->path_len = file_path(f, e->path);
+	} else {
+		e->ino = 0;
+		e->dev = 0;
+		e->path_len = 0;
+	}
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+struct mmap_ctx {
+	__u64 pid_tgid;
+	__u64 addr;
+};
+
+static long mmap_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct mmap_ctx *mc = data;
+	struct file *f = vma->vm_file;
+
+	if (f && (vma->vm_flags & VM_EXEC) && vma->vm_start <= mc->addr)
+		emit_mmap(mc->pid_tgid, vma, 0);
+	return 0;
+}
+
+/*
+ * After each mmap: if it made an executable mapping of a file, send it. The mapping is
+ * looked up rather than taken from the arguments, so what is sent is what the kernel made.
+ */
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int jt_mmap(struct trace_event_raw_sys_exit *ctx)
+{
+	struct mmap_ctx mc = { .pid_tgid = bpf_get_current_pid_tgid(), .addr = ctx->ret };
+
+	if (ctx->ret < 0 && ctx->ret > -4096)
+		return 0;
+	if (!traced(mc.pid_tgid >> 32))
+		return 0;
+	bpf_find_vma(bpf_get_current_task_btf(), mc.addr, mmap_found, &mc, 0);
+	return 0;
+}
+
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym __weak;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
+
+/* The new image's executable mappings: the program, its interpreter, the vdso. */
+static __always_inline void emit_exec_maps(struct task_struct *task, __u64 pid_tgid)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	void *vdso = BPF_CORE_READ(task, mm, context.vdso);
+
+	if (!bpf_iter_task_vma_new)	/* a kernel before 6.7: /proc is read instead */
+		return;
+	bpf_iter_task_vma_new(&it, task, 0);
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		if (!(vma->vm_flags & VM_EXEC))
+			continue;
+		if (vma->vm_file)
+			emit_mmap(pid_tgid, vma, 0);
+		else if ((void *)vma->vm_start == vdso)
+			emit_mmap(pid_tgid, vma, JT_MMAP_VDSO);
+	}
+	bpf_iter_task_vma_destroy(&it);
+}
+
+/* The new image's first arguments, NUL-separated, from its own stack. */
+static __always_inline __u16 exec_args(struct task_struct *task, char *out)
+{
+	unsigned long a = BPF_CORE_READ(task, mm, arg_start);
+	unsigned long z = BPF_CORE_READ(task, mm, arg_end);
+	__u32 n;
+
+	if (z <= a)
+		return 0;
+	n = z - a > JT_ARGS_MAX ? JT_ARGS_MAX : z - a;
+	if (bpf_probe_read_user(out, n & (JT_ARGS_MAX * 2 - 1), (void *)a))
+		return 0;
+	return n;
 }
 
 /* BTF tracepoints attach without tracefs, which this kind of host may not mount. */
@@ -461,8 +713,11 @@ int BPF_PROG(jt_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, filename));
 	e->path_len = n > 0 ? n - 1 : 0;
-	e->pad[0] = e->pad[1] = e->pad[2] = 0;
+	e->args_len = exec_args(task, e->args);
+	e->pad[0] = e->pad[1] = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	if (want_mmaps)
+		emit_exec_maps(task, pid_tgid);
 	return 0;
 }
 

@@ -8,7 +8,8 @@
 #endif
 
 #define JT_NAME_MAX 512		/* longest method name carried by a code-load event */
-#define JT_PATH_MAX 256		/* longest exec path */
+#define JT_PATH_MAX 256		/* longest exec or mapped file path */
+#define JT_ARGS_MAX 256		/* command line bytes an exec event carries */
 #define JT_COMM_LEN 16
 #define JT_MAX_FRAMES 127	/* kernel.perf_event_max_stack on this kernel */
 #define JT_PID_LIMIT (1 << 22)	/* PID_MAX_LIMIT on 64-bit Linux */
@@ -25,6 +26,7 @@ enum jt_ev_type {
 	JT_EV_JAVA_CODE,	/* HotSpot USDT: a method in three parts; decoded as a CODE_LOAD */
 	JT_EV_CODE_MOVE,	/* collector only (jitdump): code id now lives at start */
 	JT_EV_CODE_LINES,	/* collector only (jitdump): the source lines of code id */
+	JT_EV_MMAP,		/* an executable mapping of a file (or the vdso) was made */
 	JT_EV_MAX,
 };
 
@@ -45,7 +47,7 @@ enum jt_drop {
 	JT_DROP_RB_CALL,	/* enter/leave: ring buffer full */
 	JT_DROP_RB_SAMPLE,	/* sample: ring buffer full */
 	JT_DROP_RB_CODE,	/* code load/unload: ring buffer full */
-	JT_DROP_RB_PROC,	/* exec/exit/fork: ring buffer full */
+	JT_DROP_RB_PROC,	/* exec/exit/fork/mmap: ring buffer full */
 	JT_DROP_STACK,		/* user stack unreadable (the sample is kept without it) */
 	JT_DROP_BPF_MAX,
 	JT_DROP_REORDER = JT_DROP_BPF_MAX, /* arrived after its reorder window closed */
@@ -57,6 +59,9 @@ enum jt_drop {
 	/* perf map line not kept: its process holds JT_PERFMAP_METHODS_MAX of them */
 	JT_DROP_PERFMAP_CAP,
 	JT_DROP_JITDUMP,	/* jitdump record not understood, or a jitdump file refused */
+	/* a stack cut where it looped or stopped making sense (the sample is kept, ending in
+	 * a JT_FRAME_TRUNCATED frame) */
+	JT_DROP_BROKEN_STACK,
 	JT_DROP_MAX,
 };
 
@@ -119,7 +124,13 @@ struct jt_ev_jcode {
 	char sig[JT_JSIG_MAX];			/* "(II)I" */
 };
 
-/* JT_EV_SAMPLE: ips holds nr_kernel kernel frames then nr_user user frames, leaf first */
+/*
+ * JT_EV_SAMPLE: ips holds nr_kernel kernel frames then nr_user user frames, leaf first.
+ * h.flags says when the user leaf is in a page the kernel runs uprobes from.
+ */
+#define JT_SAMPLE_LEAF_XOL 1	/* [uprobes]: a probed instruction stepped out of line */
+#define JT_SAMPLE_LEAF_TRAMP 2	/* [uprobes-trampoline]: an optimized probe's call */
+
 struct jt_ev_sample {
 	struct jt_ev_hdr h;
 	__u32 cpu;
@@ -128,12 +139,35 @@ struct jt_ev_sample {
 	__u64 ips[2 * JT_MAX_FRAMES];
 };
 
-/* JT_EV_EXEC */
+/* JT_EV_EXEC: the new image's path as exec was given it, and its first arguments */
 struct jt_ev_exec {
 	struct jt_ev_hdr h;
 	char comm[JT_COMM_LEN];
 	__u16 path_len;
-	__u16 pad[3];
+	__u16 args_len;		/* bytes of args: the arguments, each NUL-terminated */
+	__u16 pad[2];
+	char path[JT_PATH_MAX];
+	char args[JT_ARGS_MAX];
+};
+
+/*
+ * JT_EV_MMAP: [start, end) of the process now maps the file (dev, ino) from file offset
+ * pgoff, executable; sent for each such mapping at exec and for each mmap after it. path
+ * is the file's path from the root of the process's mount namespace, or empty when it was
+ * too long or too deep to walk.
+ */
+#define JT_MMAP_VDSO 1		/* the kernel's vdso: no file, path "[vdso]" */
+
+
+struct jt_ev_mmap {
+	struct jt_ev_hdr h;
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;		/* bytes */
+	__u64 ino;
+	__u32 dev;		/* the kernel's dev_t: major << 20 | minor */
+	__u16 path_len;		/* bytes of path, no NUL; 0: not known */
+	__u16 flags;		/* JT_MMAP_* */
 	char path[JT_PATH_MAX];
 };
 
@@ -159,7 +193,8 @@ struct jt_storm_args {
 
 #define JT_EV_CODE_FIXED (sizeof(struct jt_ev_code) - JT_NAME_MAX)
 #define JT_EV_SAMPLE_FIXED (sizeof(struct jt_ev_sample) - 2 * JT_MAX_FRAMES * 8)
-#define JT_EV_EXEC_FIXED (sizeof(struct jt_ev_exec) - JT_PATH_MAX)
+#define JT_EV_EXEC_FIXED (sizeof(struct jt_ev_exec) - JT_PATH_MAX - JT_ARGS_MAX)
+#define JT_EV_MMAP_FIXED (sizeof(struct jt_ev_mmap) - JT_PATH_MAX)
 
 _Static_assert(sizeof(struct jt_ev_hdr) == 24, "jt_ev_hdr layout");
 _Static_assert(sizeof(struct jt_ev_call) == 32, "jt_ev_call layout");
@@ -167,7 +202,8 @@ _Static_assert(sizeof(struct jt_ev_code) == 56 + JT_NAME_MAX, "jt_ev_code layout
 _Static_assert(sizeof(struct jt_ev_jcode) == 56 + JT_JCLASS_MAX + JT_JMETHOD_MAX + JT_JSIG_MAX,
 	       "jt_ev_jcode layout");
 _Static_assert(sizeof(struct jt_ev_sample) == 32 + 16 * JT_MAX_FRAMES, "jt_ev_sample layout");
-_Static_assert(sizeof(struct jt_ev_exec) == 48 + JT_PATH_MAX, "jt_ev_exec layout");
+_Static_assert(sizeof(struct jt_ev_exec) == 48 + JT_PATH_MAX + JT_ARGS_MAX, "jt_ev_exec layout");
+_Static_assert(sizeof(struct jt_ev_mmap) == 64 + JT_PATH_MAX, "jt_ev_mmap layout");
 _Static_assert(sizeof(struct jt_ev_proc) == 48, "jt_ev_proc layout");
 _Static_assert(sizeof(struct jt_storm_args) == 24, "jt_storm_args layout");
 

@@ -35,7 +35,8 @@ enum jt_log_flags {
 	JT_LOG_F_CALLS = 1 << 0,	/* enter/leave were recorded */
 	JT_LOG_F_KSTACK = 1 << 1,	/* samples carry kernel frames */
 	JT_LOG_F_SYSTEM_WIDE = 1 << 2,
-	JT_LOG_F_ALL = (1 << 3) - 1,	/* a reader refuses other bits */
+	JT_LOG_F_LATE = 1 << 3,		/* it holds JT_REC_LATE records (set when it is closed) */
+	JT_LOG_F_ALL = (1 << 4) - 1,	/* a reader refuses other bits */
 };
 
 struct jt_log_header {
@@ -77,6 +78,7 @@ enum jt_rec_type {
 	JT_REC_END,		/* written last by a clean stop */
 	JT_REC_SYMBOL,		/* a native or kernel symbol; precedes every frame that names it */
 	JT_REC_LINES,		/* a method's source lines; follows its JT_REC_METHOD */
+	JT_REC_LATE,		/* a method named after samples met it; follows its JT_REC_METHOD */
 	JT_REC_MAX,
 };
 
@@ -117,6 +119,8 @@ struct jt_rec_call {
  *   JT_FRAME_KERNEL  off = a kernel address nothing names
  *   JT_FRAME_SYMBOL  ref id = symbol id,  off = offset into the symbol (an ELF symbol of a
  *                    module, or a kernel symbol from /proc/kallsyms)
+ *   JT_FRAME_TRUNCATED  the stack was cut here, its outermost frame: what came after it
+ *                    looped or made no sense (off = the frames cut)
  * A frame is never dropped: what cannot be named stays MODULE (file + offset), USER or
  * KERNEL.
  */
@@ -126,6 +130,7 @@ enum jt_frame_kind {
 	JT_FRAME_USER,
 	JT_FRAME_KERNEL,
 	JT_FRAME_SYMBOL,
+	JT_FRAME_TRUNCATED,
 };
 #define JT_FRAME_KIND(ref) ((unsigned)((ref) >> 56))
 #define JT_FRAME_ID(ref) ((ref) & ((1ULL << 56) - 1))
@@ -254,5 +259,23 @@ _Static_assert(sizeof(struct jt_rec_symbol) == 56, "jt_rec_symbol layout");
 _Static_assert(sizeof(struct jt_rec_end) == 24, "jt_rec_end layout");
 _Static_assert(sizeof(struct jt_line) == 16, "jt_line layout");
 _Static_assert(sizeof(struct jt_rec_lines) == 32, "jt_rec_lines layout");
+
+/*
+ * JT_REC_LATE: a method named late. Its perf-map line appeared only after samples had met
+ * its code unnamed, and nothing else was known at [start, start + size) of pid from
+ * from_ts until the line was read (this record's time). Those samples' bare user frames
+ * (JT_FRAME_USER) in that range and time are that method's: a reader names them by it.
+ * A writer that writes one sets JT_LOG_F_LATE in the header when it closes the log, so
+ * that a reader knows to look ahead for them.
+ */
+struct jt_rec_late {
+	struct jt_rec_hdr h;
+	__u64 method;		/* JT_REC_METHOD id */
+	__u64 start;
+	__u64 size;
+	__u64 from_ts;
+	__u32 pid;
+	__u32 reserved;
+};
 
 #endif

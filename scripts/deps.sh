@@ -6,7 +6,7 @@
 # tests that need it say they skip and why.
 set -euo pipefail
 
-build=(make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev)
+build=(make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libcurl4-openssl-dev)
 runtimes=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs erlang-base)
 viewers=(protobuf-compiler chromium tmux golang-go)
 optional=()
@@ -14,7 +14,7 @@ case "${1:-build}" in
 build) required=("${build[@]}") ;;
 fuzz) required=("${build[@]}" libclang-rt-14-dev) ;;	# libFuzzer and the sanitizers' runtime
 demo) required=("${build[@]}") ;;
-test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg)
+test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg python3)
 	optional=("${runtimes[@]}" "${viewers[@]}") ;;
 bench) required=("${build[@]}" linux-perf)
 	optional=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs) ;;

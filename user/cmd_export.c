@@ -16,12 +16,14 @@
 #include "util.h"
 
 static const char usage[] =
-"Usage: jitrace export --format pprof|speedscope|chrome FILE [-o OUT [-f]] [-p PID[,PID]]\n"
-"                      [--comm NAME] [--from SECS] [--to SECS]\n"
+"Usage: jitrace export --format pprof|speedscope|chrome FILE|DIR... [-o OUT [-f]]\n"
+"                      [-p PID[,PID]] [--comm NAME] [--from SECS] [--to SECS] [--last SECS]\n"
 "\n"
 "Write a jitrace log in a format other tools read:\n"
 "  pprof       gzipped profile.proto of the samples, for Pyroscope, Parca, `go tool pprof`\n"
-"              (sample types samples/count and cpu/nanoseconds; labels pid, tid, comm)\n"
+"              (sample types samples/count, the default, and cpu/nanoseconds, a stack's\n"
+"              samples times 1e9/Hz; labels pid, tid, comm; a mapping per module with its\n"
+"              file, and [jit], [kernel], [unknown]; each frame at the address it ran at)\n"
 "  speedscope  JSON for speedscope.app: per thread a sampled profile and, if the log was\n"
 "              recorded with --calls, an evented profile of every call\n"
 "  chrome      Chrome Trace Event JSON of every call (B/E per thread), for Perfetto or\n"
@@ -38,12 +40,15 @@ static const char usage[] =
 "      --comm NAME        only processes whose command name is NAME\n"
 "      --from SECS        only what happened SECS or more after the recording began\n"
 "      --to SECS          only what happened before SECS after the recording began\n"
+"      --last SECS        only the last SECS seconds of the recording (a directory of\n"
+"                         record --rotate's segments, or several logs, read as one)\n"
 "      --salvage          read past blocks and records that break the log (said on\n"
 "                         stderr)\n"
 "  -h, --help             this help\n"
 "\n"
 "Examples:\n"
 "  jitrace export --format pprof app.jtl -o app.pb.gz && go tool pprof -top app.pb.gz\n"
+"  go tool pprof -sample_index=cpu -top app.pb.gz       # CPU time instead of samples\n"
 "  jitrace export app.jtl -o app.speedscope.json --comm java\n"
 "  jitrace export --format chrome calls.jtl -p 4242 -o calls.trace.json\n";
 
@@ -120,13 +125,15 @@ int jt_cmd_export(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc) {
 		fputs(usage, stderr);
 		return 2;
 	}
 	if (jt_filter__check(&filter))
 		return 2;
 	log = argv[optind];
+	filter.more = argv + optind + 1;	/* read with it as one recording */
+	filter.nr_more = argc - optind - 1;
 	if (fmt == FMT_NONE)
 		fmt = fmt_of_name(out_path);
 	if (fmt == FMT_NONE && out_path) {

@@ -13,7 +13,8 @@
 #include "util.h"
 
 static const char usage[] =
-"Usage: jitrace flamegraph [OPTIONS] FILE\n"
+"Usage: jitrace flamegraph [OPTIONS] FILE|DIR...\n"
+"       jitrace flamegraph --diff [OPTIONS] BASE NEW\n"
 "\n"
 "Draw a jitrace log's sampled stacks as a flame graph: one self-contained SVG (open it\n"
 "in a browser: click a frame to zoom, Search or Ctrl-F to highlight frames matching a\n"
@@ -22,9 +23,17 @@ static const char usage[] =
 "process, \"comm (pid)\". With --folded, write folded stacks instead, one line per stack\n"
 "(\"root;caller;leaf count\"), for flamegraph.pl, inferno or speedscope.\n"
 "\n"
+"With --diff, the flame graph of the log NEW with each frame coloured by how its share\n"
+"of the samples moved from the same stack's in the log BASE, each log's samples counted\n"
+"against its own total: red grew, blue shrank, the deeper the more, grey stayed. Its\n"
+"tooltip gives both counts and the change in points. Stacks only BASE has are not drawn\n"
+"(swap the two to see them grow). Processes are merged by command name, as pids differ\n"
+"between recordings; the filters apply to both logs.\n"
+"\n"
 "  -o, --output FILE  where to write (default: jitrace.svg for SVG, like perf's and\n"
 "                     async-profiler's files; stdout for --folded; '-' is stdout)\n"
 "  -f, --force        replace FILE if it exists (a regular file only)\n"
+"  -d, --diff         compare two logs, BASE then NEW (SVG only)\n"
 "      --folded       folded stacks instead of SVG\n"
 "      --annotate     folded: suffix JIT frames _[j] and kernel frames _[k]\n"
 "                     (flamegraph.pl --color=java)\n"
@@ -34,6 +43,8 @@ static const char usage[] =
 "      --comm NAME    only processes whose command name (comm) is NAME\n"
 "      --from SECS    only samples SECS or more after the recording began\n"
 "      --to SECS      only samples before SECS after the recording began\n"
+"      --last SECS    only the last SECS seconds of the recording (a directory of\n"
+"                     record --rotate's segments, or several logs, read as one)\n"
 "      --salvage      read past blocks and records that break the log (said on stderr)\n"
 "  -h, --help         this help\n"
 "\n"
@@ -41,6 +52,7 @@ static const char usage[] =
 "  jitrace flamegraph jitrace.jtl                 # writes jitrace.svg\n"
 "  jitrace flamegraph -p 4242 -o app.svg app.jtl\n"
 "  jitrace flamegraph --folded app.jtl > app.folded   # speedscope app.folded\n"
+"  jitrace flamegraph --diff before.jtl after.jtl -o diff.svg   # red: hotter after\n"
 "  (speedscope: npm install -g speedscope; flamegraph.pl is in no Debian package:\n"
 "  jitrace's own SVG, the first example, needs nothing)\n";
 
@@ -50,6 +62,7 @@ int jt_cmd_flamegraph(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "diff", no_argument, NULL, 'd' },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
 		{ "title", required_argument, NULL, 't' },
@@ -60,7 +73,7 @@ int jt_cmd_flamegraph(int argc, char **argv)
 	};
 	struct jt_flame_opts o = { 0 };
 	const char *output = NULL;
-	bool force = false;
+	bool force = false, diff = false;
 	unsigned long v;
 	FILE *out = stdout;
 	char *end;
@@ -68,13 +81,16 @@ int jt_cmd_flamegraph(int argc, char **argv)
 
 	jt_filter__init(&o.filter);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:ft:w:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fdt:w:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
 		case 'f':
 			force = true;
+			break;
+		case 'd':
+			diff = true;
 			break;
 		case OPT_FOLDED:
 			o.folded = true;
@@ -107,7 +123,9 @@ int jt_cmd_flamegraph(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind != argc - 1) {
+	if (diff ? optind != argc - 2 : optind >= argc) {	/* FILE..., or BASE NEW */
+		if (diff && optind == argc - 1)
+			jt_err("--diff compares two logs: give BASE and NEW");
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -115,9 +133,17 @@ int jt_cmd_flamegraph(int argc, char **argv)
 		jt_err("--annotate is for --folded output");
 		return 2;
 	}
+	if (diff && o.folded) {
+		jt_err("--diff draws an SVG: it has no --folded form");
+		return 2;
+	}
 	if (jt_filter__check(&o.filter))
 		return 2;
+	if (diff)
+		o.base = argv[optind++];
 	o.path = argv[optind];
+	o.filter.more = argv + optind + 1;	/* read with it as one recording */
+	o.filter.nr_more = argc - optind - 1;
 	if (!output && !o.folded)
 		output = "jitrace.svg";
 	if (output && strcmp(output, "-")) {

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `jitrace record`: a live session into a log, with a status line and a summary. */
+#include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -13,14 +16,25 @@
 #include "loader.h"
 #include "log.h"
 #include "names.h"
+#include "push.h"
+#include "segment.h"
 #include "util.h"
 
 #define SECOND_NS 1000000000ULL
+#define PUSH_DRAIN_S 15.0	/* at the end, how long pushes may still take */
+
+/* Long-only options, past the shared table's codes */
+enum { OPT_ROTATE = 0x400, OPT_MAX_AGE, OPT_MAX_SIZE, OPT_PUSH, OPT_PUSH_FORMAT, OPT_SERVICE,
+       OPT_PUSH_AUTH };
 
 struct record_opts {
 	struct jt_live_opts live;
 	const char *output;
 	bool force;
+	double rotate, max_age, max_size_mb;	/* flight recorder: 0 unless given */
+	const char *push_url, *service, *push_auth;
+	enum jt_push_format push_format;
+	struct jt_push_auth auth;		/* read from push_auth */
 };
 
 /* The recording as it goes: the log, and what the status line last showed. */
@@ -28,6 +42,9 @@ struct recorder {
 	const struct record_opts *o;
 	struct jt_live *live;
 	struct jt_log_writer *log;
+	struct jt_segment *seg;		/* instead of log: a directory of segments */
+	struct jt_push *push;		/* segments pushed as they close */
+	int usr2;			/* signalfd of SIGUSR2: close the segment now */
 	struct jt_sink log_sink;	/* the log's own sink, behind count_calls */
 	uint64_t calls;			/* enter records: calls as `report` counts them */
 	bool tty;
@@ -48,13 +65,28 @@ static const char usage[] =
 "  -c, --calls            record method enter/leave from the agent and HotSpot's USDT\n"
 "                         probes (java -XX:+DTraceMethodProbes): exact call counts\n"
 "  -g, --kernel-stack     add kernel frames to samples\n"
-"  -o, --output FILE      the log to write (default jitrace.jtl)\n"
+"  -o, --output FILE      the log to write (default jitrace.jtl; with --rotate, a\n"
+"                         directory, made 0700 if missing, default jitrace.d)\n"
 "  -f, --force            replace FILE if it exists (a regular file only)\n"
+"      --rotate SECS      flight recorder: segments of SECS seconds in the directory -o,\n"
+"                         each a complete log; SIGUSR2 closes the current one at once\n"
+"      --max-age SECS     delete segments that ended SECS or more ago, oldest first\n"
+"      --max-size MB      keep the directory's segments within MB megabytes, oldest\n"
+"                         deleted first (a segment also closes at a quarter of MB)\n"
+"      --push URL         push each closed segment as pprof profiles, one a process,\n"
+"                         to a Pyroscope or Parca server at URL (needs --rotate)\n"
+"      --push-format F    pyroscope (POST URL/ingest, the default) or parca (POST\n"
+"                         URL/profiles/writeraw, its HTTP gateway)\n"
+"      --service NAME     the service_name label (default: each process's comm)\n"
+"      --push-auth FILE   credentials, never on the command line: lines bearer_token =\n"
+"                         T, basic_auth = USER:PASS, org_id = TENANT; mode 0600\n"
 "      --agent PATH       the libjitrace-agent.so to probe (default: next to jitrace)\n"
 "      --ringbuf MB       ring buffer size, a power of two (default 64)\n"
 "      --window MS        how late an event may arrive and still be put in order (100)\n"
 "      --no-perfmap       do not read /tmp/perf-PID.map files\n"
 "      --no-jitdump       do not read jit-PID.dump files (perf's jitdump format)\n"
+"      --dotnet-module    .NET processes with -p or -a: load libjitrace-coreclr.so into\n"
+"                         them (AttachProfiler) instead of asking for their perf maps\n"
 "      --no-agent         do not probe libjitrace-agent (names from perf maps only)\n"
 "      --no-usdt          do not probe HotSpot's USDT probes in libjvm.so\n"
 "  -v, --verbose          show libbpf's messages\n"
@@ -64,18 +96,84 @@ static const char usage[] =
 "  jitrace record -d 30                       # the whole host for 30 s, at 99 Hz\n"
 "  jitrace record -p 4242 -F 999 -o app.jtl   # one JVM, at 999 Hz\n"
 "  jitrace record --calls -- ./myjit args     # run a command, with exact calls\n"
+"  jitrace record -F 49 --rotate 60 --max-age 3600 --max-size 500 -o /var/lib/jitrace\n"
+"  kill -USR2 $(pidof jitrace); jitrace report /var/lib/jitrace --last 300\n"
 "  jitrace dump jitrace.jtl | less\n";
 
-/* Record's own options: -a (the default anyway), -o, -f. */
+/* A number of seconds or megabytes above 0. 0 or -EINVAL (reported). */
+static int positive(const char *what, const char *arg, double *out)
+{
+	if (jt_parse_double(arg, out) || *out <= 0 || *out > 1e9) {
+		jt_err("%s: '%s' is not a number above 0", what, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Record's own options: -a (the default anyway), -o, -f, the flight recorder's. */
 static int record_option(void *ctx, int c, const char *arg)
 {
 	struct record_opts *o = ctx;
 
-	if (c == 'o')
+	switch (c) {
+	case 'o':
 		o->output = arg;
-	else if (c == 'f')
+		return 0;
+	case 'f':
 		o->force = true;
-	return 0;	/* 'a' */
+		return 0;
+	case OPT_ROTATE:
+		return positive("--rotate", arg, &o->rotate);
+	case OPT_MAX_AGE:
+		return positive("--max-age", arg, &o->max_age);
+	case OPT_MAX_SIZE:
+		return positive("--max-size", arg, &o->max_size_mb);
+	case OPT_PUSH:
+		o->push_url = arg;
+		return 0;
+	case OPT_PUSH_FORMAT:
+		return jt_push__parse_format(arg, &o->push_format);
+	case OPT_SERVICE:
+		o->service = arg;
+		return 0;
+	case OPT_PUSH_AUTH:
+		o->push_auth = arg;
+		return 0;
+	default:
+		return 0;	/* 'a' */
+	}
+}
+
+/* The flight recorder's options together; the credentials read now, before anything runs. */
+static int check_segments(struct record_opts *o, bool output_given)
+{
+	const char *need = o->max_age ? "--max-age" : o->max_size_mb ? "--max-size" :
+			   o->push_url ? "--push" : NULL;
+
+	if (!o->rotate && need) {
+		jt_err("%s is for a flight recorder: give --rotate SECS too", need);
+		return -EINVAL;
+	}
+	if (!o->push_url && (o->service || o->push_auth)) {
+		jt_err("%s goes with --push URL", o->service ? "--service" : "--push-auth");
+		return -EINVAL;
+	}
+	if (o->push_url && strncmp(o->push_url, "http://", 7) &&
+	    strncmp(o->push_url, "https://", 8)) {
+		jt_err("--push: '%s' is not an http:// or https:// URL", o->push_url);
+		return -EINVAL;
+	}
+	if (o->max_size_mb && o->max_size_mb < 1) {	/* a segment closes at a quarter */
+		jt_err("--max-size: %g MB is less than 1 MB", o->max_size_mb);
+		return -EINVAL;
+	}
+	if (o->rotate && o->force) {
+		jt_err("-f replaces a file; --rotate keeps segments in a directory");
+		return -EINVAL;
+	}
+	if (o->rotate && !output_given)
+		o->output = "jitrace.d";
+	return o->push_auth ? jt_push_auth__load(&o->auth, o->push_auth) : 0;
 }
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -84,6 +182,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "rotate", required_argument, NULL, OPT_ROTATE },
+		{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "push", required_argument, NULL, OPT_PUSH },
+		{ "push-format", required_argument, NULL, OPT_PUSH_FORMAT },
+		{ "service", required_argument, NULL, OPT_SERVICE },
+		{ "push-auth", required_argument, NULL, OPT_PUSH_AUTH },
 		{},
 	};
 	const struct jt_live_cli cli = {
@@ -95,10 +200,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		.shortopts = "ao:f", .longopts = longopts, .option = record_option, .ctx = o,
 	};
 
+	int err;
+
+	memset(o, 0, sizeof(*o));
 	jt_liveopts__init(&o->live);
-	o->output = "jitrace.jtl";
-	o->force = false;
-	return jt_liveopts__parse(&o->live, &cli, argc, argv);
+	o->output = NULL;
+	err = jt_liveopts__parse(&o->live, &cli, argc, argv);
+	if (!err)
+		err = check_segments(o, o->output);
+	if (!o->output)
+		o->output = "jitrace.jtl";
+	return err;
 }
 
 /* Say what is being recorded, once everything is attached (tests wait for this line). */
@@ -114,9 +226,76 @@ static void announce(const struct recorder *r)
 		snprintf(what, sizeof(what), "%d process%s", o->nr_pids, o->nr_pids > 1 ? "es" : "");
 	else
 		snprintf(what, sizeof(what), "all processes");
-	fprintf(stderr, "jitrace: recording %s: samples at %u Hz on %d CPUs%s%s into %s; "
+	fprintf(stderr, "jitrace: recording %s: samples at %u Hz on %d CPUs%s%s into %s%s; "
 		"Ctrl-C to stop\n", what, o->hz, jt_bpf__nr_samplers(jt_live__bpf(r->live)),
-		o->calls ? ", calls" : "", o->agent_path ? "" : ", no agent", r->o->output);
+		o->calls ? ", calls" : "", o->agent_path ? "" : ", no agent", r->o->output,
+		r->seg ? " (segments)" : "");
+	if (r->seg)
+		fprintf(stderr, "jitrace: a segment every %g s, SIGUSR2 (kill -USR2 %d) closes "
+			"one now%s%s\n", r->o->rotate, (int)getpid(), r->push ? "; pushed to " : "",
+			r->push ? r->o->push_url : "");
+}
+
+/* SIGUSR2: close the segment now (one log: flush it), not the end: read, not delivered. */
+static int take_usr2(struct recorder *r)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	if (sigprocmask(SIG_BLOCK, &set, NULL)) {
+		jt_err("sigprocmask: %s", strerror(errno));
+		return -errno;
+	}
+	r->usr2 = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (r->usr2 < 0) {
+		jt_err("signalfd: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static bool usr2_came(struct recorder *r)
+{
+	struct signalfd_siginfo si;
+	bool came = false;
+
+	while (r->usr2 >= 0 && read(r->usr2, &si, sizeof(si)) == sizeof(si))
+		came = true;
+	return came;
+}
+
+static void segment_closed(void *ctx, const char *name)
+{
+	struct recorder *r = ctx;
+
+	if (r->push)
+		jt_push__segment(r->push, name);
+}
+
+/* The directory of segments, and their pusher. 0 or -errno (reported). */
+static int open_segments(struct recorder *r, const struct jt_log_header *hdr)
+{
+	const struct record_opts *o = r->o;
+	struct jt_segment_opts so = {
+		.dir = o->output, .rotate_ns = (uint64_t)(o->rotate * 1e9),
+		.max_age_ns = (uint64_t)(o->max_age * 1e9),
+		.max_bytes = (uint64_t)(o->max_size_mb * 1e6), .hdr = hdr,
+		.closed = segment_closed, .ctx = r,
+	};
+	struct jt_push_opts po = {
+		.url = o->push_url, .format = o->push_format, .service = o->service,
+		.dir = o->output, .auth = &o->auth,
+	};
+
+	r->seg = jt_segment__open(&so);
+	if (!r->seg)
+		return -EIO;
+	r->log_sink = jt_segment__sink(r->seg);
+	/* the thread starts with every signal record reads blocked: they stay the main's */
+	if (o->push_url && !(r->push = jt_push__start(&po)))
+		return -EIO;
+	return 0;
 }
 
 static void fill_header(struct jt_log_header *h, const struct jt_live_opts *o, uint64_t start)
@@ -163,6 +342,22 @@ static void status_line(struct recorder *r, uint64_t now)
 		(unsigned long long)st.col.procs, st.col.procs == 1 ? "" : "es",
 		(unsigned long long)st.col.methods,
 		(unsigned long long)st.maps, (unsigned long long)lost);
+	if (r->seg) {
+		struct jt_segment_stats ss;
+
+		jt_segment__stats(r->seg, &ss);
+		fprintf(stderr, ", %llu segments (%.1f MB)", (unsigned long long)ss.kept,
+			ss.bytes / 1e6);
+	}
+	if (r->push) {
+		struct jt_push_stats ps;
+
+		jt_push__stats(r->push, &ps);
+		fprintf(stderr, ", pushed %llu, push failures %llu%s",
+			(unsigned long long)ps.segments,
+			(unsigned long long)(ps.failures + ps.rejected + ps.expired),
+			ps.failing ? " (failing)" : "");
+	}
 	r->last_received = st.received;
 	r->last_ns = now;
 }
@@ -173,9 +368,19 @@ static int on_tick(void *ctx, uint64_t now)
 	struct recorder *r = ctx;
 	int err;
 
+	/* between the pipeline's records: a segment may close here, whole */
+	if (r->seg) {
+		err = jt_segment__tick(r->seg, now, usr2_came(r));
+		if (err)
+			return err;
+	} else if (usr2_came(r)) {	/* one log: what is held goes to disk now */
+		err = jt_logw__flush(r->log);
+		if (err)
+			return err;
+	}
 	if (now < r->next_second)
 		return 0;
-	err = jt_logw__flush(r->log);
+	err = r->seg ? jt_segment__flush(r->seg) : jt_logw__flush(r->log);
 	if (!err && r->tty)
 		status_line(r, now);
 	r->next_second = now + SECOND_NS;
@@ -189,11 +394,25 @@ static void summary(struct recorder *r, double secs)
 	bool lost = false;
 
 	jt_live__stats(r->live, &st);
-	fprintf(stderr, "jitrace: %.1f s: %llu samples, %llu calls, %llu methods defined, "
-		"%llu records (%.1f MB) in %s\n", secs, (unsigned long long)st.col.samples,
-		(unsigned long long)r->calls, (unsigned long long)st.col.methods,
-		(unsigned long long)jt_logw__records(r->log),
-		jt_logw__bytes(r->log) / 1e6, r->o->output);
+	if (r->seg) {
+		struct jt_segment_stats ss;
+
+		jt_segment__stats(r->seg, &ss);
+		fprintf(stderr, "jitrace: %.1f s: %llu samples, %llu calls, %llu methods defined, "
+			"%llu records in %llu segments (%llu definitions written again); %llu "
+			"segments (%.1f MB) in %s, %llu deleted\n", secs,
+			(unsigned long long)st.col.samples, (unsigned long long)r->calls,
+			(unsigned long long)st.col.methods, (unsigned long long)ss.records,
+			(unsigned long long)ss.closed, (unsigned long long)ss.rewritten,
+			(unsigned long long)ss.kept, ss.bytes / 1e6, r->o->output,
+			(unsigned long long)ss.deleted);
+	} else {
+		fprintf(stderr, "jitrace: %.1f s: %llu samples, %llu calls, %llu methods defined, "
+			"%llu records (%.1f MB) in %s\n", secs, (unsigned long long)st.col.samples,
+			(unsigned long long)r->calls, (unsigned long long)st.col.methods,
+			(unsigned long long)jt_logw__records(r->log),
+			jt_logw__bytes(r->log) / 1e6, r->o->output);
+	}
 	for (i = 0; i < JT_DROP_MAX; i++) {
 		if (!st.lost[i])
 			continue;
@@ -205,17 +424,53 @@ static void summary(struct recorder *r, double secs)
 		fputs(" (see the drop records in the log)\n", stderr);
 }
 
+/* The end of a flight recording: the last segment closed, pushes given their time. */
+static int close_segments(struct recorder *r)
+{
+	int err = jt_segment__close(r->seg);
+
+	if (r->push) {
+		struct jt_push_stats ps;
+
+		jt_push__stats(r->push, &ps);
+		if (ps.queued)
+			fprintf(stderr, "jitrace: pushing %llu segment%s (up to %.0f s)\n",
+				(unsigned long long)ps.queued, ps.queued == 1 ? "" : "s",
+				PUSH_DRAIN_S);
+		jt_push__stop(r->push, PUSH_DRAIN_S);
+	}
+	return err;
+}
+
+static void push_summary(struct recorder *r)
+{
+	struct jt_push_stats ps;
+
+	jt_push__stats(r->push, &ps);
+	fprintf(stderr, "jitrace: pushed %llu segments (%llu profiles) to %s; %llu failed tries, "
+		"%llu profiles refused, %llu segments deleted unpushed",
+		(unsigned long long)ps.segments, (unsigned long long)ps.profiles, r->o->push_url,
+		(unsigned long long)ps.failures, (unsigned long long)ps.rejected,
+		(unsigned long long)ps.expired);
+	if (ps.queued)
+		fprintf(stderr, "; %llu left in %s for the next run", (unsigned long long)ps.queued,
+			r->o->output);
+	fputc('\n', stderr);
+}
+
 int jt_cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	struct recorder r = { .o = &o };
+	struct recorder r = { .o = &o, .usr2 = -1 };
 	struct jt_log_header hdr;
 	struct jt_sink sink;
 	int status, err = parse_args(argc, argv, &o);
 	uint64_t start;
 
-	if (err)
+	if (err) {
+		jt_push_auth__fini(&o.auth);
 		return err > 0 ? 0 : 2;
+	}
 	if (!o.live.agent_path && !o.live.no_agent)
 		jt_err("warning: libjitrace-agent.so not found; recording samples and perf maps "
 		       "only");
@@ -223,13 +478,20 @@ int jt_cmd_record(int argc, char **argv)
 	/* BPF first: without the privileges it needs, no empty log is left behind */
 	r.live = jt_live__open(&o.live);
 	if (!r.live)
-		return 1;
+		goto fail;
 	start = jt_live__start_ns(r.live);
 	fill_header(&hdr, &o.live, start);
-	r.log = jt_logw__create(o.output, &hdr, o.force);
-	if (!r.log)
+	if (take_usr2(&r))
 		goto fail;
-	r.log_sink = jt_logw__sink(r.log);
+	if (o.rotate) {
+		if (open_segments(&r, &hdr))
+			goto fail;
+	} else {
+		r.log = jt_logw__create(o.output, &hdr, o.force);
+		if (!r.log)
+			goto fail;
+		r.log_sink = jt_logw__sink(r.log);
+	}
 	sink = (struct jt_sink){ count_calls, &r };
 	if (jt_live__start(r.live, &sink))
 		goto fail;
@@ -246,19 +508,34 @@ int jt_cmd_record(int argc, char **argv)
 	if (o.live.command && jt_live__timed_out(r.live) && !jt_live__child_ended(r.live, &status))
 		jt_err("%g s are up: stopping %s (pid %d) with SIGTERM", o.live.duration,
 		       o.live.command[0], (int)jt_live__child(r.live));
-	summary(&r, (jt_now_ns() - start) / 1e9);
-	err = jt_logw__close(r.log);
-	r.log = NULL;
+	if (r.seg) {
+		err = close_segments(&r);
+		summary(&r, (jt_now_ns() - start) / 1e9);
+		if (r.push)
+			push_summary(&r);
+	} else {
+		summary(&r, (jt_now_ns() - start) / 1e9);
+		err = jt_logw__close(r.log);
+		r.log = NULL;
+	}
 	if (err)
 		goto fail;
 	if (jt_live__child_ended(r.live, &status) && WIFEXITED(status) && WEXITSTATUS(status))
 		jt_err("%s exited with status %d", o.live.command[0], WEXITSTATUS(status));
-	jt_live__close(r.live);	/* stops the command if it still runs */
-	return 0;
+	err = 0;
+	goto out;
 fail:
 	if (r.log)	/* keep what was recorded readable */
 		jt_logw__flush(r.log);
 	jt_logw__abort(r.log);
-	jt_live__close(r.live);
-	return 1;
+	r.log = NULL;
+	err = 1;
+out:
+	jt_push__free(r.push);		/* the thread first: it reads the directory */
+	jt_segment__free(r.seg);	/* an open segment is kept as it is */
+	if (r.usr2 >= 0)
+		close(r.usr2);
+	jt_live__close(r.live);	/* stops the command if it still runs */
+	jt_push_auth__fini(&o.auth);
+	return err;
 }

@@ -2,6 +2,7 @@
 /* `jitrace report`: options, then the report of one log. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,20 +12,30 @@
 #include "util.h"
 
 static const char usage[] =
-"Usage: jitrace report [OPTIONS] FILE\n"
+"Usage: jitrace report [OPTIONS] FILE|DIR...\n"
+"       jitrace report --diff [OPTIONS] BASE NEW\n"
 "\n"
 "The hottest methods of a jitrace log: samples whose leaf is the method (self) and\n"
 "samples with the method anywhere on the stack (total), over the whole log and per\n"
 "process, each with the offsets into it where its self samples fall. A log recorded\n"
 "with --calls adds call counts and inclusive and exclusive times from enter/leave.\n"
+"A directory (record --rotate's segments) or several logs are read as one recording.\n"
+"\n"
+"With --diff, what changed from the log BASE to the log NEW: the methods whose share\n"
+"of samples moved most, each log's samples counted against its own total (so logs of\n"
+"different lengths or rates compare), the change in points (NEW% less BASE%).\n"
+"Methods are matched by name over every process; the filters apply to both logs.\n"
 "\n"
 "  -n, --top N        rows per table (default 20; 0: all)\n"
 "  -P, --procs N      process sections (default 10; 0: all)\n"
-"  -s, --sort KEY     order rows by 'self' (default) or 'total' samples\n"
+"  -s, --sort KEY     order rows by 'self' (default) or 'total' samples (--diff: by\n"
+"                     how far that share moved)\n"
+"  -d, --diff         compare two logs, BASE then NEW\n"
 "  -p, --pid PID[,PID...]  only these processes\n"
 "      --comm NAME    only processes whose command name (comm) is NAME\n"
 "      --from SECS    only what happened SECS or more after the recording began\n"
 "      --to SECS      only what happened before SECS after the recording began\n"
+"      --last SECS    only the last SECS seconds of the recording\n"
 "      --salvage      read past blocks and records that break the log (said on stderr)\n"
 "  -j, --json         JSON for scripts, instead of text\n"
 "  -h, --help         this help\n"
@@ -32,7 +43,10 @@ static const char usage[] =
 "Examples:\n"
 "  jitrace report jitrace.jtl\n"
 "  jitrace report --pid 4242 --from 10 --to 20 app.jtl\n"
-"  jitrace report --json --top 0 app.jtl | jq '.all.methods[0]'\n";
+"  jitrace report --json --top 0 app.jtl | jq '.all.methods[0]'\n"
+"  jitrace report --last 300 /var/lib/jitrace     # a flight recorder's last 5 minutes\n"
+"  jitrace report --diff before.jtl after.jtl     # what got hotter, what cooler\n"
+"  jitrace report --diff --comm java -n 10 before.jtl after.jtl\n";
 
 int jt_cmd_report(int argc, char **argv)
 {
@@ -40,19 +54,21 @@ int jt_cmd_report(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "procs", required_argument, NULL, 'P' },
 		{ "sort", required_argument, NULL, 's' },
+		{ "diff", no_argument, NULL, 'd' },
 		JT_FILTER_LONGOPTS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct jt_report_opts o = { .top = 20, .procs = 10 };
+	bool diff = false;
 	unsigned long v;
 	char *end;
 	int c, err;
 
 	jt_filter__init(&o.filter);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:P:s:p:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:P:s:dp:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 		case 'P':
@@ -75,6 +91,9 @@ int jt_cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'd':
+			diff = true;
+			break;
 		case 'j':
 			o.json = true;
 			break;
@@ -90,12 +109,18 @@ int jt_cmd_report(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind != argc - 1) {
+	if (diff ? optind != argc - 2 : optind >= argc) {	/* FILE..., or BASE NEW */
+		if (diff && optind == argc - 1)
+			jt_err("--diff compares two logs: give BASE and NEW");
 		fputs(usage, stderr);
 		return 2;
 	}
 	if (jt_filter__check(&o.filter))
 		return 2;
+	if (diff)
+		o.base = argv[optind++];
 	o.path = argv[optind];
+	o.filter.more = argv + optind + 1;	/* read with it as one recording */
+	o.filter.nr_more = argc - optind - 1;
 	return jt_report(stdout, &o);
 }

@@ -13,6 +13,7 @@
 #include "collector.h"
 #include "hash.h"
 #include "idmap.h"
+#include "late.h"
 #include "methods.h"
 #include "procfs.h"
 #include "symbols.h"
@@ -36,7 +37,24 @@ struct proc {
 	struct jt_vmas vmas;
 	struct jt_hash syms;	/* module id << SYM_IDX_BITS | symbol index -> log symbol id */
 	struct jt_hash lines;	/* method -> struct lines, until the method is defined */
+	char *cmdline;		/* from its exec, NULL: read from /proc when needed */
+	uint64_t life_ts;	/* its exec, 0: it began before we did */
+	struct jt_late late;	/* what a late perf-map line may name */
 };
+
+/*
+ * A perf-map line that named code samples had met unnamed, held until every line read
+ * with it has been seen: another line for the same addresses among them would say the
+ * code there changed while nothing named it, and then neither is written as late.
+ */
+struct pending_late {
+	uint32_t pid;
+	struct jt_method *m;	/* held (late_pending) until written or given up */
+	uint64_t from_ts;
+	uint64_t ts;		/* the line's */
+};
+
+#define PENDING_LATE_MAX 4096
 
 /* A method's source lines, as its JT_REC_LINES carries them after the fixed part. */
 struct lines {
@@ -53,10 +71,13 @@ struct jt_collector {
 	struct jt_hash procs;	/* pid -> struct proc */
 	struct jt_methods methods;
 	struct jt_symbols *symbols;
+	bool own_symbols;	/* symbols is ours to free */
 	struct jt_hash ksyms;	/* kallsyms index -> log symbol id */
 	uint64_t next_module_id;
 	uint64_t next_symbol_id;
 	struct jt_collector_stats st;
+	struct pending_late *pending;	/* in ts order */
+	size_t nr_pending;
 	union {			/* a sample record is built here, frames in place */
 		struct jt_rec_sample rec;
 		char bytes[sizeof(struct jt_rec_sample) + 2 * JT_MAX_FRAMES * sizeof(struct jt_frame)];
@@ -77,7 +98,11 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 	c->sink = *sink;
 	c->next_module_id = 1;
 	c->next_symbol_id = 1;
-	c->symbols = jt_symbols__new(c->proc_root);
+	c->symbols = o->symbols;
+	if (!c->symbols) {
+		c->symbols = jt_symbols__new(c->proc_root);
+		c->own_symbols = true;
+	}
 	if (!c->symbols) {
 		free(c);
 		return NULL;
@@ -86,9 +111,10 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 }
 
 /*
- * A process owns its methods; its code map (what is live at each address) and its id map
- * (what each agent id names) only borrow them. Once neither holds one, nothing can name it
- * any more and the process lets it go: here, the one place a method is freed.
+ * A process owns its methods; its code map (what is live at each address), its id map
+ * (what each agent id names) and a late name waiting to be written only borrow them. Once
+ * none holds one, nothing can name it any more and the process lets it go: here, the one
+ * place a method is freed.
  */
 static bool in_ids(const struct proc *p, const struct jt_method *m)
 {
@@ -97,7 +123,7 @@ static bool in_ids(const struct proc *p, const struct jt_method *m)
 
 static void method_let_go(struct proc *p, struct jt_method *m)
 {
-	if (in_ids(p, m) || jt_codemap__holds(&p->code, m))
+	if (in_ids(p, m) || jt_codemap__holds(&p->code, m) || m->late_pending)
 		return;
 	if (m->has_lines)
 		free(jt_hash__del(&p->lines, (uintptr_t)m));
@@ -108,6 +134,7 @@ static void method_let_go(struct proc *p, struct jt_method *m)
 struct evict_ctx {
 	struct proc *p;
 	size_t evicted;
+	uint64_t ts;		/* when, 0: the process's code is forgotten whole */
 };
 
 static void on_evict(void *ctx, struct jt_method *m)
@@ -117,14 +144,19 @@ static void on_evict(void *ctx, struct jt_method *m)
 	e->evicted++;
 	if (m->src == JT_SRC_PERFMAP)
 		e->p->perfmap_methods--;
+	if (e->ts)
+		jt_late__gone(&e->p->late, m->start, m->size, e->ts);
 	method_let_go(e->p, m);
 }
 
-/* Take m out of p's live code if it is there. */
-static void code_remove(struct proc *p, struct jt_method *m)
+/* Take m out of p's live code at ts if it is there. */
+static void code_remove(struct proc *p, struct jt_method *m, uint64_t ts)
 {
-	if (jt_codemap__remove(&p->code, m) && m->src == JT_SRC_PERFMAP)
+	if (!jt_codemap__remove(&p->code, m))
+		return;
+	if (m->src == JT_SRC_PERFMAP)
 		p->perfmap_methods--;
+	jt_late__gone(&p->late, m->start, m->size, ts);
 }
 
 /* Forget a process's code: at exec (a new image) and at exit. */
@@ -146,10 +178,13 @@ static void proc_reset(struct proc *p)
 		method_let_go(p, val);
 	jt_idmap__fini(&ids);
 	jt_hash__fini(&p->lines);	/* emptied as its methods went */
+	jt_late__fini(&p->late);
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
 	p->has_agent = false;
+	free(p->cmdline);
+	p->cmdline = NULL;
 }
 
 static void proc_free(struct proc *p)
@@ -158,19 +193,25 @@ static void proc_free(struct proc *p)
 	free(p);
 }
 
+static void late_release(struct jt_collector *c, const struct pending_late *l);
+
 void jt_collector__free(struct jt_collector *c)
 {
-	size_t pos = 0;
+	size_t pos = 0, i;
 	uint64_t key;
 	void *val;
 
 	if (!c)
 		return;
+	for (i = 0; i < c->nr_pending; i++)	/* not written: a stop on an error */
+		late_release(c, &c->pending[i]);
+	free(c->pending);
 	while (jt_hash__next(&c->procs, &pos, &key, &val))
 		proc_free(val);
 	jt_hash__fini(&c->procs);
 	jt_hash__fini(&c->ksyms);
-	jt_symbols__free(c->symbols);
+	if (c->own_symbols)
+		jt_symbols__free(c->symbols);
 	free(c);
 }
 
@@ -204,7 +245,12 @@ static int proc_define(struct jt_collector *c, struct proc *p, uint64_t ts)
 
 	if (p->defined)
 		return 0;
-	n = jt_procfs__read_cmdline(c->proc_root, p->pid, u.rec.cmdline, CMDLINE_MAX);
+	if (p->cmdline) {	/* what its exec said: it may be gone by now */
+		n = strnlen(p->cmdline, CMDLINE_MAX - 1);
+		memcpy(u.rec.cmdline, p->cmdline, n);
+	} else {
+		n = jt_procfs__read_cmdline(c->proc_root, p->pid, u.rec.cmdline, CMDLINE_MAX);
+	}
 	if (n < 0)
 		n = 0;
 	if (!p->comm[0])
@@ -309,12 +355,37 @@ struct code {
 	uint32_t name_len;
 };
 
+/* Whether live code that an exact source told of overlaps [start, start + size). */
+static bool over_exact_code(const struct jt_codemap *cm, uint64_t start, uint64_t size)
+{
+	size_t lo = 0, hi = cm->n;
+
+	while (lo < hi) {	/* the first method ending after start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cm->v[mid]->start + cm->v[mid]->size <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < cm->n && cm->v[lo]->start < start + size; lo++)
+		if (cm->v[lo]->src != JT_SRC_PERFMAP)
+			return true;
+	return false;
+}
+
 /* Make code live in p (and reachable by its agent id). */
 static int add_code(struct jt_collector *c, struct proc *p, const struct code *k)
 {
-	struct evict_ctx e = { .p = p };
+	struct evict_ctx e = { .p = p, .ts = k->ts };
 	struct jt_method *m, *live, *old;
 
+	/* a perf-map line over code an exact source (agent, USDT, jitdump) named, by another
+	 * spelling and measure (HotSpot's map at exit, of what its probes told): kept as told */
+	if (k->src == JT_SRC_PERFMAP && over_exact_code(&p->code, k->start, k->size)) {
+		c->st.perfmap_skipped++;
+		return 0;
+	}
 	/* past the cap only lines that replace live code are kept (see collector.h) */
 	if (k->src == JT_SRC_PERFMAP && p->perfmap_methods >= c->max_perfmap_methods &&
 	    !jt_codemap__overlaps(&p->code, k->start, k->size)) {
@@ -347,7 +418,7 @@ static int add_code(struct jt_collector *c, struct proc *p, const struct code *k
 	if (k->id && k->src != JT_SRC_PERFMAP) {
 		old = jt_idmap__get(&p->ids, k->id);
 		if (jt_idmap__put(&p->ids, k->id, m)) {
-			code_remove(p, m);
+			code_remove(p, m, k->ts);
 			method_let_go(p, m);
 			goto oom;
 		}
@@ -361,6 +432,108 @@ oom:
 	return -ENOMEM;
 }
 
+/* ---- late names: perf-map lines that appear after samples met their code ---- */
+
+/* Let a pending late name's method go: written or given up. */
+static void late_release(struct jt_collector *c, const struct pending_late *l)
+{
+	struct proc *p = jt_hash__get(&c->procs, l->pid);
+
+	l->m->late_pending = false;
+	if (p)
+		method_let_go(p, l->m);
+	else			/* cannot happen: a process's are written before it goes */
+		free(l->m);
+}
+
+/* The method's definition, then the late name: its bare frames since from_ts are it. */
+static int late_write(struct jt_collector *c, const struct pending_late *l)
+{
+	struct proc *p = jt_hash__get(&c->procs, l->pid);
+	struct jt_rec_late rec;
+	int err;
+
+	if (!p)
+		return 0;
+	err = method_define(c, p, l->m, l->ts);
+	if (err)
+		return err;
+	rec = (struct jt_rec_late){
+		.h = { .type = JT_REC_LATE, .size = sizeof(rec), .ts = l->ts },
+		.method = l->m->log_id, .start = l->m->start, .size = l->m->size,
+		.from_ts = l->from_ts, .pid = l->pid,
+	};
+	c->st.late_names++;
+	return jt_sink__emit(&c->sink, &rec.h);
+}
+
+/* Write the late names read before ts, and all of pid's (0: none) when it execs or exits. */
+static int late_flush(struct jt_collector *c, uint64_t ts, uint32_t pid)
+{
+	size_t i, kept = 0;
+	int err = 0;
+
+	for (i = 0; i < c->nr_pending; i++) {
+		struct pending_late *l = &c->pending[i];
+
+		if (l->ts >= ts && l->pid != pid) {
+			c->pending[kept++] = *l;
+			continue;
+		}
+		if (!err)
+			err = late_write(c, l);
+		late_release(c, l);
+	}
+	c->nr_pending = kept;
+	return err;
+}
+
+/*
+ * A line for [start, start + size) arrived: a pending late name of other code there is
+ * given up. Both lines named code that samples met unnamed at those addresses, and which
+ * was there when cannot be told.
+ */
+static void late_conflict(struct jt_collector *c, uint32_t pid, const struct jt_method *line)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < c->nr_pending; i++) {
+		struct pending_late *l = &c->pending[i];
+
+		if (l->pid != pid || l->m->start >= line->start + line->size ||
+		    line->start >= l->m->start + l->m->size || jt_method__same_code(l->m, line)) {
+			c->pending[kept++] = *l;
+			continue;
+		}
+		c->st.late_conflicts++;
+		late_release(c, l);
+	}
+	c->nr_pending = kept;
+}
+
+/* Hold m's late name until the lines read with it are all in. */
+static int late_hold(struct jt_collector *c, struct proc *p, struct jt_method *m,
+		     uint64_t from_ts, uint64_t ts)
+{
+	struct pending_late *v;
+
+	if (m->late_pending)
+		return 0;
+	if (c->nr_pending == PENDING_LATE_MAX) {
+		c->st.late_conflicts++;	/* too many at once: not named late */
+		return 0;
+	}
+	v = realloc(c->pending, (c->nr_pending + 1) * sizeof(*v));
+	if (!v) {
+		jt_err("out of memory");
+		return -ENOMEM;
+	}
+	c->pending = v;
+	m->late_pending = true;
+	v[c->nr_pending++] = (struct pending_late){ p->pid, m, from_ts, ts };
+	return 0;
+}
+
 static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
 	uint64_t span = ev->latest_ts > ev->ts ? (ev->latest_ts - ev->ts + 999) / 1000 : 0;
@@ -370,6 +543,11 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 		.name = jt_event__str(ev), .name_len = ev->str_len,
 	};
 
+	struct jt_method *m;
+	uint64_t from = 0;
+	bool late = false;
+	int err;
+
 	if (ev->src == JT_SRC_AGENT || ev->src == JT_SRC_JITDUMP) {
 		p->has_agent = true;
 	} else if (ev->src == JT_SRC_PERFMAP && p->has_agent) {
@@ -377,7 +555,23 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 		c->st.perfmap_skipped++;
 		return 0;
 	}
-	return add_code(c, p, &k);
+	/* read from a file after the fact: it may name what samples already met */
+	if ((ev->flags & JT_EVENT_LATE_OK) && k.size) {
+		m = jt_method__new(k.start, k.size, k.ts, 0, k.src, k.name, k.name_len);
+		if (!m)
+			return -ENOMEM;
+		late_conflict(c, p->pid, m);
+		free(m);
+		late = !jt_codemap__overlaps(&p->code, k.start, k.size) &&
+		       jt_late__window(&p->late, k.start, k.size, p->life_ts, &from);
+	}
+	err = add_code(c, p, &k);
+	if (err || !late)
+		return err;
+	m = jt_codemap__find(&p->code, k.start);
+	if (!m || m->start != k.start || m->size != k.size)
+		return 0;
+	return late_hold(c, p, m, from, ev->ts);
 }
 
 /* Code that moved (jitdump): live at its new address, under the same id and name. */
@@ -394,7 +588,7 @@ static int on_code_move(struct jt_collector *c, struct proc *p, const struct jt_
 		.ts = ev->ts, .id = ev->id, .start = ev->start, .size = ev->size,
 		.src = m->src, .name = m->name, .name_len = m->name_len,
 	};
-	code_remove(p, m);	/* the id then names the new method, and m is let go */
+	code_remove(p, m, ev->ts);	/* the id then names the new method; m is let go */
 	return add_code(c, p, &k);
 }
 
@@ -452,7 +646,7 @@ static int on_unload(struct jt_collector *c, struct proc *p, const struct jt_eve
 		c->st.unknown_ids++;
 		return 0;
 	}
-	code_remove(p, m);
+	code_remove(p, m, ev->ts);
 	if (m->log_id) {
 		rec = (struct jt_rec_call){
 			.h = { .type = JT_REC_UNLOAD, .size = sizeof(rec), .ts = ev->ts },
@@ -578,7 +772,10 @@ static int native_symbol(struct jt_collector *c, struct proc *p, struct jt_vma *
 
 	if (!vma->syms_looked) {
 		vma->syms_looked = true;
-		vma->syms = jt_symbols__file(c->symbols, p->pid, vma->start, vma->end);
+		if (!strcmp(vma->path, "[vdso]"))
+			vma->syms = jt_symbols__vdso(c->symbols);
+		else
+			vma->syms = jt_symbols__file(c->symbols, p->pid, vma->start, vma->end);
 	}
 	if (!vma->syms)
 		return 0;
@@ -627,6 +824,30 @@ static int kernel_frame(struct jt_collector *c, uint64_t ip, bool leaf, uint64_t
 	return 0;
 }
 
+/*
+ * A leaf the sampler found in a page the kernel runs uprobes from: a frame of that
+ * mapping, by its name, whether or not /proc still shows it.
+ */
+static int uprobes_frame(struct jt_collector *c, struct proc *p, uint64_t ip, const char *name,
+			 uint64_t ts, struct jt_frame *f)
+{
+	uint64_t page = ip & ~4095ULL;
+	struct jt_vma *vma = jt_vmas__find(&p->vmas, ip);
+	int err;
+
+	if (!vma || strcmp(vma->path, name)) {
+		vma = jt_vmas__add(&p->vmas, page, page + 4096, 0, name);
+		if (!vma) {
+			jt_err("out of memory");
+			return -ENOMEM;
+		}
+		vma->syms_looked = true;
+	}
+	err = module_define(c, p, vma, ts);
+	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_MODULE, vma->module_id), ip - vma->start };
+	return err;
+}
+
 static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool leaf,
 		      uint64_t ts, struct jt_frame *f)
 {
@@ -656,15 +877,53 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_MODULE, vma->module_id), off };
 		return native_symbol(c, p, vma, off, leaf, ts, f);
 	}
+	jt_late__unnamed(&p->late, at, ts);	/* a line read later may name it */
 	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 0), ip };
 	return 0;
+}
+
+#define USER_MIN 4096ULL			/* below: no code is ever mapped there */
+#define USER_END 0x0000800000000000ULL	/* x86-64 user space ends here, */
+#define VSYSCALL 0xffffffffff600000ULL	/* but for the legacy vsyscall page */
+#define LOOP_PERIOD_MAX 8		/* the longest repeating run of callers looked for */
+
+/*
+ * How many of a sample's user frames to keep. A frame-pointer chain that reaches an address
+ * no user code can have is cut there. One that loops runs until the kernel stops walking
+ * it, at JT_MAX_FRAMES: when such a full stack ends in a run of callers repeated at least
+ * three times, one turn of it is kept (a recursion deeper than the walk is cut alike: its
+ * bottom was not seen either). *cut says whether anything was cut.
+ */
+static unsigned int user_frames_kept(const uint64_t *ips, unsigned int n, bool *cut)
+{
+	unsigned int i, period, start;
+
+	*cut = false;
+	for (i = 0; i < n && ips[i]; i++)
+		if (ips[i] < USER_MIN || (ips[i] >= USER_END && ips[i] - VSYSCALL >= 4096)) {
+			*cut = true;
+			return i;
+		}
+	if (i < JT_MAX_FRAMES)
+		return i;
+	for (period = 1; period <= LOOP_PERIOD_MAX; period++) {
+		for (start = n - period; start > 0 && ips[start - 1] == ips[start - 1 + period];
+		     start--)
+			;
+		if (n - start >= 3 * period) {
+			*cut = true;
+			return start + period;
+		}
+	}
+	return n;
 }
 
 static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
 	struct jt_rec_sample *rec = &c->sample.rec;
 	struct jt_frame *f = rec->frames;
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, nr_user;
+	bool cut;
 	int err;
 
 	const uint64_t *ips = jt_event__ips(ev);
@@ -674,14 +933,23 @@ static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_eve
 		if (err)
 			return err;
 	}
-	for (i = 0; i < ev->nr_user; i++) {
+	nr_user = user_frames_kept(ips + ev->nr_kernel, ev->nr_user, &cut);
+	for (i = 0; i < nr_user; i++) {
 		uint64_t ip = ips[ev->nr_kernel + i];
 
-		if (!ip)	/* the frame-pointer chain's end */
-			break;
-		err = user_frame(c, p, ip, i == 0, ev->ts, &f[n++]);
+		if (i == 0 && (ev->flags & JT_EVENT_LEAF_XOL))
+			err = uprobes_frame(c, p, ip, "[uprobes]", ev->ts, &f[n++]);
+		else if (i == 0 && (ev->flags & JT_EVENT_LEAF_TRAMP))
+			err = uprobes_frame(c, p, ip, "[uprobes-trampoline]", ev->ts, &f[n++]);
+		else
+			err = user_frame(c, p, ip, i == 0, ev->ts, &f[n++]);
 		if (err)
 			return err;
+	}
+	if (cut) {
+		c->st.broken_stacks++;
+		f[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_TRUNCATED, 0),
+					    ev->nr_user - nr_user };
 	}
 	err = proc_define(c, p, ev->ts);
 	if (err)
@@ -706,8 +974,11 @@ static int on_exec(struct jt_collector *c, struct proc *p, const struct jt_event
 	size_t size = jt_round8(sizeof(u.rec) + ev->str_len);
 
 	proc_reset(p);		/* a new image: the old code is gone */
+	p->life_ts = ev->ts;
 	set_comm(p, ev->comm);
 	p->defined = false;	/* its command line changed: say it again when it matters */
+	if (ev->args_len)
+		p->cmdline = strdup(jt_event__args(ev));	/* NULL: read from /proc */
 	memset(u.bytes + size - 8, 0, 8);
 	u.rec = (struct jt_rec_exec){
 		.h = { .type = JT_REC_EXEC, .size = size, .ts = ev->ts },
@@ -730,7 +1001,34 @@ static int on_exit_ev(struct jt_collector *c, struct proc *p, const struct jt_ev
 	return jt_sink__emit(&c->sink, &rec.h);
 }
 
-/* A forked child runs its parent's code until it execs: give it copies of the live ranges. */
+/*
+ * An executable file mapped as it happened: the process's native frames are named from it
+ * even when it is gone before they are joined. The file's symbols were read as the event
+ * arrived (jt_symbols__mapped, from the pipeline); here they are looked up.
+ */
+static int on_mmap(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_vma *vma = jt_vmas__add(&p->vmas, ev->map_start, ev->map_end, ev->map_pgoff,
+					  jt_event__str(ev));
+
+	if (!vma) {
+		jt_err("out of memory");
+		return -ENOMEM;
+	}
+	if (ev->map_ino)
+		vma->syms = jt_symbols__mapped(c->symbols, p->pid, ev);
+	else if (!strcmp(vma->path, "[vdso]"))
+		vma->syms = jt_symbols__vdso(c->symbols);
+	vma->syms_looked = true;
+	p->vmas_read = true;	/* a miss still reads /proc, at most once a second */
+	c->st.mmaps++;
+	return 0;
+}
+
+/*
+ * A forked child runs its parent's code until it execs: give it copies of the live ranges
+ * and of the mapped files.
+ */
 static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_event *ev)
 {
 	struct proc *child = jt_hash__del(&c->procs, ev->child_pid);
@@ -738,13 +1036,20 @@ static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_
 
 	if (child)		/* a stale pid (its exit was lost): start afresh */
 		proc_free(child);
-	if (parent->code.n == 0)
+	if (parent->code.n == 0 && !parent->vmas.n)
 		return 0;
 	child = proc_get(c, ev->child_pid);
 	if (!child)
 		return -ENOMEM;
 	memcpy(child->comm, parent->comm, sizeof(child->comm));
 	child->has_agent = parent->has_agent;
+	if (jt_vmas__copy(&child->vmas, &parent->vmas)) {
+		jt_err("out of memory");
+		return -ENOMEM;
+	}
+	child->vmas_read = parent->vmas_read;
+	child->vmas_ts = parent->vmas_ts;
+	child->life_ts = parent->life_ts;
 	for (i = 0; i < parent->code.n; i++) {
 		struct jt_method *pm = parent->code.v[i];
 		struct code k = {
@@ -767,6 +1072,15 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 	if (!p)
 		return -ENOMEM;
 	c->st.events++;
+	/* the lines read with a late one are all in once time moves on (or the process goes) */
+	if (c->nr_pending && (c->pending[0].ts < ev->ts || ev->type == JT_EV_EXEC ||
+			      ev->type == JT_EV_EXIT)) {
+		int err = late_flush(c, ev->ts, ev->type == JT_EV_EXEC ||
+					     ev->type == JT_EV_EXIT ? ev->pid : 0);
+
+		if (err)
+			return err;
+	}
 	switch (ev->type) {
 	case JT_EV_CODE_LOAD:
 		return on_code_load(c, p, ev);
@@ -787,9 +1101,16 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		return on_exit_ev(c, p, ev);
 	case JT_EV_FORK:
 		return on_fork(c, p, ev);
+	case JT_EV_MMAP:
+		return on_mmap(c, p, ev);
 	default:
 		return 0;
 	}
+}
+
+int jt_collector__flush(struct jt_collector *c)
+{
+	return late_flush(c, UINT64_MAX, 0);
 }
 
 int jt_collector__drop(struct jt_collector *c, unsigned int what, uint64_t count, uint64_t ts)

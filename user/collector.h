@@ -18,10 +18,15 @@
  */
 #define JT_PERFMAP_METHODS_MAX 1000000
 
+struct jt_symbols;
+
 struct jt_collector_opts {
 	const char *proc_root;	/* "/proc"; tests point it at a fixture tree */
 	/* live perf-map methods one process may hold (0: JT_PERFMAP_METHODS_MAX) */
 	size_t max_perfmap_methods;
+	/* the file symbols to name native frames by, shared with the source that reads them
+	 * as mappings are made (NULL: the collector keeps its own) */
+	struct jt_symbols *symbols;
 };
 
 struct jt_collector_stats {
@@ -30,8 +35,12 @@ struct jt_collector_stats {
 	uint64_t calls;		/* enter + leave */
 	uint64_t methods;	/* method definitions written */
 	uint64_t procs;		/* processes known now */
+	uint64_t mmaps;		/* executable file mappings seen as they were made */
 	uint64_t unknown_ids;	/* enter/leave/unload of an id never loaded while recording */
 	uint64_t unsure_frames;	/* frames left unnamed: new code or the code it replaced */
+	uint64_t broken_stacks;	/* samples whose stack was cut where it broke */
+	uint64_t late_names;	/* methods named late (JT_REC_LATE written) */
+	uint64_t late_conflicts; /* late lines given up: other code was named at their place */
 	uint64_t perfmap_capped; /* perf map lines past a process's cap, not kept */
 	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
 };
@@ -48,6 +57,8 @@ void jt_collector__free(struct jt_collector *c);
  */
 int jt_collector__event(struct jt_collector *c, const struct jt_event *ev);
 /* Record count lost things of kind what (enum jt_drop) at time ts. */
+/* The end of the events: what waits to be written is written. Returns 0 or -errno. */
+int jt_collector__flush(struct jt_collector *c);
 int jt_collector__drop(struct jt_collector *c, unsigned int what, uint64_t count, uint64_t ts);
 /* Whether pid reports its code through the agent (its perf map is then only a backup). */
 bool jt_collector__has_agent(const struct jt_collector *c, uint32_t pid);

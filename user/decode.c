@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "decode.h"
 #include "jt_javaname.h"
@@ -59,6 +60,10 @@ static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_eve
 	if (len < JT_EV_SAMPLE_FIXED + 8 * n)
 		return -EINVAL;
 	ev->cpu = s->cpu;
+	if (s->h.flags & JT_SAMPLE_LEAF_XOL)
+		ev->flags |= JT_EVENT_LEAF_XOL;
+	if (s->h.flags & JT_SAMPLE_LEAF_TRAMP)
+		ev->flags |= JT_EVENT_LEAF_TRAMP;
 	ev->nr_kernel = s->nr_kernel;
 	ev->nr_user = s->nr_user;
 	ev->len = jt_event__size(8 * n);
@@ -69,6 +74,53 @@ static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_eve
 static void put_comm(struct jt_event *ev, const char *comm)
 {
 	memcpy(ev->comm, comm, JT_COMM_LEN);
+}
+
+/* The command line after the path in ev's tail: NULs between arguments become spaces. */
+static void put_args(struct jt_event *ev, const char *args, size_t n)
+{
+	char *t = (char *)ev->tail + ev->str_len + 1;
+	size_t i;
+
+	while (n && !args[n - 1])
+		n--;
+	for (i = 0; i < n; i++)
+		t[i] = args[i] ? args[i] : ' ';
+	ev->args_len = n;
+	ev->len = jt_event__size(ev->str_len + 1 + n + 1);
+	memset(t + n, 0, (char *)ev + ev->len - (t + n));
+}
+
+static int decode_exec(const struct jt_ev_exec *e, size_t len, struct jt_event *ev)
+{
+	if (len < JT_EV_EXEC_FIXED || e->path_len >= JT_PATH_MAX ||
+	    len < JT_EV_EXEC_FIXED + e->path_len)
+		return -EINVAL;
+	put_comm(ev, e->comm);
+	jt_event__put_str(ev, e->path, bounded_len(e->path, e->path_len));
+	/* a record without its arguments' slot (an older jitrace's) has none */
+	if (len >= sizeof(*e) && e->args_len <= JT_ARGS_MAX)
+		put_args(ev, e->args, e->args_len);
+	return 0;
+}
+
+static int decode_mmap(const struct jt_ev_mmap *m, size_t len, struct jt_event *ev)
+{
+	if (len < JT_EV_MMAP_FIXED || m->path_len >= JT_PATH_MAX ||
+	    len < JT_EV_MMAP_FIXED + m->path_len || m->end <= m->start)
+		return -EINVAL;
+	ev->map_start = m->start;
+	ev->map_end = m->end;
+	ev->map_pgoff = m->pgoff;
+	if (m->flags & JT_MMAP_VDSO) {
+		jt_event__put_str(ev, "[vdso]", 6);
+		return 0;
+	}
+
+	ev->map_ino = m->ino;
+	ev->map_dev = makedev(m->dev >> 20, m->dev & 0xfffff);
+	jt_event__put_str(ev, m->path, bounded_len(m->path, m->path_len));
+	return 0;
 }
 
 int jt_decode(const void *data, size_t len, union jt_event_buf *out)
@@ -100,16 +152,10 @@ int jt_decode(const void *data, size_t len, union jt_event_buf *out)
 		return decode_jcode(data, len, ev);
 	case JT_EV_SAMPLE:
 		return decode_sample(data, len, ev);
-	case JT_EV_EXEC: {
-		const struct jt_ev_exec *e = data;
-
-		if (len < JT_EV_EXEC_FIXED || e->path_len >= JT_PATH_MAX ||
-		    len < JT_EV_EXEC_FIXED + e->path_len)
-			return -EINVAL;
-		put_comm(ev, e->comm);
-		jt_event__put_str(ev, e->path, bounded_len(e->path, e->path_len));
-		return 0;
-	}
+	case JT_EV_EXEC:
+		return decode_exec(data, len, ev);
+	case JT_EV_MMAP:
+		return decode_mmap(data, len, ev);
 	case JT_EV_EXIT:
 	case JT_EV_FORK: {
 		const struct jt_ev_proc *p = data;

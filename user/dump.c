@@ -310,6 +310,17 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 	case JT_REC_LINES:
 		put_lines(o, (const void *)rec);
 		break;
+	case JT_REC_LATE: {
+		const struct jt_rec_late *l = (const void *)rec;
+
+		U64(o, "method", l->method);
+		U64(o, "pid", l->pid);
+		HEX(o, "start", l->start);
+		HEX(o, "size", l->size);
+		PUT(o, " from=");
+		put_time(o, l->from_ts, start);
+		break;
+	}
 	case JT_REC_END: {
 		const struct jt_rec_end *e = (const void *)rec;
 
@@ -326,23 +337,35 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 
 int jt_dump(FILE *out, const char *path, unsigned int flags)
 {
-	struct out o = { .f = out };
-	const struct jt_rec_hdr *rec;
 	struct jt_filter every;
-	struct jt_logsrc src;
-	int ret = 1;
 
 	jt_filter__init(&every);
 	every.salvage = flags & JT_LOGR_SALVAGE;
-	if (jt_logsrc__open(&src, path, &every))
+	return jt_dump_filtered(out, path, &every);
+}
+
+int jt_dump_filtered(FILE *out, const char *path, const struct jt_filter *filter)
+{
+	struct out o = { .f = out };
+	const struct jt_rec_hdr *rec;
+	struct jt_logsrc src;
+	bool kept;
+	int ret = 1;
+
+	if (jt_logsrc__open(&src, path, filter))
 		return 1;
 	o.buf = malloc(OUT_CAP);
 	if (!o.buf) {
 		jt_err("%s: out of memory", path);
 		goto cleanup;
 	}
-	while (!o.err && (rec = jt_logsrc__next(&src, NULL)))
+	while (!o.err && (rec = jt_logsrc__next(&src, &kept))) {
+		/* samples, enters and leaves the filter leaves out are not shown */
+		if (!kept && (rec->type == JT_REC_SAMPLE || rec->type == JT_REC_ENTER ||
+			      rec->type == JT_REC_LEAVE))
+			continue;
 		put_rec(&o, src.lv, rec, src.hdr->start_ns);
+	}
 	out_flush(&o);
 	if (!o.err && fflush(out))
 		o.err = errno ? errno : EIO;

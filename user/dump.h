@@ -14,4 +14,12 @@
  */
 int jt_dump(FILE *out, const char *path, unsigned int flags);
 
+struct jt_filter;
+/*
+ * The same for a log, a directory of segments or several logs read as one (filter->more),
+ * samples, enters and leaves outside filter's time (--from, --to, --last) and processes
+ * left out; the reader's flags from filter (--salvage).
+ */
+int jt_dump_filtered(FILE *out, const char *path, const struct jt_filter *filter);
+
 #endif

@@ -28,6 +28,7 @@ struct raw {
 	uint64_t start, size;
 	size_t name;		/* offset into the names arena */
 	int global;
+	int label;		/* a code label (STT_NOTYPE), not a function */
 };
 
 static int cmp_raw(const void *a, const void *b)
@@ -36,7 +37,9 @@ static int cmp_raw(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	if (x->global != y->global)	/* an alias: the global name first */
+	if (x->label != y->label)	/* an alias: a function before a label, */
+		return x->label - y->label;
+	if (x->global != y->global)	/* the global name first */
 		return y->global - x->global;
 	return (x->size < y->size) - (x->size > y->size);	/* then the one with a size */
 }
@@ -83,6 +86,21 @@ struct collect {
 	size_t names_len, names_cap;
 };
 
+/*
+ * Whether section shndx holds code. An assembly entry point is often a label of no type
+ * there (ld.so's _dl_start_user), which perf names too; a label elsewhere is data.
+ */
+static bool in_code(Elf *elf, size_t shndx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(elf, shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			   const struct seg *segs, size_t nsegs, struct collect *c)
 {
@@ -102,8 +120,9 @@ static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_value)
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC &&
+		     !(type == STT_NOTYPE && in_code(elf, sym.st_shndx))) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name || !to_offset(segs, nsegs, sym.st_value, &off))
@@ -113,7 +132,8 @@ static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		    jt_array_grow(&c->names, &c->names_cap, c->names_len + len, 1))
 			return -ENOMEM;
 		c->raw[c->n++] = (struct raw){ off, sym.st_size, c->names_len,
-					       GELF_ST_BIND(sym.st_info) != STB_LOCAL };
+					       GELF_ST_BIND(sym.st_info) != STB_LOCAL,
+					       type == STT_NOTYPE };
 		memcpy(c->names + c->names_len, name, len);
 		c->names_len += len;
 	}

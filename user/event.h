@@ -49,6 +49,16 @@ struct jt_event {
 			uint32_t child_pid;	/* fork */
 			uint32_t exit_code;	/* exit */
 			char comm[JT_COMM_LEN];	/* as the kernel gave it: maybe no NUL */
+			/* exec: the command line (arguments joined by spaces) follows the
+			 * path's NUL in tail, args_len bytes and a NUL; 0: not known */
+			uint32_t args_len;
+		};
+		struct {		/* mmap: tail holds the path, "" if not known */
+			uint64_t map_start;	/* [map_start, map_end) maps the file */
+			uint64_t map_end;
+			uint64_t map_pgoff;	/* from this offset, in bytes */
+			uint64_t map_ino;	/* the file: st_ino, st_dev (0, 0: the vdso) */
+			uint64_t map_dev;
 		};
 	};
 	uint64_t tail[];
@@ -60,6 +70,9 @@ struct jt_event {
  * rather than counted as too late.
  */
 #define JT_EVENT_LATE_OK 1u
+/* A sample whose user leaf is where the kernel runs uprobes (include/jt_events.h) */
+#define JT_EVENT_LEAF_XOL 2u		/* the [uprobes] page */
+#define JT_EVENT_LEAF_TRAMP 4u		/* an [uprobes-trampoline] page */
 
 #define JT_EVENT_FIXED sizeof(struct jt_event)
 /* The largest event: a sample of two full stacks (names and paths are shorter). */
@@ -77,6 +90,12 @@ typedef int (*jt_event_push_fn)(void *ctx, const struct jt_event *ev);
 static inline const char *jt_event__str(const struct jt_event *ev)
 {
 	return (const char *)ev->tail;
+}
+
+/* An exec's command line, "" if not known. */
+static inline const char *jt_event__args(const struct jt_event *ev)
+{
+	return ev->args_len ? jt_event__str(ev) + ev->str_len + 1 : "";
 }
 
 static inline const uint64_t *jt_event__ips(const struct jt_event *ev)

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* pprof export: samples merged by stack, encoded as profile.proto by hand, then gzipped. */
+/*
+ * pprof export: samples merged by stack, encoded as profile.proto by hand, then gzipped. A
+ * mapping per module the samples ran in (its file, range and file offset, from the log's
+ * module records), "[jit]", "[kernel]" and "[unknown]" for the rest; every location at the
+ * address its frame had in the process.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +12,7 @@
 
 #include "export_common.h"
 #include "export_pprof.h"
+#include "hash.h"
 #include "logsrc.h"
 #include "pb.h"
 #include "util.h"
@@ -26,8 +32,41 @@ struct skey {
 	uint64_t locs[];	/* location ids */
 };
 
+/* A module of the log (JT_REC_MODULE), by id, and its pprof mapping once a frame is in it. */
+struct pmod {
+	uint64_t start, end, pgoff;
+	char *path;		/* NUL-terminated copy */
+	long map;		/* mapping index, -1 until used */
+};
+
+/* A symbol of the log (JT_REC_SYMBOL), by id: where it is. */
+struct psym {
+	uint64_t module;	/* 0: the kernel */
+	uint64_t start;		/* offset into the module's file, or kernel address */
+};
+
+/* A pprof mapping. */
+struct pmap {
+	long file;		/* string index */
+	uint64_t start, limit, offset;
+	bool bounds;		/* start and limit are the module's, not grown from addresses */
+	bool has_functions;	/* some frame in it was named by a symbol (or all are) */
+	bool program;		/* its file is a program (is_program()) */
+	uint64_t weight;	/* samples with a frame in it */
+	uint64_t last;		/* the sample (nr_samples + 1) that last counted in weight */
+};
+
+/* The mappings that are no module. */
+enum { MAP_JIT, MAP_KERNEL, MAP_UNKNOWN, NR_SPECIAL };
+
 struct pprof {
 	struct jt_logsrc src;
+	struct jt_hash mods;		/* module id -> struct pmod */
+	struct jt_hash syms;		/* symbol id -> struct psym */
+	struct pmap *maps;
+	size_t nr_maps, cap_maps;
+	long special[NR_SPECIAL];	/* mapping index, -1 until used */
+	uint32_t *loc_map;		/* mapping index by location index */
 	struct jt_xintern strings;	/* string_table */
 	struct jt_xintern functions;	/* name '\0' file (a JIT frame's: its source file) */
 	struct jt_xintern locations;	/* struct jt_frame, then 'c' for a caller with lines */
@@ -48,6 +87,160 @@ static long str_idx(struct pprof *p, const char *s)
 	return jt_xintern__get(&p->strings, s, strlen(s), NULL);
 }
 
+static void mod_free(struct pmod *m)
+{
+	if (m)
+		free(m->path);
+	free(m);
+}
+
+/* Keep a module or symbol definition for the mappings and addresses. 0 or -ENOMEM. */
+static int define(struct pprof *p, const struct jt_rec_hdr *rec)
+{
+	if (rec->type == JT_REC_MODULE) {
+		const struct jt_rec_module *r = (const void *)rec;
+		struct pmod *m = malloc(sizeof(*m));
+
+		if (!m || !(m->path = strndup(r->path, r->path_len))) {
+			free(m);
+			return -ENOMEM;
+		}
+		m->start = r->start;
+		m->end = r->end;
+		m->pgoff = r->pgoff;
+		m->map = -1;
+		mod_free(jt_hash__del(&p->mods, r->id));	/* --salvage may see one again */
+		if (jt_hash__put(&p->mods, r->id, m)) {
+			free(m->path);
+			free(m);
+			return -ENOMEM;
+		}
+	} else if (rec->type == JT_REC_SYMBOL) {
+		const struct jt_rec_symbol *r = (const void *)rec;
+		struct psym *y = jt_hash__get_new(&p->syms, r->id, sizeof(*y), NULL);
+
+		if (!y)
+			return -ENOMEM;
+		y->module = r->module;
+		y->start = r->start;
+	}
+	return 0;
+}
+
+/* Whether a file is a program, as pprof tells them: not "[...]", not a library (*.so*). */
+static bool is_program(const char *path)
+{
+	const char *base = strrchr(path, '/'), *so;
+
+	base = base ? base + 1 : path;
+	if (!base[0] || base[0] == '[')
+		return false;
+	for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
+		if (!so[3] || so[3] == ' ' ||	/* " (deleted)" */
+		    ((so[3] == '.' || so[3] == '_') && so[4] >= '0' && so[4] <= '9'))
+			return false;
+	return true;
+}
+
+/* A new mapping named file; its index, or -ENOMEM. */
+static long new_map(struct pprof *p, const char *file)
+{
+	long name = str_idx(p, file);
+
+	if (name < 0 || jt_array_grow(&p->maps, &p->cap_maps, p->nr_maps + 1, sizeof(*p->maps)))
+		return -ENOMEM;
+	p->maps[p->nr_maps] = (struct pmap){ .file = name, .program = is_program(file) };
+	return p->nr_maps++;
+}
+
+/* The mapping of module m, made at its first frame. */
+static long module_map(struct pprof *p, struct pmod *m)
+{
+	long map;
+
+	if (m->map >= 0)
+		return m->map;
+	map = new_map(p, m->path);
+	if (map < 0)
+		return map;
+	p->maps[map].start = m->start;
+	p->maps[map].limit = m->end;
+	p->maps[map].offset = m->pgoff;
+	p->maps[map].bounds = true;
+	m->map = map;
+	return map;
+}
+
+static long special_map(struct pprof *p, int which)
+{
+	static const char *const names[] = {
+		[MAP_JIT] = "[jit]", [MAP_KERNEL] = "[kernel]", [MAP_UNKNOWN] = "[unknown]",
+	};
+	long map = p->special[which];
+
+	if (map >= 0)
+		return map;
+	map = new_map(p, names[which]);
+	if (map < 0)
+		return map;
+	/* named by the join or by kallsyms: nothing for pprof to look up */
+	p->maps[map].has_functions = which != MAP_UNKNOWN;
+	p->special[which] = map;
+	return map;
+}
+
+/*
+ * Where frame f was in its process and in which mapping: a JIT method's start plus the
+ * offset; a native frame's module start plus its file offset (a symbol's offset into the
+ * file plus the frame's into the symbol) less the mapping's file offset; a kernel symbol's
+ * address plus the offset; a bare address as it is. *addr gets the address. Returns the
+ * mapping index or -ENOMEM.
+ */
+static long frame_map(struct pprof *p, const struct jt_frame *f, uint64_t *addr)
+{
+	uint64_t id = JT_FRAME_ID(f->ref);
+	const struct jt_lv_method *meth;
+	const struct psym *y = NULL;
+	struct pmod *m = NULL;
+	uint64_t file_off = f->off;
+	long map;
+
+	*addr = f->off;
+	switch (JT_FRAME_KIND(f->ref)) {
+	case JT_FRAME_METHOD:
+		meth = jt_lv__method(p->src.lv, id);
+		if (!meth)
+			break;
+		*addr = meth->start + f->off;
+		return special_map(p, MAP_JIT);
+	case JT_FRAME_KERNEL:
+		return special_map(p, MAP_KERNEL);
+	case JT_FRAME_SYMBOL:
+		y = jt_hash__get(&p->syms, id);
+		if (y && !y->module) {
+			*addr = y->start + f->off;
+			return special_map(p, MAP_KERNEL);
+		}
+		m = y ? jt_hash__get(&p->mods, y->module) : NULL;
+		file_off = y ? y->start + f->off : 0;
+		break;
+	case JT_FRAME_MODULE:
+		m = jt_hash__get(&p->mods, id);
+		break;
+	default:
+		break;
+	}
+	if (!m)		/* a bare user address, or what --salvage left undefined */
+		return special_map(p, MAP_UNKNOWN);
+	map = module_map(p, m);
+	if (map < 0)
+		return map;
+	*addr = m->start + file_off - m->pgoff;
+	if (y)
+		p->maps[map].has_functions = true;
+	return map;
+}
+
 /*
  * The location of a frame, with its function, created at first sight. Returns its index.
  * A JIT frame whose method has source lines gets its line (a caller's: that of its call,
@@ -60,12 +253,12 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 	unsigned char lkey[sizeof(*f) + 1];
 	uint64_t id = JT_FRAME_ID(f->ref);
 	bool method = JT_FRAME_KIND(f->ref) == JT_FRAME_METHOD, added, has_line;
-	const struct jt_lv_method *m;
-	size_t nlen, flen, cap_func, klen = sizeof(*f);
+	size_t nlen, flen, cap_func, cap_map, klen = sizeof(*f);
 	const char *name, *file;
 	uint32_t src_file = 0, line = 0;
 	enum jt_lv_kind kind;
-	long loc, fn;
+	long loc, fn, map;
+	uint64_t addr;
 
 	memcpy(lkey, f, sizeof(*f));
 	if (caller && method && jt_lv__method_has_lines(p->src.lv, id))
@@ -95,14 +288,24 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 	}
 
 	cap_func = p->cap_locs;
+	cap_map = p->cap_locs;
 	if (jt_array_grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
 	    jt_array_grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)) ||
+	    jt_array_grow(&p->loc_map, &cap_map, loc + 1, sizeof(*p->loc_map)) ||
 	    jt_array_grow(&p->loc_line, &p->cap_lines, loc + 1, sizeof(*p->loc_line)))
 		return -ENOMEM;
-	/* a JIT frame's address is where it ran; others keep the offset the log has */
-	m = method ? jt_lv__method(p->src.lv, id) : NULL;
-	p->loc_addr[loc] = m ? m->start + f->off : f->off;
+	map = frame_map(p, f, &addr);
+	if (map < 0)
+		return map;
+	if (!p->maps[map].bounds) {	/* a mapping that is no module spans its addresses */
+		if (p->maps[map].start == p->maps[map].limit || addr < p->maps[map].start)
+			p->maps[map].start = addr;
+		if (addr >= p->maps[map].limit)
+			p->maps[map].limit = addr < UINT64_MAX ? addr + 1 : addr;
+	}
+	p->loc_addr[loc] = addr;
 	p->loc_func[loc] = fn;
+	p->loc_map[loc] = map;
 	p->loc_line[loc] = has_line ? line : 0;
 	return loc;
 }
@@ -125,10 +328,16 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 	for (i = 0; i < s->nr_frames; i++) {
 		/* frames past the first user frame are callers (without lines: no matter) */
 		long loc = location(p, &s->frames[i], user < i);
+		struct pmap *map;
 
 		if (loc < 0)
 			return -ENOMEM;
 		p->key->locs[i] = loc + 1;
+		map = &p->maps[p->loc_map[loc]];
+		if (map->last != p->nr_samples + 1) {	/* once a sample */
+			map->last = p->nr_samples + 1;
+			map->weight++;
+		}
 	}
 	idx = jt_xintern__get(&p->samples, p->key, klen, &added);
 	if (idx < 0 || jt_array_grow(&p->counts, &p->cap_samples, idx + 1, sizeof(*p->counts)))
@@ -185,19 +394,110 @@ static int fixed_strings(struct pprof *p)
 	return p->s[S_HOST] < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * The CPU time of n samples at hz: n * 1e9 / hz nanoseconds, rounded, computed whole (999
+ * samples at 999 Hz are 1 s, not 999 times a period cut to 1,001,001 ns).
+ */
+static uint64_t cpu_ns(uint64_t n, uint32_t hz)
+{
+	unsigned __int128 ns;
+
+	if (!hz)
+		return 0;
+	ns = ((unsigned __int128)n * 1000000000U + hz / 2) / hz;
+	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+static int cmp_maps(const void *a, const void *b, void *ctx)
+{
+	const struct pmap *maps = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (maps[x].weight != maps[y].weight)
+		return maps[x].weight > maps[y].weight ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The mappings: the busiest program first (pprof's main binary, which names the profile:
+ * "File: toyjit"), then the rest busiest first (most samples with a frame in them); each
+ * one's id by index in *ids (malloc'd).
+ */
+static int encode_mappings(struct pprof *p, struct jt_pb *b, uint32_t **ids)
+{
+	uint32_t *order = malloc((p->nr_maps + 1) * sizeof(*order));
+	size_t i, m;
+
+	*ids = malloc((p->nr_maps + 1) * sizeof(**ids));
+	if (!order || !*ids) {
+		free(order);
+		free(*ids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nr_maps; i++)
+		order[i] = i;
+	qsort_r(order, p->nr_maps, sizeof(*order), cmp_maps, p->maps);
+	for (i = 0; i < p->nr_maps; i++) {
+		uint32_t main_map = order[i];
+
+		if (!p->maps[main_map].program)
+			continue;
+		memmove(order + 1, order, i * sizeof(*order));
+		order[0] = main_map;
+		break;
+	}
+	for (i = 0; i < p->nr_maps; i++) {
+		const struct pmap *map = &p->maps[order[i]];
+
+		(*ids)[order[i]] = i + 1;
+		m = jt_pb__begin(b, P_MAPPING);
+		jt_pb__uint(b, 1, i + 1);
+		jt_pb__uint(b, 2, map->start);
+		jt_pb__uint(b, 3, map->limit);
+		jt_pb__uint(b, 4, map->offset);
+		jt_pb__uint(b, 5, map->file);
+		if (map->has_functions)
+			jt_pb__uint(b, 7, 1);
+		jt_pb__end(b, m);
+	}
+	free(order);
+	return 0;
+}
+
+static int cmp_samples(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *counts = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (counts[x] != counts[y])
+		return counts[x] > counts[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 static int encode(struct pprof *p, struct jt_pb *b)
 {
 	const struct jt_log_header *h = p->src.hdr;
-	uint64_t period = h->sample_hz ? 1000000000ULL / h->sample_hz : 0;
+	uint32_t hz = h->sample_hz, *map_ids, *order;
 	long s_samples = p->s[S_SAMPLES], s_count = p->s[S_COUNT], s_cpu = p->s[S_CPU];
 	long s_ns = p->s[S_NS], s_pid = p->s[S_PID], s_tid = p->s[S_TID];
 	long s_comm = p->s[S_COMM], s_host = p->s[S_HOST];
 	size_t i, j, m, mm, len;
 
+	/*
+	 * The heaviest stacks first: pprof meets mappings in the order of its samples and
+	 * takes the first program it meets for the main binary.
+	 */
+	order = malloc((p->samples.n + 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < p->samples.n; i++)
+		order[i] = i;
+	qsort_r(order, p->samples.n, sizeof(*order), cmp_samples, p->counts);
 	value_type(b, P_SAMPLE_TYPE, s_samples, s_count);
 	value_type(b, P_SAMPLE_TYPE, s_cpu, s_ns);
 	for (i = 0; i < p->samples.n; i++) {
-		const struct skey *k = jt_xintern__key(&p->samples, i, &len);
+		uint64_t n = p->counts[order[i]];
+		const struct skey *k = jt_xintern__key(&p->samples, order[i], &len);
 
 		m = jt_pb__begin(b, P_SAMPLE);
 		mm = jt_pb__begin(b, 1);		/* location_id, packed */
@@ -205,8 +505,8 @@ static int encode(struct pprof *p, struct jt_pb *b)
 			jt_pb__varint(b, k->locs[j]);
 		jt_pb__end(b, mm);
 		mm = jt_pb__begin(b, 2);		/* value, packed */
-		jt_pb__varint(b, p->counts[i]);
-		jt_pb__varint(b, p->counts[i] * period);
+		jt_pb__varint(b, n);
+		jt_pb__varint(b, cpu_ns(n, hz));
 		jt_pb__end(b, mm);
 		label(b, s_pid, 0, k->pid);
 		label(b, s_tid, 0, k->tid);
@@ -214,9 +514,13 @@ static int encode(struct pprof *p, struct jt_pb *b)
 			label(b, s_comm, k->comm, 0);
 		jt_pb__end(b, m);
 	}
+	free(order);
+	if (encode_mappings(p, b, &map_ids))
+		return -ENOMEM;
 	for (i = 0; i < p->locations.n; i++) {
 		m = jt_pb__begin(b, P_LOCATION);
 		jt_pb__uint(b, 1, i + 1);
+		jt_pb__uint(b, 2, map_ids[p->loc_map[i]]);
 		if (p->loc_addr[i])
 			jt_pb__uint(b, 3, p->loc_addr[i]);
 		mm = jt_pb__begin(b, 4);		/* line */
@@ -226,6 +530,7 @@ static int encode(struct pprof *p, struct jt_pb *b)
 		jt_pb__end(b, mm);
 		jt_pb__end(b, m);
 	}
+	free(map_ids);
 	for (i = 0; i < p->functions.n; i++) {
 		const char *key = jt_xintern__key(&p->functions, i, &len);
 		size_t nlen = strlen(key);
@@ -249,11 +554,16 @@ static int encode(struct pprof *p, struct jt_pb *b)
 	jt_pb__uint(b, P_TIME_NANOS, h->start_ns + h->realtime_offset_ns);
 	jt_pb__uint(b, P_DURATION_NANOS, jt_logsrc__rel(&p->src, p->src.last_ts));
 	value_type(b, P_PERIOD_TYPE, s_cpu, s_ns);
-	jt_pb__uint(b, P_PERIOD, period);
+	jt_pb__uint(b, P_PERIOD, cpu_ns(1, hz));
 	m = jt_pb__begin(b, P_COMMENT);
 	jt_pb__varint(b, s_host);
 	jt_pb__end(b, m);
-	jt_pb__uint(b, P_DEFAULT_SAMPLE_TYPE, s_cpu);
+	/*
+	 * Samples by default: `go tool pprof` then prints the counts report has. A sample is
+	 * 1e9 / Hz ns of CPU, rarely whole: at 999 Hz, 1.001001 ms, so durations would read
+	 * "2749.75ms" for 2747 samples; -sample_index=cpu shows them.
+	 */
+	jt_pb__uint(b, P_DEFAULT_SAMPLE_TYPE, s_samples);
 	return b->err;
 }
 
@@ -296,10 +606,13 @@ static int gzip_to(FILE *out, const struct jt_pb *b, const char *what)
 
 int jt_export_pprof(FILE *out, const char *path, const struct jt_filter *filter)
 {
-	struct pprof p = { 0 };
+	struct pprof p = { .special = { -1, -1, -1 } };
 	const struct jt_rec_hdr *rec;
 	struct jt_pb b = { 0 };
+	size_t pos = 0;
+	uint64_t key;
 	int ret = 1;
+	void *val;
 	bool kept;
 
 	if (jt_logsrc__open(&p.src, path, filter))
@@ -308,7 +621,8 @@ int jt_export_pprof(FILE *out, const char *path, const struct jt_filter *filter)
 	if (!p.key || fixed_strings(&p))
 		goto nomem;
 	while ((rec = jt_logsrc__next(&p.src, &kept))) {
-		if (kept && rec->type == JT_REC_SAMPLE && add_sample(&p, (const void *)rec))
+		if (define(&p, rec) ||
+		    (kept && rec->type == JT_REC_SAMPLE && add_sample(&p, (const void *)rec)))
 			goto nomem;
 	}
 	if (jt_logsrc__finish(&p.src, "exported"))
@@ -328,7 +642,16 @@ cleanup:
 	free(p.loc_addr);
 	free(p.loc_func);
 	free(p.loc_line);
+	free(p.loc_map);
+	free(p.maps);
 	free(p.func_start);
+	while (jt_hash__next(&p.mods, &pos, &key, &val))
+		mod_free(val);
+	jt_hash__fini(&p.mods);
+	pos = 0;
+	while (jt_hash__next(&p.syms, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(&p.syms);
 	free(p.counts);
 	jt_xintern__fini(&p.strings);
 	jt_xintern__fini(&p.functions);

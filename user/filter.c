@@ -13,7 +13,7 @@
 
 void jt_filter__init(struct jt_filter *f)
 {
-	*f = (struct jt_filter){ .to = -1, .to_ns = UINT64_MAX };
+	*f = (struct jt_filter){ .to = -1, .last = -1, .to_ns = UINT64_MAX };
 }
 
 static int parse_secs(const char *what, const char *arg, double *out)
@@ -72,6 +72,8 @@ int jt_filter__parse(struct jt_filter *f, const char *what, const char *arg)
 		return parse_secs(what, arg, &f->from);
 	if (!strcmp(what, "--to"))
 		return parse_secs(what, arg, &f->to);
+	if (!strcmp(what, "--last"))
+		return parse_secs(what, arg, &f->last);
 	jt_err("no filter %s", what);
 	return -EINVAL;
 }
@@ -92,6 +94,8 @@ int jt_filter__option(struct jt_filter *f, int c, const char *arg)
 		return jt_filter__parse(f, "--from", arg);
 	case JT_FILTER_OPT_TO:
 		return jt_filter__parse(f, "--to", arg);
+	case JT_FILTER_OPT_LAST:
+		return jt_filter__parse(f, "--last", arg);
 	case JT_FILTER_OPT_SALVAGE:
 		f->salvage = true;
 		return 0;
@@ -111,8 +115,16 @@ int jt_filter__check(const struct jt_filter *f)
 
 void jt_filter__start(struct jt_filter *f, uint64_t start_ns)
 {
+	uint64_t last_ns;
+
 	f->from_ns = start_ns + (uint64_t)(f->from * 1e9);
 	f->to_ns = f->to < 0 ? UINT64_MAX : start_ns + (uint64_t)(f->to * 1e9);
+	/* the last seconds of what was recorded, within --from and --to if given too */
+	if (f->last < 0 || f->last * 1e9 >= (double)f->end_ns)
+		return;
+	last_ns = (uint64_t)(f->last * 1e9);
+	if (f->end_ns - last_ns > f->from_ns)
+		f->from_ns = f->end_ns - last_ns;
 }
 
 bool jt_filter__keep(const struct jt_filter *f, const struct jt_lv *lv, uint64_t ts,
@@ -153,6 +165,8 @@ bool jt_filter__describe(const struct jt_filter *f, char *buf, size_t cap)
 		if (f->to >= 0)
 			ADD(" to %g s", f->to);
 	}
+	if (f->last >= 0)
+		ADD("%slast %g s", n ? ", " : "", f->last);
 #undef ADD
 	return n > 0;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_common.h"
 #include "flamegraph.h"
 #include "folded.h"
 #include "hash.h"
@@ -32,11 +33,27 @@ struct node_lines {
 	struct line_n v[];
 };
 
+/*
+ * --diff: the base log's tree beside the new one's that is drawn. Both trees have a node
+ * per command name (comm) where they would have one per process: processes differ
+ * between recordings, command names carry over.
+ */
+struct fdiff {
+	const struct jt_stacks *base;
+	const struct jt_logsrc *base_src;
+	const char *base_path;
+	uint32_t *match;	/* by new node: the base node at the same path, or JT_STK_NONE */
+	uint64_t base_total;
+	double scale;		/* the change, in points, that gets the deepest colour */
+	struct jt_xintern *comms;	/* the node name of a process node - 1: its comm */
+};
+
 struct svg {
 	FILE *out;
 	const struct jt_stacks *s;
 	const struct jt_lv *lv;
 	const struct jt_hash *lines;	/* node -> struct node_lines, JIT frames with lines */
+	const struct fdiff *diff;	/* NULL unless --diff */
 	bool per_proc;
 	uint64_t total;
 	double scale;		/* pixels per sample */
@@ -152,21 +169,64 @@ static const char *kind_word(int kind)
 	return kind == -1 ? "process" : kind == -2 ? "all" : jt_lv__kind_name(kind);
 }
 
-static void frame(struct svg *g, const char *name, int kind, uint64_t start, uint64_t n,
-		  unsigned int level, const char *more)
+static double share(uint64_t n, uint64_t of)
 {
-	double x = PAD_X + start * g->scale, w = n * g->scale;
+	return of ? 100.0 * n / of : 0;
+}
+
+/* The base's samples at new node idx, and the change of its share in points. */
+static double diff_change(const struct svg *g, uint32_t idx, uint64_t *base_n)
+{
+	const struct fdiff *d = g->diff;
+	uint32_t b = d->match[idx];
+
+	*base_n = b == JT_STK_NONE ? 0 : jt_stacks__node(d->base, b)->total;
+	return share(jt_stacks__node(g->s, idx)->total, g->total) - share(*base_n, d->base_total);
+}
+
+/*
+ * --diff: red where a frame's share of samples grew from the base, blue where it shrank,
+ * the deeper the more (the largest change, or 1 point if all are smaller, is the deepest);
+ * grey where it stayed.
+ */
+static void diff_colour(char *buf, size_t cap, double chg, double scale)
+{
+	double t = (chg < 0 ? -chg : chg) / scale;
+	int v = (int)(220 - 200 * (t > 1 ? 1 : t));
+
+	if (chg > -0.005 && chg < 0.005)
+		snprintf(buf, cap, "rgb(225,225,225)");
+	else if (chg > 0)
+		snprintf(buf, cap, "rgb(255,%d,%d)", v, v);
+	else
+		snprintf(buf, cap, "rgb(%d,%d,255)", v, v);
+}
+
+static void frame(struct svg *g, uint32_t idx, const char *name, int kind, uint64_t start,
+		  uint64_t n, unsigned int level, const char *more)
+{
+	double x = PAD_X + start * g->scale, w = n * g->scale, chg = 0;
 	double y = g->height - PAD_BOTTOM - (level + 1.0) * FRAME_H;
+	uint64_t base_n = 0;
 	char fill[32];
 
-	colour(fill, sizeof(fill), name, kind);
+	if (g->diff) {
+		chg = diff_change(g, idx, &base_n);
+		diff_colour(fill, sizeof(fill), chg, g->diff->scale);
+	} else {
+		colour(fill, sizeof(fill), name, kind);
+	}
 	fprintf(g->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
 		"\" data-d=\"%u\"><title>", start, n, level);
 	xml(g->out, name, SIZE_MAX);
 	fprintf(g->out, "\n%" PRIu64 " sample%s, %.2f%%, %s", n, n == 1 ? "" : "s",
-		g->total ? 100.0 * n / g->total : 0, kind_word(kind));
+		share(n, g->total), kind_word(kind));
 	if (more)
 		xml(g->out, more, SIZE_MAX);
+	if (g->diff)
+		fprintf(g->out, "; base: %" PRIu64 " sample%s, %.2f%%; change: %+.2f points",
+			base_n, base_n == 1 ? "" : "s", share(base_n, g->diff->base_total),
+			chg);
 	fprintf(g->out, "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
 		"fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.0f\">", x, y, w, FRAME_H - 1, fill,
 		x + 3, y + 11.5);
@@ -215,6 +275,15 @@ static const char *line_note(const struct svg *g, uint32_t idx, char *buf, size_
 	return buf;
 }
 
+/* --diff: a process node's label, its command name (made printable), from its number. */
+static void comm_label(const struct jt_xintern *comms, uint32_t num, char *buf, size_t cap)
+{
+	size_t len;
+	const char *comm = jt_xintern__key(comms, num - 1, &len);
+
+	jt_text__escape(buf, cap, comm, len);
+}
+
 static void draw_node(struct svg *g, uint32_t idx, uint64_t start, unsigned int level)
 {
 	const struct jt_stk_node *n = jt_stacks__node(g->s, idx);
@@ -223,13 +292,16 @@ static void draw_node(struct svg *g, uint32_t idx, uint64_t start, unsigned int 
 	const char *name;
 
 	if (n->depth == 0) {
-		frame(g, "all", -2, start, n->total, level, NULL);
+		frame(g, idx, "all", -2, start, n->total, level, NULL);
 	} else if (n->depth == 1) {
-		jt_stacks__proc_label(g->lv, n->name, label_buf, sizeof(label_buf));
-		frame(g, label_buf, -1, start, n->total, level, NULL);
+		if (g->diff)
+			comm_label(g->diff->comms, n->name, label_buf, sizeof(label_buf));
+		else
+			jt_stacks__proc_label(g->lv, n->name, label_buf, sizeof(label_buf));
+		frame(g, idx, label_buf, -1, start, n->total, level, NULL);
 	} else {
 		name = jt_stacks__name(g->s, n->name, &kind);
-		frame(g, name, kind, start, n->total, level,
+		frame(g, idx, name, kind, start, n->total, level,
 		      line_note(g, idx, note, sizeof(note)));
 	}
 }
@@ -406,14 +478,16 @@ static const char style[] =
 ".hide { display: none; }\n";
 
 static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_logsrc *src,
-		     const struct jt_hash *lines, const struct jt_flame_opts *o)
+		     const struct jt_hash *lines, const struct fdiff *diff,
+		     const struct jt_flame_opts *o)
 {
 	const struct jt_stk_node *root = jt_stacks__node(s, JT_STK_ROOT);
-	struct svg g = { .out = out, .s = s, .lv = src->lv, .lines = lines,
+	struct svg g = { .out = out, .s = s, .lv = src->lv, .lines = lines, .diff = diff,
 			 .total = root->total };
 	unsigned int width = o->width ? o->width : 1200;
 
-	g.per_proc = jt_stacks__per_proc(s, src->hdr->flags);
+	g.per_proc = jt_stacks__per_proc(s, src->hdr->flags) ||
+		     (diff && jt_stacks__per_proc(diff->base, diff->base_src->hdr->flags));
 	g.width = width;
 	g.min_width = o->min_width > 0 ? o->min_width : 0.1;
 	g.scale = g.total ? (double)(width - 2 * PAD_X) / g.total : 0;
@@ -431,14 +505,24 @@ static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_logsr
 		"<text id=\"title\" x=\"%u\" y=\"22\" text-anchor=\"middle\">", width / 2);
 	if (o->title) {
 		xml(out, o->title, SIZE_MAX);
+	} else if (diff) {
+		fputs("Flame graph: ", out);
+		xml(out, o->path, SIZE_MAX);
+		fputs(" against ", out);
+		xml(out, diff->base_path, SIZE_MAX);
 	} else {
 		fputs("Flame graph: ", out);
 		xml(out, o->path, SIZE_MAX);
 	}
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"38\" text-anchor=\"middle\">"
-		"%" PRIu64 " samples at %u Hz, %" PRIu64 " lost; JIT green, native warm, kernel "
-		"blue; click to zoom</text>\n", width / 2, g.total, src->hdr->sample_hz,
-		jt_logsrc__dropped(src));
+		"%" PRIu64 " samples at %u Hz, %" PRIu64 " lost; ", width / 2, g.total,
+		src->hdr->sample_hz,
+		jt_logsrc__dropped(src) + (diff ? jt_logsrc__dropped(diff->base_src) : 0));
+	if (diff)
+		fprintf(out, "base %" PRIu64 " samples; shares of each log's samples: red grew, "
+			"blue shrank; click to zoom</text>\n", diff->base_total);
+	else
+		fputs("JIT green, native warm, kernel blue; click to zoom</text>\n", out);
 	fprintf(out, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"22\">Reset zoom</text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search"
 		"</text>\n<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
@@ -513,40 +597,235 @@ static void lines_free(struct jt_hash *lines)
 	jt_hash__fini(lines);
 }
 
-int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
+/*
+ * --diff: a copy of the sample (in *buf) under the number of its process's command name in
+ * comms (from 1), so that the same program's stacks meet in both logs. NULL (reported)
+ * without memory.
+ */
+static const struct jt_rec_sample *by_comm(const struct jt_rec_sample *smp, const struct jt_lv *lv,
+					   struct jt_xintern *comms, struct jt_rec_sample **buf,
+					   size_t *cap)
 {
+	const struct jt_lv_proc *p = jt_lv__proc(lv, smp->pid);
+	char unknown[32];
+	const char *comm = p && p->comm[0] ? p->comm : unknown;
+	long num;
+
+	snprintf(unknown, sizeof(unknown), "[pid %u]", smp->pid);
+	num = jt_xintern__get(comms, comm, strlen(comm), NULL);
+	if (num < 0 || num >= UINT32_MAX || jt_array_grow(buf, cap, smp->h.size, 1)) {
+		jt_err("out of memory comparing flame graphs");
+		return NULL;
+	}
+	memcpy(*buf, smp, smp->h.size);
+	(*buf)->pid = num + 1;
+	return *buf;
+}
+
+/*
+ * Read the log src was opened on into s: each kept sample, and with lines the source line
+ * of each JIT frame (tally_sample); with comms, each under its command name (by_comm).
+ * Returns 0 or -1 (reported).
+ */
+static int read_stacks(struct jt_logsrc *src, struct jt_stacks *s, struct jt_hash *lines,
+		       struct jt_xintern *comms)
+{
+	const struct jt_rec_sample *smp;
 	const struct jt_rec_hdr *rec;
-	struct jt_stacks *s = NULL;
-	struct jt_hash lines = { 0 };
-	struct jt_logsrc src;
+	struct jt_rec_sample *buf = NULL;
+	size_t cap = 0;
 	uint32_t leaf;
-	int ret = 1, err = 0;
+	int err = 0;
 	bool kept;
 
-	if (jt_logsrc__open(&src, o->path, &o->filter))
-		return 1;
-	s = jt_stacks__new();
-	if (!s)
-		goto out;
-	while (!err && (rec = jt_logsrc__next(&src, &kept))) {
+	while (!err && (rec = jt_logsrc__next(src, &kept))) {
 		err = jt_stacks__saw(s, rec);
 		if (err || !kept || rec->type != JT_REC_SAMPLE)
 			continue;
-		err = jt_stacks__add(s, src.lv, (const void *)rec, &leaf);
-		if (!err && !o->folded && jt_lv__has_lines(src.lv) &&
-		    tally_sample(&lines, s, src.lv, (const void *)rec, leaf)) {
+		smp = (const void *)rec;
+		if (comms && !(smp = by_comm(smp, src->lv, comms, &buf, &cap))) {
+			err = -ENOMEM;
+			break;
+		}
+		err = jt_stacks__add(s, src->lv, smp, &leaf);
+		if (!err && lines && jt_lv__has_lines(src->lv) &&
+		    tally_sample(lines, s, src->lv, smp, leaf)) {
 			jt_err("out of memory tallying source lines");
 			err = -ENOMEM;
 		}
 	}
-	if (err || jt_logsrc__finish(&src, "drawn"))
-		goto out;
+	free(buf);
+	if (err || jt_logsrc__finish(src, "drawn"))
+		return -1;
 	jt_stacks__sort(s);
+	return 0;
+}
+
+/*
+ * The key of node idx of s under the base node matched to its parent (parent), into *buf:
+ * the parent, then a process node's number (0 when lone: the one process of each log),
+ * or a frame's kind and name. Returns its length, or 0 without memory.
+ */
+static size_t path_key(const struct jt_stacks *s, uint32_t idx, uint32_t parent, bool lone,
+		       char **buf, size_t *cap)
+{
+	const struct jt_stk_node *n = jt_stacks__node(s, idx);
+	uint32_t key[2] = { parent, lone ? 0 : n->name };
+	const char *name = "";
+	enum jt_lv_kind kind;
+	size_t len = 0;
+
+	if (n->depth > 1) {
+		name = jt_stacks__name(s, n->name, &kind);
+		len = strlen(name);
+		key[1] = kind;
+	}
+	if (jt_array_grow(buf, cap, sizeof(key) + len, 1))
+		return 0;
+	memcpy(*buf, key, sizeof(key));
+	memcpy(*buf + sizeof(key), name, len);
+	return sizeof(key) + len;
+}
+
+/*
+ * --diff: for each node of the new tree, the node of the base tree at the same path (the
+ * same names and kinds, and command names, from the root), or JT_STK_NONE. When neither
+ * graph has a root per process (lone), the one process of each matches whatever its name.
+ * A node's parent always comes before it. Returns the array (malloc'd) or NULL (out of
+ * memory).
+ */
+static uint32_t *match_nodes(const struct jt_stacks *nw, const struct jt_stacks *base, bool lone)
+{
+	size_t nn = jt_stacks__nr_nodes(nw), nb = jt_stacks__nr_nodes(base), i, len, kcap = 0;
+	uint32_t *match = malloc(nn * sizeof(*match)), *bnode = malloc(nb * sizeof(*bnode));
+	struct jt_xintern paths = { 0 };
+	size_t nr_base;
+	char *kbuf = NULL;
+	long k;
+
+	if (!match || !bnode)
+		goto nomem;
+	for (i = 1; i < nb; i++) {	/* the base's nodes by path */
+		len = path_key(base, i, jt_stacks__node(base, i)->parent, lone, &kbuf, &kcap);
+		k = len ? jt_xintern__get(&paths, kbuf, len, NULL) : -ENOMEM;
+		if (k < 0)
+			goto nomem;
+		bnode[k] = i;
+	}
+	nr_base = paths.n;
+	match[JT_STK_ROOT] = JT_STK_ROOT;
+	for (i = 1; i < nn; i++) {
+		uint32_t parent = match[jt_stacks__node(nw, i)->parent];
+
+		match[i] = JT_STK_NONE;
+		if (parent == JT_STK_NONE)
+			continue;
+		len = path_key(nw, i, parent, lone, &kbuf, &kcap);
+		k = len ? jt_xintern__get(&paths, kbuf, len, NULL) : -ENOMEM;
+		if (k < 0)
+			goto nomem;
+		if ((size_t)k < nr_base)	/* else a key the base has not: added past them */
+			match[i] = bnode[k];
+	}
+	free(kbuf);
+	free(bnode);
+	jt_xintern__fini(&paths);
+	return match;
+nomem:
+	free(kbuf);
+	free(bnode);
+	free(match);
+	jt_xintern__fini(&paths);
+	return NULL;
+}
+
+/* The largest change, in points, of any new node's share, and at least 1. */
+static double largest_change(const struct svg *g)
+{
+	size_t i, n = jt_stacks__nr_nodes(g->s);
+	double most = 1, chg;
+	uint64_t base_n;
+
+	for (i = 0; i < n; i++) {
+		chg = diff_change(g, i, &base_n);
+		if (chg > most || -chg > most)
+			most = chg < 0 ? -chg : chg;
+	}
+	return most;
+}
+
+/* --diff: the new log's flame graph coloured by how each frame's share moved. */
+static int flame_diff(FILE *out, const struct jt_flame_opts *o)
+{
+	struct jt_stacks *s = NULL, *bs = NULL;
+	struct jt_xintern comms = { 0 };
+	struct jt_logsrc src, bsrc;
+	struct fdiff d = { .base_path = o->base, .comms = &comms };
+	struct svg probe;
+	bool lone;
+	int ret = 1, err;
+
+	if (jt_logsrc__open(&bsrc, o->base, &o->filter))
+		return 1;
+	if (jt_logsrc__open(&src, o->path, &o->filter)) {
+		jt_logsrc__close(&bsrc);
+		return 1;
+	}
+	bs = jt_stacks__new();
+	s = jt_stacks__new();
+	if (!bs || !s || read_stacks(&bsrc, bs, NULL, &comms) || read_stacks(&src, s, NULL, &comms))
+		goto out;
+	lone = !jt_stacks__per_proc(s, src.hdr->flags) && !jt_stacks__per_proc(bs, bsrc.hdr->flags);
+	d.base = bs;
+	d.base_src = &bsrc;
+	d.base_total = jt_stacks__node(bs, JT_STK_ROOT)->total;
+	d.match = match_nodes(s, bs, lone);
+	if (!d.match) {
+		jt_err("out of memory comparing flame graphs");
+		goto out;
+	}
+	probe = (struct svg){ .s = s, .diff = &d, .total = jt_stacks__node(s, JT_STK_ROOT)->total };
+	d.scale = largest_change(&probe);
+	err = write_svg(out, s, &src, NULL, &d, o);
+	if (err == -ENOMEM)
+		jt_err("out of memory writing the flame graph");
+	else if (err || fflush(out) || ferror(out))
+		jt_err("writing the flame graph: %s", strerror(errno ? errno : EIO));
+	else
+		ret = 0;
+out:
+	free(d.match);
+	jt_xintern__fini(&comms);
+	jt_stacks__free(s);
+	jt_stacks__free(bs);
+	jt_logsrc__close(&src);
+	jt_logsrc__close(&bsrc);
+	return ret;
+}
+
+int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
+{
+	struct jt_stacks *s = NULL;
+	struct jt_hash lines = { 0 };
+	struct jt_logsrc src;
+	int ret = 1, err;
+
+	if (o->base && o->folded) {
+		jt_err("--diff draws an SVG: it has no --folded form");
+		return 1;
+	}
+	if (o->base)
+		return flame_diff(out, o);
+	if (jt_logsrc__open(&src, o->path, &o->filter))
+		return 1;
+	s = jt_stacks__new();
+	if (!s || read_stacks(&src, s, o->folded ? NULL : &lines, NULL))
+		goto out;
 	if (o->folded)
 		err = jt_folded__write(out, s, src.lv, jt_stacks__per_proc(s, src.hdr->flags),
 				       o->annotate);
 	else
-		err = write_svg(out, s, &src, &lines, o);
+		err = write_svg(out, s, &src, &lines, NULL, o);
 	if (err == -ENOMEM)
 		jt_err("out of memory writing the flame graph");
 	else if (err || fflush(out) || ferror(out))

@@ -9,7 +9,8 @@
 #include "filter.h"
 
 struct jt_flame_opts {
-	const char *path;	/* the log */
+	const char *path;	/* the log (with base: the new one) */
+	const char *base;	/* NULL, or --diff's base log: colour path's frames against it */
 	struct jt_filter filter;
 	bool folded;		/* "root;caller;leaf count" lines instead of SVG */
 	bool annotate;		/* folded: JIT frames end in _[j], kernel frames in _[k] */
@@ -21,8 +22,11 @@ struct jt_flame_opts {
 /*
  * Read the log at o->path and write its flame graph to out. Stacks are merged by frame
  * name, root (caller) first; with a root per process ("comm (pid)") when the recording was
- * system-wide or more than one process has samples. Returns 0 (also for a truncated log,
- * said on stderr) or 1 (reported).
+ * system-wide or more than one process has samples. With o->base (SVG only), path's flame
+ * graph with each frame coloured by how its share of the samples moved from the same
+ * stack's in base (red grew, blue shrank), its tooltip with both counts and the change in
+ * points; processes are merged by command name ("comm"), as pids differ between logs.
+ * Returns 0 (also for a truncated log, said on stderr) or 1 (reported).
  */
 int jt_flamegraph(FILE *out, const struct jt_flame_opts *o);
 

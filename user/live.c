@@ -2,6 +2,7 @@
 /* A live session: BPF, the ring buffer and the pipeline in one loop, with one cleanup path. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dotnet_ipc.h"
 #include "live.h"
 #include "loader.h"
 #include "ringbuf.h"
@@ -33,6 +35,7 @@ struct jt_live {
 	int child_status;
 	bool child_done;
 	bool timed_out;		/* the duration ended the loop */
+	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to write their perf maps */
 };
 
 static int take_signals(struct jt_live *l)
@@ -163,6 +166,8 @@ static void release_command(struct jt_live *l)
 {
 	if (l->child_go < 0)
 		return;
+	/* until its exec is done, it runs jitrace's own code: named from its maps now */
+	jt_pipeline__maps_now(l->pl, l->child, jt_now_ns());
 	if (write(l->child_go, "g", 1) != 1)
 		jt_err("starting %s: %s", l->o->command[0], strerror(errno));
 	close(l->child_go);
@@ -186,6 +191,52 @@ int jt_live__exec(struct jt_live *l)
 		return 0;	/* EOF: exec closed the pipe, the command runs */
 	jt_err("cannot run %s: %s", l->o->command[0], strerror(e));
 	return -e;
+}
+
+/*
+ * .NET processes started with nothing set write no perf map: ask each one traced (-p), or
+ * each found at start (-a), through its diagnostics socket, to write it (asked to stop at
+ * close), or with --dotnet-module to load libjitrace-coreclr.so from beside the agent. What
+ * fails is said, and recording goes on.
+ */
+static void ask_dotnet(struct jt_live *l)
+{
+	const struct jt_live_opts *o = l->o;
+	char module[PATH_MAX], *slash;
+	int i, n = 0;
+
+	l->dotnet = jt_dotnet_ipc__new("/proc", "/tmp");
+	if (!l->dotnet)
+		return;
+	if (o->dotnet_module) {
+		/* the path the runtime loads: absolute, beside the agent jitrace probes */
+		if (!realpath(o->agent_path, module) || !(slash = strrchr(module, '/')) ||
+		    (size_t)(slash - module) + sizeof("/" JT_DOTNET_PROFILER_SO) > sizeof(module)) {
+			jt_err("--dotnet-module: cannot resolve %s: %s", o->agent_path,
+			       strerror(errno));
+			return;
+		}
+		strcpy(slash + 1, JT_DOTNET_PROFILER_SO);
+		if (access(module, R_OK)) {
+			jt_err("--dotnet-module: %s: %s", module, strerror(errno));
+			return;
+		}
+	}
+	if (!o->nr_pids && !o->command)
+		n += o->dotnet_module ?
+		     jt_dotnet_ipc__attach_all(l->dotnet, JT_DOTNET_PROFILER_CLSID, module) :
+		     jt_dotnet_ipc__enable_all(l->dotnet);
+	for (i = 0; i < o->nr_pids; i++)
+		n += (o->dotnet_module ?
+		      jt_dotnet_ipc__attach(l->dotnet, o->pids[i], JT_DOTNET_PROFILER_CLSID,
+					    module) :
+		      jt_dotnet_ipc__enable(l->dotnet, o->pids[i])) == 1;
+	if (n && o->dotnet_module)
+		fprintf(stderr, "jitrace: %s loaded into %d .NET process%s\n", module, n,
+			n > 1 ? "es" : "");
+	else if (n)
+		fprintf(stderr, "jitrace: %d .NET process%s asked to write %s perf map until "
+			"recording ends\n", n, n > 1 ? "es" : "", n > 1 ? "their" : "its");
 }
 
 int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
@@ -212,6 +263,8 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		return err;
 	if (o->load_only)
 		return 0;
+	if (!o->no_perfmap || o->dotnet_module)
+		ask_dotnet(l);
 	/* maps of processes already running: all of them, or just the ones asked for */
 	if (!o->nr_pids && !o->command)
 		jt_pipeline__scan(l->pl, 0, l->start_ns);
@@ -322,6 +375,7 @@ void jt_live__close(struct jt_live *l)
 	}
 	if (l->child_err >= 0)
 		close(l->child_err);
+	jt_dotnet_ipc__free(l->dotnet);
 	jt_rb__free(l->rb);
 	jt_pipeline__free(l->pl);
 	jt_bpf__close(l->bpf);

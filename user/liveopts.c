@@ -21,6 +21,7 @@ enum {
 	OPT_NO_PERFMAP,
 	OPT_NO_JITDUMP,
 	OPT_NO_USDT,
+	OPT_DOTNET_MODULE,
 };
 
 #define MAX_OPTS 48
@@ -40,6 +41,7 @@ static const struct shared_opt {
 	{ JT_LIVE_OPT_WINDOW, { "window", required_argument, NULL, OPT_WINDOW } },
 	{ JT_LIVE_OPT_NO_PERFMAP, { "no-perfmap", no_argument, NULL, OPT_NO_PERFMAP } },
 	{ JT_LIVE_OPT_NO_PERFMAP, { "no-jitdump", no_argument, NULL, OPT_NO_JITDUMP } },
+	{ JT_LIVE_OPT_NO_PERFMAP, { "dotnet-module", no_argument, NULL, OPT_DOTNET_MODULE } },
 	{ JT_LIVE_OPT_NO_USDT, { "no-usdt", no_argument, NULL, OPT_NO_USDT } },
 	{ 0, { "verbose", no_argument, NULL, 'v' } },
 	{ 0, { "help", no_argument, NULL, 'h' } },
@@ -156,6 +158,9 @@ static int shared_option(struct jt_live_opts *o, const struct jt_live_cli *cli, 
 	case OPT_NO_USDT:
 		o->no_usdt = true;
 		return 0;
+	case OPT_DOTNET_MODULE:
+		o->dotnet_module = true;
+		return 0;
 	case 'v':
 		o->verbose = true;
 		return 0;
@@ -245,6 +250,10 @@ static int check(struct jt_live_opts *o)
 		       "and HotSpot's USDT probes");
 		return -EINVAL;
 	}
+	if (o->dotnet_module && o->no_agent) {
+		jt_err("--dotnet-module with --no-agent: the module reports through the agent");
+		return -EINVAL;
+	}
 	o->agent_path = NULL;
 	if (o->no_agent)
 		return 0;
@@ -257,9 +266,9 @@ static int check(struct jt_live_opts *o)
 		return 0;
 	}
 	o->agent_path = find_agent(o->agent_buf, sizeof(o->agent_buf));
-	if (!o->agent_path && o->calls) {
-		jt_err("--calls needs libjitrace-agent.so: none beside jitrace or in ../lib; "
-		       "name it with --agent PATH");
+	if (!o->agent_path && (o->calls || o->dotnet_module)) {
+		jt_err("%s needs libjitrace-agent.so: none beside jitrace or in ../lib; "
+		       "name it with --agent PATH", o->calls ? "--calls" : "--dotnet-module");
 		return -EINVAL;
 	}
 	return 0;

@@ -23,6 +23,7 @@ struct jt_live_opts {
 	uint64_t window_ns;	/* how late an event may arrive and still be put in order */
 	const char *agent_path;	/* after parsing: the agent to probe, NULL for none */
 	bool calls, kstack, verbose, no_perfmap, no_jitdump, no_agent, no_usdt;
+	bool dotnet_module;	/* .NET: load libjitrace-coreclr.so, not the runtime's perf map */
 	bool load_only;		/* benchmarks: load BPF, attach and scan nothing */
 	bool hold_signals;	/* a second signal waits for the clean exit, not kills */
 	uint32_t pids[JT_LIVE_MAX_PIDS];	/* only these processes and their children */
@@ -41,7 +42,7 @@ enum {
 	JT_LIVE_OPT_AGENT = 1 << 5,	/* --agent PATH, --no-agent */
 	JT_LIVE_OPT_RINGBUF = 1 << 6,	/* --ringbuf MB */
 	JT_LIVE_OPT_WINDOW = 1 << 7,	/* --window MS */
-	JT_LIVE_OPT_NO_PERFMAP = 1 << 8,	/* --no-perfmap, --no-jitdump */
+	JT_LIVE_OPT_NO_PERFMAP = 1 << 8,	/* --no-perfmap, --no-jitdump, --dotnet-module */
 	JT_LIVE_OPT_NO_USDT = 1 << 9,	/* --no-usdt */
 };
 

@@ -221,6 +221,24 @@ static int attach_samplers(struct jt_bpf *b, unsigned int hz)
 	return 0;
 }
 
+/*
+ * Executable mappings as they are made (the syscalls:sys_exit_mmap tracepoint), so that a process gone before
+ * its samples are joined keeps its native names. Without it (a kernel without BPF
+ * trampolines) /proc/PID/maps is read as before, and said once.
+ */
+static int attach_mmaps(struct jt_bpf *b)
+{
+	struct bpf_link *link = bpf_program__attach(b->skel->progs.jt_mmap);
+
+	if (!link) {
+		jt_err("warning: attaching jt_mmap (the syscalls:sys_exit_mmap tracepoint): %s; the native frames of "
+		       "processes gone before their samples are joined stay file + offset",
+		       strerror(errno));
+		return 0;
+	}
+	return keep_link(b, link);
+}
+
 static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 {
 	struct jitrace_bpf *s = b->skel;
@@ -256,9 +274,10 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	}
 	if (o->usdt)
 		attach_jvms(b, o->calls);
-	if (o->sample_hz)
-		return attach_samplers(b, o->sample_hz);
-	return 0;
+	if (!o->sample_hz)
+		return 0;
+	err = attach_mmaps(b);
+	return err ?: attach_samplers(b, o->sample_hz);
 }
 
 struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
@@ -283,6 +302,7 @@ struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
 	}
 	b->skel->rodata->filter_pids = o->filter_pids;
 	b->skel->rodata->want_kstack = o->kstack;
+	b->skel->rodata->want_mmaps = o->sample_hz > 0;
 	err = bpf_map__set_max_entries(b->skel->maps.jt_rb, o->ringbuf_bytes);
 	if (err) {
 		jt_err("ring buffer size %zu: %s", o->ringbuf_bytes, strerror(-err));

@@ -23,6 +23,12 @@ struct jt_log_writer;
 struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
 				      bool force);
 /*
+ * The same, the file created as name in the directory dirfd (never through a symlink, never
+ * over anything there, mode 0600); shown is the path errors name.
+ */
+struct jt_log_writer *jt_logw__create_at(int dirfd, const char *name, const char *shown,
+					 const struct jt_log_header *hdr);
+/*
  * Append one record; rec->size must be set, a multiple of 8 and cover the payload.
  * Records are held and written in compressed blocks. Returns 0 or -errno (reported).
  */

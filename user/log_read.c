@@ -572,7 +572,7 @@ static const char *unsound_frames(const struct jt_log_reader *r, const struct jt
 		kind = JT_FRAME_KIND(s->frames[i].ref);
 		id = JT_FRAME_ID(s->frames[i].ref);
 		/* only kinds that reference something are ever defined */
-		if (kind == JT_FRAME_USER || kind == JT_FRAME_KERNEL ||
+		if (kind == JT_FRAME_USER || kind == JT_FRAME_KERNEL || kind == JT_FRAME_TRUNCATED ||
 		    (kind < JT_ARRAY_SIZE(r->ids) && defined(r, kind, id)))
 			continue;
 		what = jt_logfmt__referenced(kind);
@@ -617,6 +617,13 @@ static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hd
 		return buf;
 	case JT_REC_SAMPLE:
 		return unsound_frames(r, (const void *)rec, p, buf, cap);
+	case JT_REC_LATE:
+		id = ((const struct jt_rec_late *)rec)->method;
+		if (defined(r, JT_FRAME_METHOD, id))
+			return NULL;
+		*p = JT_LOGR_P_UNDEFINED;
+		snprintf(buf, cap, "late name: method %" PRIu64 " is not defined before it", id);
+		return buf;
 	case JT_REC_SYMBOL: {
 		const struct jt_rec_symbol *y = (const void *)rec;
 

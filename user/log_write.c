@@ -27,6 +27,8 @@ struct jt_log_writer {
 	uint64_t records;
 	uint64_t bytes;		/* written to the file: header, block headers, zlib data */
 	uint64_t last_ts;	/* the end record's time */
+	uint32_t flags;		/* the header's */
+	bool late;		/* a JT_REC_LATE was written: the header says so at the end */
 	uint64_t blocks;	/* written: the next block's seq */
 	uint64_t block_first;	/* records before the block being filled: its first_rec */
 	size_t held;		/* bytes of whole records in raw */
@@ -70,19 +72,18 @@ static int write_all(struct jt_log_writer *w, const void *buf, size_t len)
 	return 0;
 }
 
-struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
-				      bool force)
+/* A writer for path, nothing opened yet; NULL when out of memory (reported). */
+static struct jt_log_writer *writer_new(const char *path, const struct jt_log_header *hdr)
 {
-	struct jt_log_header h = *hdr;
-	struct jt_log_writer *w;
+	struct jt_log_writer *w = calloc(1, sizeof(*w));
 
-	w = calloc(1, sizeof(*w));
 	if (!w) {
 		jt_err("%s: out of memory", path);
 		return NULL;
 	}
 	w->fd = -1;
 	w->last_ts = hdr->start_ns;
+	w->flags = hdr->flags;
 	w->path = strdup(path);
 	w->raw = malloc(JT_LOG_BLOCK_MAX);
 	if (!w->path || !w->raw)
@@ -96,23 +97,59 @@ struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_head
 	w->out = malloc(w->out_cap);
 	if (!w->out)
 		goto nomem;
+	return w;
+nomem:
+	jt_err("%s: out of memory", path);
+	writer_free(w);
+	return NULL;
+}
 
-	/* created like every other output: 0600, no symlink followed blindly, no device */
-	w->fd = jt_outfile__create(path, force);
-	if (w->fd < 0)
-		goto fail;
+static int write_header(struct jt_log_writer *w, const struct jt_log_header *hdr)
+{
+	struct jt_log_header h = *hdr;
 
 	h.magic = JT_LOG_MAGIC;
 	h.version = JT_LOG_VERSION;
 	h.header_size = JT_LOG_HEADER_SIZE;
-	if (write_all(w, &h, sizeof(h))) {
+	return write_all(w, &h, sizeof(h));
+}
+
+struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
+				      bool force)
+{
+	struct jt_log_writer *w = writer_new(path, hdr);
+
+	if (!w)
+		return NULL;
+	/* created like every other output: 0600, no symlink followed blindly, no device */
+	w->fd = jt_outfile__create(path, force);
+	if (w->fd < 0)
+		goto fail;
+	if (write_header(w, hdr)) {
 		unlink(path);	/* ours, created above, and useless without its header */
 		goto fail;
 	}
 	return w;
+fail:
+	writer_free(w);
+	return NULL;
+}
 
-nomem:
-	jt_err("%s: out of memory", path);
+struct jt_log_writer *jt_logw__create_at(int dirfd, const char *name, const char *shown,
+					 const struct jt_log_header *hdr)
+{
+	struct jt_log_writer *w = writer_new(shown, hdr);
+
+	if (!w)
+		return NULL;
+	w->fd = jt_outfile__create_at(dirfd, name, shown);
+	if (w->fd < 0)
+		goto fail;
+	if (write_header(w, hdr)) {
+		unlinkat(dirfd, name, 0);
+		goto fail;
+	}
+	return w;
 fail:
 	writer_free(w);
 	return NULL;
@@ -175,6 +212,7 @@ int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 	memcpy(w->raw + w->held, rec, rec->size);
 	w->held += rec->size;
 	w->records++;
+	w->late |= rec->type == JT_REC_LATE;
 	w->last_ts = rec->ts;
 	if (w->held >= JT_LOG_BLOCK_TARGET)
 		return write_block(w);
@@ -184,6 +222,22 @@ int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 int jt_logw__flush(struct jt_log_writer *w)
 {
 	return write_block(w);
+}
+
+/*
+ * Tell readers, in the header, that the log names methods late: they then read it ahead
+ * for those names. A log cut before this (a crash) reads without them.
+ */
+static int mark_late(struct jt_log_writer *w)
+{
+	uint32_t flags = w->flags | JT_LOG_F_LATE;
+
+	if (pwrite(w->fd, &flags, sizeof(flags), offsetof(struct jt_log_header, flags)) !=
+	    sizeof(flags)) {
+		jt_err("%s: writing the header's flags: %s", w->path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
 }
 
 int jt_logw__close(struct jt_log_writer *w)
@@ -197,6 +251,8 @@ int jt_logw__close(struct jt_log_writer *w)
 	ret = jt_logw__append(w, &end.h);
 	if (!ret)
 		ret = write_block(w);
+	if (!ret && w->late)
+		ret = mark_late(w);
 	if (!ret && fsync(w->fd)) {
 		ret = -errno;
 		jt_err("%s: fsync: %s", w->path, strerror(errno));

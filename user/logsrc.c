@@ -6,8 +6,43 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "latenames.h"
+#include "logset.h"
 #include "logsrc.h"
 #include "util.h"
+
+/*
+ * The log names some methods late, after the samples they name: read it ahead once for
+ * them, and know their definitions before any sample.
+ */
+static int read_late(struct jt_logsrc *s, const char *path, const struct jt_filter *filter)
+{
+	struct jt_filter f;
+	struct jt_logset *ahead;
+	const struct jt_rec_hdr *rec, *def;
+	int err = 0;
+	size_t i;
+
+	if (filter)
+		f = *filter;
+	else
+		jt_filter__init(&f);
+	s->late = jt_latenames__new();
+	if (!s->late)
+		return -1;
+	ahead = jt_logset__open(path, &f);
+	if (!ahead)
+		return -1;
+	while (!err && (rec = jt_logset__next(ahead)))
+		err = jt_latenames__take(s->late, rec);
+	jt_logset__close(ahead);
+	if (err || jt_latenames__ready(s->late))
+		return -1;
+	for (i = 0; (def = jt_latenames__def(s->late, i)); i++)
+		if (jt_lv__add(s->lv, def))
+			return -1;
+	return 0;
+}
 
 int jt_logsrc__open(struct jt_logsrc *s, const char *path, const struct jt_filter *filter)
 {
@@ -17,7 +52,7 @@ int jt_logsrc__open(struct jt_logsrc *s, const char *path, const struct jt_filte
 		s->filter = *filter;
 	else
 		jt_filter__init(&s->filter);
-	s->r = jt_logr__open_flags(path, jt_filter__read_flags(&s->filter));
+	s->r = jt_logset__open(path, &s->filter);	/* a log, a directory, several logs */
 	if (!s->r)
 		return -1;
 	s->lv = jt_lv__new();
@@ -25,7 +60,11 @@ int jt_logsrc__open(struct jt_logsrc *s, const char *path, const struct jt_filte
 		jt_logsrc__close(s);
 		return -1;
 	}
-	s->hdr = jt_logr__header(s->r);
+	s->hdr = jt_logset__header(s->r);
+	if ((s->hdr->flags & JT_LOG_F_LATE) && read_late(s, path, filter)) {
+		jt_logsrc__close(s);
+		return -1;
+	}
 	s->last_ts = s->hdr->start_ns;
 	jt_filter__start(&s->filter, s->hdr->start_ns);
 	return 0;
@@ -34,7 +73,9 @@ int jt_logsrc__open(struct jt_logsrc *s, const char *path, const struct jt_filte
 void jt_logsrc__close(struct jt_logsrc *s)
 {
 	jt_lv__free(s->lv);
-	jt_logr__close(s->r);
+	jt_logset__close(s->r);
+	jt_latenames__free(s->late);
+	s->late = NULL;
 	s->lv = NULL;
 	s->r = NULL;
 	s->hdr = NULL;
@@ -64,11 +105,16 @@ const struct jt_rec_hdr *jt_logsrc__next(struct jt_logsrc *s, bool *kept)
 
 	if (s->err)
 		return NULL;
-	rec = jt_logr__next(s->r);
+	rec = jt_logset__next(s->r);
 	if (!rec)
 		return NULL;
 	if (rec->ts > s->last_ts)
 		s->last_ts = rec->ts;
+	if (s->late && rec->type == JT_REC_SAMPLE) {
+		const struct jt_rec_sample *smp = (const void *)rec;
+
+		rec = &jt_latenames__apply(s->late, smp, jt_lv__user_leaf(s->lv, smp))->h;
+	}
 	if (filtered_pid(rec, &pid)) {
 		keep = jt_filter__keep(&s->filter, s->lv, rec->ts, pid);
 		s->filtered += !keep;
@@ -92,17 +138,22 @@ int jt_logsrc__finish(struct jt_logsrc *s, const char *done)
 {
 	if (s->err)
 		return -1;
-	switch (jt_logr__state(s->r)) {
+	switch (jt_logset__state(s->r)) {
 	case JT_LOGR_TRUNCATED:
 		jt_err("%s: truncated: %s; %s up to the last whole block", s->path,
-		       jt_logr__why(s->r), done);
+		       jt_logset__why(s->r), done);
 		return 0;
 	case JT_LOGR_CORRUPT:
-		jt_err("%s: corrupt: %s", s->path, jt_logr__why(s->r));
+		jt_err("%s: corrupt: %s", s->path, jt_logset__why(s->r));
 		return -1;
 	default:
 		return 0;
 	}
+}
+
+uint64_t jt_logsrc__late(const struct jt_logsrc *s)
+{
+	return s->late ? jt_latenames__named(s->late) : 0;
 }
 
 uint64_t jt_logsrc__dropped(const struct jt_logsrc *s)

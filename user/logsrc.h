@@ -18,10 +18,14 @@
 
 #define JT_LOGSRC_NAME_CAP 256	/* buffer for a frame name formatted from file+offset */
 
+struct jt_logset;
+
+struct jt_latenames;
+
 struct jt_logsrc {
 	const char *path;
 	struct jt_filter filter;	/* what is kept; its times resolved at open */
-	struct jt_log_reader *r;
+	struct jt_logset *r;		/* the log, or logs read as one (logset.h) */
 	struct jt_lv *lv;		/* every definition read so far */
 	const struct jt_log_header *hdr;
 	uint64_t last_ts;		/* the latest of the header's start and every record's time */
@@ -29,6 +33,7 @@ struct jt_logsrc {
 	uint64_t drops[JT_DROP_MAX];	/* events lost by enum jt_drop, from the drop records */
 	uint64_t drops_other;		/* lost for reasons a newer jitrace knows */
 	int err;			/* -ENOMEM: a definition could not be kept (reported) */
+	struct jt_latenames *late;	/* names given late, NULL if the log has none */
 };
 
 /*
@@ -51,6 +56,8 @@ const struct jt_rec_hdr *jt_logsrc__next(struct jt_logsrc *s, bool *kept);
 int jt_logsrc__finish(struct jt_logsrc *s, const char *done);
 void jt_logsrc__close(struct jt_logsrc *s);
 
+/* Samples read so far that a late name (JT_REC_LATE) named a frame of. */
+uint64_t jt_logsrc__late(const struct jt_logsrc *s);
 /* Every event the drop records say was lost. */
 uint64_t jt_logsrc__dropped(const struct jt_logsrc *s);
 /*

@@ -379,12 +379,19 @@ const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char 
 		if (!mod)
 			break;
 		*kind = JT_LV_NATIVE;
-		snprintf(buf, cap, "%.*s+0x%" PRIx64, (int)(cap - 24), mod->base, (uint64_t)f->off);
+		if (mod->base[0] == '[')	/* the kernel's own mapping: one frame */
+			snprintf(buf, cap, "%.*s", (int)(cap - 1), mod->base);
+		else
+			snprintf(buf, cap, "%.*s+0x%" PRIx64, (int)(cap - 24), mod->base,
+				 (uint64_t)f->off);
 		return buf;
 	case JT_FRAME_KERNEL:
 		*kind = JT_LV_KERNEL;
 		snprintf(buf, cap, "[k] 0x%" PRIx64, (uint64_t)f->off);
 		return buf;
+	case JT_FRAME_TRUNCATED:
+		*kind = JT_LV_UNKNOWN;
+		return "[truncated]";
 	default:
 		break;
 	}

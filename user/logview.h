@@ -55,6 +55,8 @@ int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec);
  *   JIT method           its name                 "Hot.spin(int)"
  *   ELF / kernel symbol  the symbol               "JavaCalls::call_helper", "do_syscall_64"
  *   file + offset        base name + offset       "libjvm.so+0x5e1234"
+ *   a kernel mapping     its name                 "[uprobes-trampoline]", "[vdso]"
+ *   a cut stack's end    "[truncated]"
  *   bare address         the address              "0x401a2b", "[k] 0xffffffff81a00b2c"
  */
 const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char *buf,

@@ -36,6 +36,8 @@ struct watch {
 	uint64_t exec_ts;	/* the program writing the map started then */
 	uint64_t agent_ts;	/* its agent's first code report since then (0: none) */
 	struct jt_perfmap_file *f;
+	bool site_taken;	/* where its map is, known while it lived */
+	struct jt_mapsite site;
 };
 
 struct jt_mapwatch {
@@ -203,9 +205,19 @@ static bool try_open(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
 	if (w->retry_ns > RETRY_MAX_NS)
 		w->retry_ns = RETRY_MAX_NS;
 	snprintf(dir, sizeof(dir), "/proc/%u", w->pid);
-	if (stat(dir, &st))
+	if (stat(dir, &st)) {
+		/* a map written as it ended (-XX:+DumpPerfMapAtExit): found where it was */
+		if (w->site_taken && (w->f = jt_perfmap_file__open_gone(&w->site, w->uid)))
+			mw->following++;
 		return false;
+	}
+	if (!w->site_taken && !jt_safeopen__mapsite(w->pid, &w->site)) {
+		w->site_taken = true;
+		w->uid = st.st_uid;
+	}
 	w->f = jt_perfmap_file__open_pid(w->pid, st.st_uid);
+	if (!w->f && w->gone && w->site_taken)	/* exiting: its root may be gone already */
+		w->f = jt_perfmap_file__open_gone(&w->site, w->uid);
 	if (!w->f) {
 		int err = errno;
 
@@ -218,9 +230,10 @@ static bool try_open(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
 			       strerror(err));
 			mw->said_denied = true;
 		}
-		/* no map, a process gone, or one we may not enter (said above): nothing more */
+		/* no map, a process gone, one we may not enter (said above), or a map an earlier
+		 * process of that pid left (looked at again): nothing more */
 		if (err != ENOENT && err != ESRCH && err != EACCES && err != ENOTDIR &&
-		    !w->refused) {
+		    err != ESTALE && !w->refused) {
 			map_path(w->pid, path, sizeof(path));
 			jt_err("not reading %s: %s (only a regular file owned by root or uid %u, "
 			       "reached without symlinks, is read)", path, strerror(err),

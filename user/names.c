@@ -17,6 +17,7 @@ static const char *const drop_names[] = {
 	[JT_DROP_UNSURE_FRAME] = "unsure_frame",
 	[JT_DROP_PERFMAP_CAP] = "perfmap_cap",
 	[JT_DROP_JITDUMP] = "jitdump",
+	[JT_DROP_BROKEN_STACK] = "broken_stack",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 
@@ -42,6 +43,7 @@ static const char *const rec_names[] = {
 	[JT_REC_END] = "end",
 	[JT_REC_SYMBOL] = "symbol",
 	[JT_REC_LINES] = "lines",
+	[JT_REC_LATE] = "late",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
 

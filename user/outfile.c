@@ -249,3 +249,87 @@ FILE *jt_outfile__fopen(const char *path, bool force)
 	}
 	return f;
 }
+
+int jt_outfile__create_at(int dirfd, const char *name, const char *shown)
+{
+	int fd = openat(dirfd, name, JT_OUTFILE_FLAGS, 0600);
+
+	if (fd < 0) {
+		fd = -errno;
+		jt_err("%s: cannot create: %s", shown, strerror(-fd));
+	}
+	return fd;
+}
+
+/* The directory at path, made 0700 if missing; an O_PATH fd of it or -errno (reported). */
+static int make_dir(struct walk *w, char *path)
+{
+	char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	int parent, at;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return open_dir(w, AT_FDCWD, path);
+	if (slash)
+		*slash = '\0';
+	parent = open_dir(w, AT_FDCWD, !slash ? "." : slash == path ? "/" : path);
+	if (slash)
+		*slash = '/';
+	if (parent < 0)
+		return parent;
+	if (mkdirat(parent, base, 0700) && errno != EEXIST) {
+		at = -errno;
+		jt_err("%s: cannot create the directory: %s", w->path, strerror(-at));
+	} else {
+		/* the last step like every other: a symlink there only if root's or ours */
+		at = open_dir(w, parent, base);
+	}
+	close(parent);
+	return at;
+}
+
+int jt_outfile__dir(const char *path)
+{
+	struct walk w = { .path = path, .uid = geteuid() };
+	size_t len = strlen(path);
+	struct stat st;
+	int at, fd, err = 0;
+	char *p;
+
+	while (len > 1 && path[len - 1] == '/')		/* "dir/" is "dir" */
+		len--;
+	p = strndup(path, len);
+	if (!p) {
+		jt_err("%s: out of memory", path);
+		return -ENOMEM;
+	}
+	at = make_dir(&w, p);
+	free(p);
+	if (at < 0)
+		return at;
+	fd = openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		jt_err("%s: cannot open the directory: %s", path, strerror(-err));
+	}
+	close(at);
+	if (err)
+		return err;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		jt_err("%s: %s", path, strerror(-err));
+	} else if (st.st_uid != 0 && st.st_uid != w.uid) {
+		jt_err("refusing to keep files in %s: it belongs to uid %u, neither root nor you",
+		       path, (unsigned)st.st_uid);
+		err = -EPERM;
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		jt_err("refusing to keep files in %s: others can write to it (mode %04o); give a "
+		       "directory of your own (one that does not exist is made, mode 0700)", path,
+		       (unsigned)(st.st_mode & 07777));
+		err = -EPERM;
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}

@@ -18,4 +18,19 @@ int jt_outfile__create(const char *path, bool force);
 /* jt_outfile__create() as a stdio stream; NULL on failure, the error reported. */
 FILE *jt_outfile__fopen(const char *path, bool force);
 
+/*
+ * The same for a file name in the directory dirfd (which the caller made safe, as
+ * jt_outfile__dir does): new, 0600, never through a symlink or over anything there.
+ * shown is the path errors name. Returns the fd or -errno (reported).
+ */
+int jt_outfile__create_at(int dirfd, const char *name, const char *shown);
+
+/*
+ * A directory jitrace keeps its own files in (a recording's segments): reached like an
+ * output file's directory (only root's and the caller's symlinks followed), made with mode
+ * 0700 if missing, and refused if it is neither root's nor the caller's or if others can
+ * write to it. Returns an fd of it (O_RDONLY) or -errno, the error reported with the path.
+ */
+int jt_outfile__dir(const char *path);
+
 #endif

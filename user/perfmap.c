@@ -304,6 +304,11 @@ struct jt_perfmap_file *jt_perfmap_file__open_pid(pid_t pid, uid_t uid)
 	return file_from_fd(jt_safeopen__perfmap(pid, uid));
 }
 
+struct jt_perfmap_file *jt_perfmap_file__open_gone(const struct jt_mapsite *site, uid_t uid)
+{
+	return file_from_fd(jt_safeopen__perfmap_gone(site, uid));
+}
+
 void jt_perfmap_file__free(struct jt_perfmap_file *f)
 {
 	if (!f)

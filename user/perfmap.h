@@ -60,6 +60,9 @@ struct jt_perfmap_file *jt_perfmap_file__open(const char *path, uid_t uid);
  * process's uid. Returns NULL with errno set; nothing printed.
  */
 struct jt_perfmap_file *jt_perfmap_file__open_pid(pid_t pid, uid_t uid);
+/* The map of a process now gone, where it was while it lived (jt_safeopen__perfmap_gone). */
+struct jt_mapsite;
+struct jt_perfmap_file *jt_perfmap_file__open_gone(const struct jt_mapsite *site, uid_t uid);
 void jt_perfmap_file__free(struct jt_perfmap_file *f);
 /*
  * fd is the file now at f's path: if it is another file (the map was replaced by rename,

@@ -8,17 +8,22 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decode.h"
 #include "jitwatch.h"
 #include "mapwatch.h"
 #include "pipeline.h"
+#include "procfs.h"
 #include "reorder.h"
+#include "symbols.h"
 #include "util.h"
 
 struct jt_pipeline {
 	struct jt_reorder *reorder;
 	struct jt_collector *col;
+	struct jt_symbols *symbols;	/* read as mappings are made, used by the join */
+	const char *proc_root;
 	struct jt_mapwatch *maps;	/* NULL: perf maps are not followed */
 	struct jt_jitwatch *jitdumps;	/* NULL: jitdump files are not followed */
 	uint64_t window_ns;
@@ -43,14 +48,18 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 		return NULL;
 	}
 	pl->window_ns = o->window_ns;
+	pl->proc_root = o->proc_root ? o->proc_root : "/proc";
 	pl->reorder = jt_reorder__new(o->max_pending, o->max_pending_bytes ?
 				      o->max_pending_bytes : JT_PIPELINE_PENDING_BYTES);
-	pl->col = jt_collector__new(&co, sink);
+	pl->symbols = jt_symbols__new(o->proc_root ? o->proc_root : "/proc");
+	co.symbols = pl->symbols;
+	if (pl->symbols)
+		pl->col = jt_collector__new(&co, sink);
 	if (o->follow_perfmaps)
 		pl->maps = jt_mapwatch__new(o->clock, o->clock_ctx);
 	if (o->follow_jitdumps)
 		pl->jitdumps = jt_jitwatch__new(o->proc_root);
-	if (!pl->reorder || !pl->col || (o->follow_perfmaps && !pl->maps) ||
+	if (!pl->reorder || !pl->symbols || !pl->col || (o->follow_perfmaps && !pl->maps) ||
 	    (o->follow_jitdumps && !pl->jitdumps)) {
 		jt_err("out of memory");
 		jt_pipeline__free(pl);
@@ -66,6 +75,7 @@ void jt_pipeline__free(struct jt_pipeline *pl)
 	jt_mapwatch__free(pl->maps);
 	jt_jitwatch__free(pl->jitdumps);
 	jt_collector__free(pl->col);
+	jt_symbols__free(pl->symbols);
 	jt_reorder__free(pl->reorder);
 	free(pl);
 }
@@ -178,6 +188,38 @@ void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 	poll_files(pl, now);
 }
 
+int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
+{
+	struct jt_vmas vm = { 0 };
+	union jt_event_buf b;
+	size_t i;
+	int err = 0;
+
+	if (jt_procfs__read_maps(pl->proc_root, pid, &vm))
+		return 0;	/* gone already: nothing to name */
+	for (i = 0; i < vm.n && !err; i++) {
+		const struct jt_vma *v = &vm.v[i];
+		struct stat st;
+		size_t len = strlen(v->path);
+
+		memset(&b.ev, 0, JT_EVENT_FIXED);
+		b.ev = (struct jt_event){ .ts = now, .len = JT_EVENT_FIXED, .type = JT_EV_MMAP,
+					  .pid = pid, .tid = pid, .map_start = v->start,
+					  .map_end = v->end, .map_pgoff = v->pgoff };
+		if (v->path[0] == '/' && !stat(v->path, &st)) {
+			b.ev.map_ino = st.st_ino;
+			b.ev.map_dev = st.st_dev;
+		} else if (v->path[0] == '/') {
+			continue;	/* a file gone: map_files alone can name it */
+		}
+		jt_event__put_str(&b.ev, v->path, len < JT_PATH_MAX ? len : JT_PATH_MAX - 1);
+		jt_symbols__mapped(pl->symbols, pid, &b.ev);
+		err = push(pl, &b.ev);
+	}
+	jt_vmas__free(&vm);
+	return err;
+}
+
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 {
 	union jt_event_buf b;
@@ -192,6 +234,9 @@ int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 		jt_mapwatch__see(pl->maps, &b.ev);
 	if (pl->jitdumps)
 		jt_jitwatch__see(pl->jitdumps, &b.ev);
+	/* a mapped file's symbols are read now, while the process may still map it */
+	if (b.ev.type == JT_EV_MMAP)
+		jt_symbols__mapped(pl->symbols, b.ev.pid, &b.ev);
 	return push(pl, &b.ev);
 }
 
@@ -219,6 +264,7 @@ static int log_drops(struct jt_pipeline *pl, bool all)
 		pl->lost[JT_DROP_PERFMAP_LINE] = jt_mapwatch__bad_lines(pl->maps);
 	jt_collector__stats(pl->col, &cs);
 	pl->lost[JT_DROP_UNSURE_FRAME] = cs.unsure_frames;
+	pl->lost[JT_DROP_BROKEN_STACK] = cs.broken_stacks;
 	pl->lost[JT_DROP_PERFMAP_CAP] = cs.perfmap_capped;
 	if (pl->jitdumps) {
 		struct jt_jitwatch_stats js;
@@ -245,6 +291,8 @@ int jt_pipeline__finish(struct jt_pipeline *pl)
 {
 	poll_files(pl, jt_now_ns());
 	jt_reorder__flush(pl->reorder, UINT64_MAX, on_ordered, pl);
+	if (!pl->err)
+		pl->err = jt_collector__flush(pl->col);
 	return log_drops(pl, true);
 }
 

@@ -51,6 +51,12 @@ void jt_pipeline__free(struct jt_pipeline *pl);
 /* Start following the perf maps of processes that are already running: all of them, or
  * (pid != 0) one. */
 void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
+/*
+ * pid's executable mappings as /proc shows them now, as mapping events at now: for the
+ * command jitrace forks, whose first samples (its exec) run in jitrace's own image.
+ * Returns 0, or -errno if the log failed.
+ */
+int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
 /* One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
  * failed (already reported). */
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);

@@ -180,3 +180,63 @@ struct jt_vma *jt_vmas__find(const struct jt_vmas *vm, uint64_t addr)
 		return &vm->v[lo];
 	return NULL;
 }
+
+/* Free the vmas in [from, to) and close the gap. */
+static void vmas_cut(struct jt_vmas *vm, size_t from, size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to; i++)
+		free(vm->v[i].path);
+	memmove(&vm->v[from], &vm->v[to], (vm->n - to) * sizeof(*vm->v));
+	vm->n -= to - from;
+}
+
+struct jt_vma *jt_vmas__add(struct jt_vmas *vm, uint64_t start, uint64_t end, uint64_t pgoff,
+			    const char *path)
+{
+	struct jt_vma *v;
+	size_t lo = 0, hi;
+	char *p = strdup(path);
+
+	if (!p)
+		return NULL;
+	v = realloc(vm->v, (vm->n + 1) * sizeof(*v));
+	if (!v) {
+		free(p);
+		return NULL;
+	}
+	vm->v = v;
+	while (lo < vm->n && vm->v[lo].end <= start)
+		lo++;
+	for (hi = lo; hi < vm->n && vm->v[hi].start < end; hi++)
+		;
+	vmas_cut(vm, lo, hi);	/* what the new mapping replaced */
+	memmove(&vm->v[lo + 1], &vm->v[lo], (vm->n - lo) * sizeof(*vm->v));
+	vm->v[lo] = (struct jt_vma){ .start = start, .end = end, .pgoff = pgoff, .path = p };
+	vm->n++;
+	return &vm->v[lo];
+}
+
+int jt_vmas__copy(struct jt_vmas *dst, const struct jt_vmas *src)
+{
+	size_t i;
+
+	jt_vmas__free(dst);
+	if (!src->n)
+		return 0;
+	dst->v = calloc(src->n, sizeof(*dst->v));
+	if (!dst->v)
+		return -ENOMEM;
+	for (; dst->n < src->n; dst->n++) {
+		i = dst->n;
+		dst->v[i] = src->v[i];
+		dst->v[i].module_id = 0;	/* a module record is a process's */
+		dst->v[i].path = strdup(src->v[i].path);
+		if (!dst->v[i].path) {
+			jt_vmas__free(dst);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}

@@ -32,6 +32,14 @@ struct jt_vmas {
 int jt_procfs__read_maps(const char *proc_root, uint32_t pid, struct jt_vmas *out);
 void jt_vmas__free(struct jt_vmas *vm);
 struct jt_vma *jt_vmas__find(const struct jt_vmas *vm, uint64_t addr);
+/*
+ * Add the mapping [start, end) of path from file offset pgoff, in place of whatever it
+ * overlaps (a new mmap replaces the old pages). Returns it, or NULL when out of memory.
+ */
+struct jt_vma *jt_vmas__add(struct jt_vmas *vm, uint64_t start, uint64_t end, uint64_t pgoff,
+			    const char *path);
+/* dst (freed first) becomes a copy of src (symbols kept, module ids not). 0 or -ENOMEM. */
+int jt_vmas__copy(struct jt_vmas *dst, const struct jt_vmas *src);
 
 /* PROC_ROOT/PID/cmdline with NULs turned into spaces, NUL-terminated. Returns its length
  * or -errno. */

@@ -614,15 +614,16 @@ static void text_line(FILE *out, const char *before, const char *s, const char *
 	fputs(after, out);
 }
 
-static void text_header(FILE *out, const struct rep *r)
+/* The log's path after label, when and where it was recorded, its samples and losses. */
+static void text_header(FILE *out, const struct rep *r, const char *label, const char *indent)
 {
 	const struct jt_log_header *h = r->src.hdr;
 	char when[64], filt[256];
 	int i;
 
 	fmt_start(r, when, sizeof(when));
-	text_line(out, "jitrace report: ", r->o->path, "\n");
-	fprintf(out, "recorded %s on ", when);
+	text_line(out, label, r->o->path, "\n");
+	fprintf(out, "%srecorded %s on ", indent, when);
 	jt_text__put(out, h->hostname, sizeof(h->hostname));
 	fputs(" (", out);
 	jt_text__put(out, h->kernel, sizeof(h->kernel));
@@ -630,7 +631,10 @@ static void text_header(FILE *out, const struct rep *r)
 		h->flags & JT_LOG_F_SYSTEM_WIDE ? ", system-wide" : "",
 		h->flags & JT_LOG_F_CALLS ? ", calls" : "",
 		h->flags & JT_LOG_F_KSTACK ? ", kernel stacks" : "");
-	fprintf(out, "%" PRIu64 " samples, %" PRIu64 " calls", r->all.samples, r->enters);
+	fprintf(out, "%s%" PRIu64 " samples", indent, r->all.samples);
+	if (jt_logsrc__late(&r->src))	/* their perf-map lines came after them */
+		fprintf(out, " (%" PRIu64 " named late)", jt_logsrc__late(&r->src));
+	fprintf(out, ", %" PRIu64 " calls", r->enters);
 	if (jt_filter__describe(&r->o->filter, filt, sizeof(filt)))
 		fprintf(out, " (kept: %s)", filt);
 	fprintf(out, "; lost %" PRIu64, jt_logsrc__dropped(&r->src));
@@ -717,7 +721,7 @@ static int text_report(FILE *out, const struct rep *r)
 	const struct jt_lv_proc *p;
 	bool one;
 
-	text_header(out, r);
+	text_header(out, r, "jitrace report: ", "");
 	if (r->any_calls)
 		fprintf(out, "calls: %" PRIu64 " entered, %" PRIu64 " left; %" PRIu64
 			" leaves without an enter, %" PRIu64 " closed by an outer leave, %" PRIu64
@@ -822,18 +826,17 @@ static int json_section(struct jt_xout *x, const struct rep *r, const struct sec
 	return 0;
 }
 
-static int json_body(struct jt_xout *x, const struct rep *r)
+/* "log": PATH, when and where it was recorded, "lost": {...}, without braces around. */
+static void json_log(struct jt_xout *x, const struct rep *r)
 {
 	const struct jt_log_header *h = r->src.hdr;
 	char when[64], host[65], kernel[65];
-	void **procs;
-	size_t n, i;
 	int k;
 
 	fmt_start(r, when, sizeof(when));
 	snprintf(host, sizeof(host), "%.64s", h->hostname);
 	snprintf(kernel, sizeof(kernel), "%.64s", h->kernel);
-	jt_xout__str(x, "{\"log\": ");
+	jt_xout__str(x, "\"log\": ");
 	json_str(x, r->o->path);
 	jt_xout__str(x, ", \"start\": ");
 	json_str(x, when);
@@ -850,7 +853,17 @@ static int json_body(struct jt_xout *x, const struct rep *r)
 	for (k = 0; k < JT_DROP_MAX; k++)
 		jt_xout__printf(x, "%s\"%s\": %" PRIu64, k ? ", " : "", jt_drop__name(k),
 				r->src.drops[k]);
-	jt_xout__printf(x, "},\n \"call_records\": {\"entered\": %" PRIu64 ", \"left\": %"
+	jt_xout__str(x, "}");
+}
+
+static int json_body(struct jt_xout *x, const struct rep *r)
+{
+	void **procs;
+	size_t n, i;
+
+	jt_xout__str(x, "{");
+	json_log(x, r);
+	jt_xout__printf(x, ",\n \"call_records\": {\"entered\": %" PRIu64 ", \"left\": %"
 			PRIu64 ", \"leave_without_enter\": %" PRIu64 ", \"closed_by_outer_leave\": %"
 			PRIu64 ", \"open_at_end\": %" PRIu64 "},\n \"all\": {", r->enters,
 			r->leaves, r->leave_no_enter, r->closed_by_outer, r->open_at_end);
@@ -899,15 +912,231 @@ static int json_report(FILE *out, const struct rep *r)
 	return err;
 }
 
+/* ---- two logs: what moved ---- */
+
+/* A method (by name and kind) in either log of a diff: its samples in each. */
+struct drow {
+	const char *name;	/* held by one of the logs' stacks */
+	enum jt_lv_kind kind;
+	uint64_t self[2], total[2];	/* [0] base, [1] new */
+	double self_chg, total_chg;	/* points of each log's samples, new less base */
+};
+
+struct diff {
+	const struct jt_report_opts *o;
+	struct rep log[2];	/* base, new */
+	struct jt_xintern keys;	/* kind, then name: index into rows */
+	struct drow *rows;
+	size_t cap;
+};
+
+/* Take in one log's methods over every process. Returns 0 or -ENOMEM. */
+static int diff_add(struct diff *d, int which)
+{
+	const struct rep *r = &d->log[which];
+	size_t pos = 0, klen;
+	uint64_t key;
+	void *val;
+	char *k;
+
+	while (jt_hash__next(&r->all.entries, &pos, &key, &val)) {
+		const struct entry *e = val;
+		struct drow *row;
+		enum jt_lv_kind kind;
+		const char *name = jt_stacks__name(r->stk, e->name, &kind);
+		bool added;
+		long idx;
+
+		if (!e->self && !e->total)
+			continue;
+		klen = strlen(name) + 1;
+		k = malloc(klen);
+		if (!k)
+			return -ENOMEM;
+		k[0] = (char)kind;
+		memcpy(k + 1, name, klen - 1);
+		idx = jt_xintern__get(&d->keys, k, klen, &added);
+		free(k);
+		if (idx < 0 || jt_array_grow(&d->rows, &d->cap, idx + 1, sizeof(*d->rows)))
+			return -ENOMEM;
+		row = &d->rows[idx];
+		if (added)
+			*row = (struct drow){ .name = name, .kind = kind };
+		row->self[which] += e->self;
+		row->total[which] += e->total;
+	}
+	return 0;
+}
+
+static double abs_d(double v)
+{
+	return v < 0 ? -v : v;
+}
+
+static int cmp_drows(const void *pa, const void *pb, void *ctx)
+{
+	const struct drow *a = *(void *const *)pa, *b = *(void *const *)pb;
+	const struct diff *d = ctx;
+	double x = d->o->sort == JT_REPORT_BY_TOTAL ? abs_d(a->total_chg) : abs_d(a->self_chg);
+	double y = d->o->sort == JT_REPORT_BY_TOTAL ? abs_d(b->total_chg) : abs_d(b->self_chg);
+	int c;
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	x = d->o->sort == JT_REPORT_BY_TOTAL ? abs_d(a->self_chg) : abs_d(a->total_chg);
+	y = d->o->sort == JT_REPORT_BY_TOTAL ? abs_d(b->self_chg) : abs_d(b->total_chg);
+	if (x != y)
+		return x > y ? -1 : 1;
+	c = strcmp(a->name, b->name);
+	return c ?: (int)a->kind - (int)b->kind;
+}
+
+/* The rows, what moved most first, at most --top of them; *n gets the count. */
+static const struct drow **diff_rows(struct diff *d, size_t *n)
+{
+	const struct drow **v = malloc((d->keys.n + 1) * sizeof(*v));
+	uint64_t nb = d->log[0].all.samples, nn = d->log[1].all.samples;
+	size_t i;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < d->keys.n; i++) {
+		struct drow *row = &d->rows[i];
+
+		row->self_chg = pct(row->self[1], nn) - pct(row->self[0], nb);
+		row->total_chg = pct(row->total[1], nn) - pct(row->total[0], nb);
+		v[i] = row;
+	}
+	qsort_r(v, d->keys.n, sizeof(*v), cmp_drows, d);
+	*n = d->o->top && d->keys.n > d->o->top ? d->o->top : d->keys.n;
+	return v;
+}
+
+static void diff_text(FILE *out, const struct diff *d, const struct drow **v, size_t n)
+{
+	const uint64_t nb = d->log[0].all.samples, nn = d->log[1].all.samples;
+	size_t i;
+
+	fputs("jitrace report --diff: the methods whose share of samples moved most\n", out);
+	text_header(out, &d->log[0], "base: ", "   ");
+	text_header(out, &d->log[1], "new:  ", "   ");
+	fprintf(out, "\n== %zu method%s; %% of each log's own samples, CHANGE in points "
+		"(new - base); sorted by %s\n", n, n == 1 ? "" : "s",
+		d->o->sort == JT_REPORT_BY_TOTAL ? "total" : "self");
+	if (!n)
+		return;
+	fprintf(out, "%35s %36s\n", "self (the method is the leaf)",
+		"total (anywhere on the stack)");
+	fprintf(out, "%7s %6s %7s %6s %7s  %7s %6s %7s %6s %7s  %-7s %s\n", "BASE", "%", "NEW",
+		"%", "CHANGE", "BASE", "%", "NEW", "%", "CHANGE", "KIND", "METHOD");
+	for (i = 0; i < n; i++) {
+		const struct drow *w = v[i];
+
+		fprintf(out, "%7" PRIu64 " %5.1f%% %7" PRIu64 " %5.1f%% %+7.1f  %7" PRIu64
+			" %5.1f%% %7" PRIu64 " %5.1f%% %+7.1f  %-7s ", w->self[0],
+			pct(w->self[0], nb), w->self[1], pct(w->self[1], nn), w->self_chg,
+			w->total[0], pct(w->total[0], nb), w->total[1], pct(w->total[1], nn),
+			w->total_chg, jt_lv__kind_name(w->kind));
+		text_line(out, "", w->name, "\n");
+	}
+}
+
+static void diff_json(struct jt_xout *x, const struct diff *d, const struct drow **v, size_t n)
+{
+	const uint64_t nb = d->log[0].all.samples, nn = d->log[1].all.samples;
+	size_t i;
+
+	jt_xout__str(x, "{\"base\": {");
+	json_log(x, &d->log[0]);
+	jt_xout__printf(x, ", \"samples\": %" PRIu64 "},\n \"new\": {", nb);
+	json_log(x, &d->log[1]);
+	jt_xout__printf(x, ", \"samples\": %" PRIu64 "},\n \"sort\": \"%s\", \"methods\": [",
+			nn, d->o->sort == JT_REPORT_BY_TOTAL ? "total" : "self");
+	for (i = 0; i < n; i++) {
+		const struct drow *w = v[i];
+
+		jt_xout__str(x, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+		json_str(x, w->name);
+		jt_xout__printf(x, ", \"kind\": \"%s\", \"base_self\": %" PRIu64
+				", \"base_self_pct\": %.2f, \"new_self\": %" PRIu64
+				", \"new_self_pct\": %.2f, \"self_change\": %.2f, \"base_total\": %"
+				PRIu64 ", \"base_total_pct\": %.2f, \"new_total\": %" PRIu64
+				", \"new_total_pct\": %.2f, \"total_change\": %.2f}",
+				jt_lv__kind_name(w->kind), w->self[0], pct(w->self[0], nb),
+				w->self[1], pct(w->self[1], nn), w->self_chg, w->total[0],
+				pct(w->total[0], nb), w->total[1], pct(w->total[1], nn),
+				w->total_chg);
+	}
+	jt_xout__str(x, "]}\n");
+}
+
+/* Read one log and add it up. Returns 0 or -1 (reported). */
+static int load(struct rep *r)
+{
+	if (jt_logsrc__open(&r->src, r->o->path, &r->o->filter))
+		return -1;
+	r->stk = jt_stacks__new();
+	if (!r->stk || read_log(r) || jt_logsrc__finish(&r->src, "reported") || add_up(r))
+		return -1;
+	return 0;
+}
+
+static int report_diff(FILE *out, const struct jt_report_opts *o)
+{
+	struct jt_report_opts base = *o;
+	struct diff d = { .o = o };
+	const struct drow **v = NULL;
+	struct jt_xout x;
+	int i, ret = 1, werr;
+	size_t n;
+
+	base.path = o->base;
+	base.base = NULL;
+	d.log[0].o = &base;
+	d.log[1].o = o;
+	for (i = 0; i < 2; i++)
+		if (load(&d.log[i]))
+			goto out;
+	if (diff_add(&d, 0) || diff_add(&d, 1) || !(v = diff_rows(&d, &n))) {
+		jt_err("%s", nomem);
+		goto out;
+	}
+	if (o->json) {
+		if (jt_xout__init(&x, out)) {
+			jt_err("%s", nomem);
+			goto out;
+		}
+		diff_json(&x, &d, v, n);
+		werr = jt_xout__fini(&x);
+		if (werr) {
+			jt_err("writing the report: %s", strerror(werr));
+			goto out;
+		}
+	} else {
+		diff_text(out, &d, v, n);
+	}
+	if (fflush(out) || ferror(out)) {
+		jt_err("writing the report: %s", strerror(errno ? errno : EIO));
+		goto out;
+	}
+	ret = 0;
+out:
+	free(v);
+	free(d.rows);
+	jt_xintern__fini(&d.keys);
+	rep_free(&d.log[0]);
+	rep_free(&d.log[1]);
+	return ret;
+}
+
 int jt_report(FILE *out, const struct jt_report_opts *o)
 {
 	struct rep r = { .o = o };
 	int ret = 1;
 
-	if (jt_logsrc__open(&r.src, o->path, &o->filter))
-		return 1;
-	r.stk = jt_stacks__new();
-	if (!r.stk || read_log(&r) || jt_logsrc__finish(&r.src, "reported") || add_up(&r))
+	if (o->base)
+		return report_diff(out, o);
+	if (load(&r))
 		goto out;
 	if (o->json ? json_report(out, &r) : text_report(out, &r))
 		goto out;

@@ -14,7 +14,8 @@ enum jt_report_sort {
 };
 
 struct jt_report_opts {
-	const char *path;	/* the log */
+	const char *path;	/* the log (with base: the new one) */
+	const char *base;	/* NULL, or --diff's base log: report what moved from it to path */
 	struct jt_filter filter;
 	bool json;
 	enum jt_report_sort sort;
@@ -26,8 +27,11 @@ struct jt_report_opts {
  * Read the log at o->path and print its report to out: a header (the log, its duration,
  * samples, rate, losses), the hottest methods over every kept sample, then per process
  * (pid and command line); each method with its hottest offsets, and with --calls logs the
- * call counts and inclusive and exclusive times. Returns 0 (also for a truncated log,
- * which is said on stderr) or 1 (reported).
+ * call counts and inclusive and exclusive times. With o->base, both logs' headers and the
+ * methods (matched by name and kind over every process) whose share of their log's
+ * samples moved most from base to path, self and total, the change in points; sorted by
+ * o->sort's share, at most o->top of them. Returns 0 (also for a truncated log, which is
+ * said on stderr) or 1 (reported).
  */
 int jt_report(FILE *out, const struct jt_report_opts *o);
 

@@ -15,9 +15,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "safeopen.h"
+
+/* written this little before its process started (a tick is 10 ms): still its own */
+#define STALE_SLACK_NS 50000000ULL
 
 static inline bool is_blank(char c)
 {
@@ -246,6 +250,97 @@ static int open_in_root(int dir, const char *rel, uid_t uid)
 	return checked(fd, uid);
 }
 
+/*
+ * When the process whose /proc directory is dir started, as CLOCK_REALTIME ns (what a
+ * file's mtime is in), from its stat's starttime. 0 if it cannot be told.
+ */
+static uint64_t started_realtime(int dir)
+{
+	char buf[1024], *p;
+	unsigned long long ticks = 0;
+	struct timespec real, boot;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd, i;
+
+	fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* the comm may hold anything but the last ')' */
+	for (i = 0; p && i < 20; i++)	/* starttime is the 20th field after it */
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &ticks) != 1)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	return (uint64_t)real.tv_sec * 1000000000ULL + real.tv_nsec -
+	       ((uint64_t)boot.tv_sec * 1000000000ULL + boot.tv_nsec) +
+	       ticks * (1000000000ULL / hz);
+}
+
+/*
+ * A perf map last written before its process started is another's, of an earlier process
+ * with the same pid (pids are reused; nothing removes the maps): not this one's, yet.
+ */
+static bool written_before(int fd, uint64_t started)
+{
+	struct stat st;
+	uint64_t mtime;
+
+	if (!started || fstat(fd, &st))
+		return false;
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
+	return mtime + STALE_SLACK_NS < started;
+}
+
+static bool stale_map(int dir, int fd)
+{
+	return written_before(fd, started_realtime(dir));
+}
+
+int jt_safeopen__mapsite(pid_t pid, struct jt_mapsite *site)
+{
+	struct stat ours, theirs;
+	int dir, err;
+
+	dir = open_pid_dir(pid);
+	if (dir < 0)
+		return -errno;
+	err = read_nstgid(dir, pid, &site->nstgid);
+	if (!err && (stat("/", &ours) || fstatat(dir, "root/", &theirs, 0)))
+		err = -errno;
+	if (!err) {
+		site->host = ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+		site->started = started_realtime(dir);
+	}
+	close(dir);
+	return err;
+}
+
+int jt_safeopen__perfmap_gone(const struct jt_mapsite *site, uid_t uid)
+{
+	char path[64];
+	int fd;
+
+	if (!site->host) {
+		errno = EXDEV;	/* its root went with it */
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)site->nstgid);
+	fd = jt_safeopen__path(path, uid);
+	if (fd >= 0 && written_before(fd, site->started)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
 int jt_safeopen__perfmap(pid_t pid, uid_t uid)
 {
 	char rel[32];
@@ -265,6 +360,11 @@ int jt_safeopen__perfmap(pid_t pid, uid_t uid)
 	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", (int)nstgid);
 	fd = open_in_root(dir, rel, uid);
 	err = errno;
+	if (fd >= 0 && stale_map(dir, fd)) {
+		close(fd);
+		fd = -1;
+		err = ESTALE;
+	}
 	close(dir);
 	errno = err;
 	return fd;

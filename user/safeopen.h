@@ -3,7 +3,9 @@
 #ifndef JT_SAFEOPEN_H
 #define JT_SAFEOPEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -16,6 +18,23 @@ int jt_safeopen__path(const char *path, uid_t uid);
 int jt_safeopen__perfmap(pid_t pid, uid_t uid);
 /* path as process pid sees it, resolved inside its own root */
 int jt_safeopen__in_root(pid_t pid, const char *path, uid_t uid);
+/*
+ * Where a process's perf map is, taken while it lives, so that a map it writes as it ends
+ * (HotSpot's -XX:+DumpPerfMapAtExit) can still be read once /proc/PID is gone.
+ */
+struct jt_mapsite {
+	bool host;		/* its root is jitrace's: the map is /tmp/perf-NSTGID.map here */
+	pid_t nstgid;
+	uint64_t started;	/* CLOCK_REALTIME ns it started, 0: not known */
+};
+/* Take pid's; returns 0 or -errno. */
+int jt_safeopen__mapsite(pid_t pid, struct jt_mapsite *site);
+/*
+ * The map of a process that is gone, by what was taken of it: only one that shared
+ * jitrace's root, and only a map written since it started (ESTALE otherwise; EXDEV for
+ * another root).
+ */
+int jt_safeopen__perfmap_gone(const struct jt_mapsite *site, uid_t uid);
 /*
  * The path of pid's perf map as jitrace opens it, /proc/PID/root/tmp/perf-NSTGID.map, for
  * messages. Returns 0 or -errno (-ENAMETOOLONG if len is too small).

@@ -3,10 +3,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +39,8 @@ struct jt_symbols {
 	cxa_demangle_fn demangle;
 	bool demangle_tried;
 	bool said_denied;		/* map_files refused us: said once */
+	struct jt_elfsyms *vdso;	/* this kernel's vdso, read from our own */
+	bool vdso_tried;
 	char *dm_buf;			/* __cxa_demangle's reusable output buffer */
 	size_t dm_len;
 };
@@ -72,15 +76,16 @@ void jt_symbols__free(struct jt_symbols *s)
 	}
 	jt_hash__fini(&s->files);
 	jt_kallsyms__free(s->kernel);
+	jt_elfsyms__free(s->vdso);
 	free(s->dm_buf);
 	if (s->libstdcxx)
 		dlclose(s->libstdcxx);
 	free(s);
 }
 
-static uint64_t file_key(const struct stat *st)
+static uint64_t file_key(uint64_t dev, uint64_t ino)
 {
-	return ((uint64_t)st->st_ino * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)st->st_dev;
+	return (ino * 0x9e3779b97f4a7c15ULL) ^ dev;
 }
 
 static bool same_file(const struct file_syms *f, const struct stat *st)
@@ -104,35 +109,16 @@ static int open_debug_file(int fd)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, uint64_t start,
-					  uint64_t end)
+/* The symbols of the file open at fd (closed here), loaded at its first use. */
+static const struct jt_elfsyms *syms_of(struct jt_symbols *s, int fd, const struct stat *st)
 {
 	struct file_syms *head, *f;
-	char path[128];
-	struct stat st;
-	uint64_t key;
-	int fd, dfd, err;
+	uint64_t key = file_key(st->st_dev, st->st_ino);
+	int dfd, err;
 
-	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", s->proc_root, pid,
-		 (unsigned long long)start, (unsigned long long)end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && (errno == EPERM || errno == EACCES) && !s->said_denied) {
-		/* capabilities without root: say what is missing, once */
-		jt_err("cannot open %s: %s: native frames stay file + offset (map_files needs "
-		       "CAP_CHECKPOINT_RESTORE, and CAP_SYS_PTRACE for other users' processes; "
-		       "or run as root)", path, strerror(errno));
-		s->said_denied = true;
-	}
-	if (fd < 0)
-		return NULL;	/* gone, or not a file: the frame keeps file + offset */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return NULL;
-	}
-	key = file_key(&st);
 	head = jt_hash__get(&s->files, key);
 	for (f = head; f; f = f->next)
-		if (same_file(f, &st)) {
+		if (same_file(f, st)) {
 			close(fd);
 			return f->syms;
 		}
@@ -141,10 +127,10 @@ const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, ui
 		close(fd);
 		return NULL;
 	}
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	f->size = st.st_size;
-	f->mtime = st.st_mtim;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
 	dfd = open_debug_file(fd);
 	f->syms = jt_elfsyms__load(fd, dfd, &err);
 	if (dfd >= 0)
@@ -157,6 +143,125 @@ const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, ui
 		return NULL;
 	}
 	return f->syms;
+}
+
+/* PROC_ROOT/PID/map_files/START-END, opened: -1 if it is gone or not a file. */
+static int open_map_file(struct jt_symbols *s, uint32_t pid, uint64_t start, uint64_t end,
+			 struct stat *st)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", s->proc_root, pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && (errno == EPERM || errno == EACCES) && !s->said_denied) {
+		/* capabilities without root: say what is missing, once */
+		jt_err("cannot open %s: %s: native frames stay file + offset (map_files needs "
+		       "CAP_CHECKPOINT_RESTORE, and CAP_SYS_PTRACE for other users' processes; "
+		       "or run as root)", path, strerror(errno));
+		s->said_denied = true;
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* path opened if it is still the file (dev, ino): -1 if not. */
+static int open_same(const char *path, uint64_t dev, uint64_t ino, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_dev != dev || st->st_ino != ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, uint64_t start,
+					  uint64_t end)
+{
+	struct stat st;
+	int fd = open_map_file(s, pid, start, end, &st);
+
+	return fd < 0 ? NULL : syms_of(s, fd, &st);
+}
+
+const struct jt_elfsyms *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
+					    const struct jt_event *ev)
+{
+	const char *path = jt_event__str(ev);
+	const struct file_syms *f;
+	char root_path[JT_PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	if (!ev->map_ino)
+		return NULL;	/* the vdso */
+	fd = open_map_file(s, pid, ev->map_start, ev->map_end, &st);
+	if (fd >= 0 && (st.st_dev != ev->map_dev || st.st_ino != ev->map_ino)) {
+		close(fd);	/* mapped over since */
+		fd = -1;
+	}
+	if (fd < 0 && path[0] == '/') {
+		/* the process is gone: its file by path, in its mount namespace first */
+		snprintf(root_path, sizeof(root_path), "%s/%u/root%s", s->proc_root, pid, path);
+		fd = open_same(root_path, ev->map_dev, ev->map_ino, &st);
+		if (fd < 0)
+			fd = open_same(path, ev->map_dev, ev->map_ino, &st);
+	}
+	if (fd >= 0)
+		return syms_of(s, fd, &st);
+	/* nothing to open: what was read of that file before, if anything */
+	for (f = jt_hash__get(&s->files, file_key(ev->map_dev, ev->map_ino)); f; f = f->next)
+		if (f->dev == ev->map_dev && f->ino == ev->map_ino)
+			return f->syms;
+	return NULL;
+}
+
+/* Our own [vdso] mapping's range, from /proc/self/maps. */
+static int own_vdso(uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%" SCNx64 "-%" SCNx64, start, end) == 2) {
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
+const struct jt_elfsyms *jt_symbols__vdso(struct jt_symbols *s)
+{
+	uint64_t start, end;
+	int fd, err;
+
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	/* every process's vdso is the kernel's one image: ours, copied where ELF is read */
+	if (own_vdso(&start, &end) || end <= start || end - start > (1 << 20))
+		return NULL;
+	fd = memfd_create("jitrace-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (write(fd, (const void *)(uintptr_t)start, end - start) == (ssize_t)(end - start))
+		s->vdso = jt_elfsyms__load(fd, -1, &err);
+	close(fd);
+	return s->vdso;
 }
 
 const struct jt_kallsyms *jt_symbols__kernel(struct jt_symbols *s)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "elfsyms.h"
+#include "event.h"
 #include "kallsyms.h"
 
 struct jt_symbols;
@@ -26,6 +27,20 @@ void jt_symbols__free(struct jt_symbols *s);
  */
 const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, uint64_t start,
 					  uint64_t end);
+/*
+ * The symbols of the file a mapping event (JT_EV_MMAP) names: through the process's
+ * map_files while it maps it, else by the event's path (in the process's root, then the
+ * host's) if that is still the same file (device and inode), else as read before from the
+ * same file. NULL if none of these has symbols. Called as the event arrives, while the
+ * file can still be opened, and again when it is joined (then a lookup).
+ */
+const struct jt_elfsyms *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
+					    const struct jt_event *ev);
+/*
+ * The symbols of the vdso, by offset into it: the running kernel's one image, read from
+ * jitrace's own (every process maps the same), or NULL.
+ */
+const struct jt_elfsyms *jt_symbols__vdso(struct jt_symbols *s);
 /* The kernel's symbols, or NULL (said once on stderr, with the reason). */
 const struct jt_kallsyms *jt_symbols__kernel(struct jt_symbols *s);
 /*

@@ -19,8 +19,9 @@ FUZZ_SRCS_fuzz_perfmap := user/perfmap.c user/safeopen.c user/util.c
 FUZZ_SRCS_fuzz_log := user/log_read.c user/logfmt.c user/logview.c user/hash.c user/names.c user/util.c
 FUZZ_SRCS_fuzz_decode := user/decode.c user/event.c
 FUZZ_SRCS_fuzz_jitdump := user/jitdump.c
-# whole logs through every offline view: the modules the view commands link
-FUZZ_SRCS_fuzz_views := $(filter-out user/main.c user/cmd_%.c $(BPF_SRCS),$(wildcard user/*.c))
+# whole logs through every offline view: the modules the view commands link (not the pusher,
+# which needs libcurl)
+FUZZ_SRCS_fuzz_views := $(filter-out user/main.c user/cmd_%.c user/push.c $(BPF_SRCS),$(wildcard user/*.c))
 FUZZ_LIBS_fuzz_views := -lelf
 
 .PHONY: fuzz fuzz-build fuzz-deps

@@ -285,6 +285,169 @@ static void test_speedscope_loads_in_chromium(void **state)
 	free(png);
 }
 
+static const char *find_go(void)
+{
+	static const char *const where[] = { "/usr/bin/go", "/usr/lib/go/bin/go",
+					     "/usr/local/go/bin/go" };
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(where); k++)
+		if (!access(where[k], X_OK))
+			return where[k];
+	return NULL;
+}
+
+/* Run go tool pprof with args (NULL-terminated) on pb; stdout returned, stderr must be empty. */
+static char *go_pprof(const char *go, const char *pb, const char *name, ...)
+{
+	char *out = it_path_dup(name), *err, *argv[16], *text, *errs;
+	int argc = 0;
+	va_list ap;
+
+	assert_true(asprintf(&err, "%s.err", out) > 0);
+	argv[argc++] = (char *)go;
+	argv[argc++] = "tool";
+	argv[argc++] = "pprof";
+	va_start(ap, name);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc++] = (char *)pb;
+	argv[argc] = NULL;
+	assert_int_equal(it_run(argv, out, err), 0);
+	text = slurp(out);
+	errs = slurp(err);
+	if (errs[0])
+		fail_msg("go tool pprof %s said on stderr:\n%s", argv[3], errs);
+	free(errs);
+	free(err);
+	free(out);
+	return text;
+}
+
+struct gmap {
+	unsigned id;
+	unsigned long long start, limit;
+	char file[256];
+};
+
+/*
+ * `go tool pprof` (Debian's golang-go) opens the pprof of a native plus JIT recording
+ * without a word on stderr ("Main binary filename not available" was one): its mappings
+ * have file names, the program first (`-top` says "File: toyjit", the web UI's title);
+ * every location lies inside its mapping at the address the frame had (native frames too,
+ * not offsets inside symbols); `-top` counts samples as the log has them; the cpu
+ * nanoseconds of each stack are its samples times 1e9 / 999 Hz, rounded.
+ */
+static void test_pprof_opens_in_go_tool_pprof(void **state)
+{
+	struct fixture *fx = *state;
+	char *pb = it_path_dup("split.go.pb.gz"), pid[16], want[128], *raw, *top, *p, *nl;
+	static struct gmap maps[64];
+	unsigned nmaps = 0, nlocs = 0, native = 0, i;
+	unsigned long long cpu_sum = 0, count_sum = 0, stacks = 0;
+	const char *go = find_go();
+	bool in_samples = false, in_locs = false;
+
+	if (!go) {
+		print_message("go is missing (Debian's golang-go): go tool pprof not run\n");
+		skip();
+	}
+	snprintf(pid, sizeof(pid), "%d", fx->toy.pid);
+	{
+		char *argv[] = { IT_JITRACE, "export", "--format", "pprof", fx->log_path,
+				 "-p", pid, "-o", pb, NULL };
+
+		assert_int_equal(it_run(argv, NULL, NULL), 0);
+	}
+	raw = go_pprof(go, pb, "split.go.raw", "-raw", NULL);
+	/* the mappings (last): "ID: START/LIMIT/OFFSET FILE [BUILDID] [FN]" */
+	p = strstr(raw, "\nMappings\n");
+	assert_non_null(p);
+	for (p += 10; *p; p = nl + 1) {
+		unsigned long long a, b, c;
+		char file[256];
+		unsigned id;
+		int k;
+
+		nl = strchr(p, '\n');
+		assert_non_null(nl);
+		k = sscanf(p, " %u: %llx/%llx/%llx %255s", &id, &a, &b, &c, file);
+		if (k < 4)
+			break;
+		if (k == 4)
+			fail_msg("a mapping without a file name: %.*s", (int)(nl - p), p);
+		assert_true(nmaps < ARRAY_SIZE(maps));
+		maps[nmaps++] = (struct gmap){ id, a, b, "" };
+		snprintf(maps[nmaps - 1].file, sizeof(maps[0].file), "%s", file);
+		print_message("mapping %.*s\n", (int)(nl - p), p);
+	}
+	/* then the samples and the locations */
+	for (p = raw; p && *p; p = nl ? nl + 1 : NULL) {
+		unsigned long long a, b;
+		unsigned m;
+		char file[256];
+
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(p, "Samples:", 8) || !strncmp(p, "Locations", 9) ||
+		    !strncmp(p, "Mappings", 8)) {
+			in_samples = p[0] == 'S';
+			in_locs = p[0] == 'L';
+		}
+		if (in_samples && sscanf(p, " %llu %llu:", &a, &b) == 2) {
+			count_sum += a;
+			cpu_sum += b;
+			stacks++;
+			/* each stack's cpu time from its count, exactly (rounded to the ns) */
+			assert_int_equal(b, (a * 1000000000ULL + 999 / 2) / 999);
+		}
+		if (in_locs && sscanf(p, " %*u: %llx M=%u %255s", &a, &m, file) == 3) {
+			for (i = 0; i < nmaps && maps[i].id != m; i++)
+				;
+			if (i == nmaps)
+				fail_msg("location in no mapping: %s", p);
+			if (a < maps[i].start || a >= maps[i].limit)
+				fail_msg("location outside its mapping %s: %s", maps[i].file, p);
+			nlocs++;
+			native += maps[i].file[0] == '/';
+		}
+		if (nl)
+			*nl = '\n';
+	}
+	print_message("go tool pprof -raw: %u mappings, %u locations (%u native), %llu samples "
+		      "in %llu stacks, %llu ns of cpu\n", nmaps, nlocs, native, count_sum, stacks,
+		      cpu_sum);
+	assert_true(nmaps >= 3 && nlocs > 0 && native > 0);
+	assert_true(strstr(maps[0].file, "/toyjit") != NULL);	/* pprof's main binary */
+	for (i = 0; i < nmaps && strcmp(maps[i].file, "[jit]"); i++)
+		;
+	assert_true(i < nmaps);
+	for (i = 0; i < nmaps && !strstr(maps[i].file, "/libc.so.6"); i++)
+		;
+	assert_true(i < nmaps);
+	assert_int_equal(count_sum, fx->samples);
+
+	top = go_pprof(go, pb, "split.go.top", "-top", NULL);
+	print_message("go tool pprof -top:\n%.600s\n", top);
+	assert_true(!strncmp(top, "File: toyjit\n", 13));
+	assert_non_null(strstr(top, "\nType: samples\n"));
+	snprintf(want, sizeof(want), ", Total samples = %lu", fx->samples);
+	p = strstr(top, want);
+	assert_non_null(p);
+	assert_true(p[strlen(want)] == ' ' || p[strlen(want)] == '\n');	/* a count, no unit */
+	snprintf(want, sizeof(want), "\n%10lu ", fx->leaf_hot_a);
+	p = strstr(top, want);
+	assert_non_null(p);
+	nl = strchr(p + 1, '\n');
+	assert_non_null(nl);
+	assert_true(nl - p > 6 && !strncmp(nl - 6, " hot_a", 6));
+	free(top);
+	free(raw);
+	free(pb);
+}
+
 struct open_call {
 	char name[64];
 	unsigned tid;
@@ -381,6 +544,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pprof_decodes_with_protoc),
+		cmocka_unit_test(test_pprof_opens_in_go_tool_pprof),
 		cmocka_unit_test(test_speedscope_loads_in_chromium),
 		cmocka_unit_test(test_chrome_trace_is_balanced),
 		cmocka_unit_test(test_export_needs_a_format),

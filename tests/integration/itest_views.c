@@ -21,24 +21,6 @@
 
 static char *log_path;		/* one recording for the offline views */
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, n, f), n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* Record the split scenario (hot_a 3 units of work for each 1 of hot_b) at 999 Hz. */
 static int record_split(void **state)
 {
@@ -104,7 +86,7 @@ static void test_report_names_the_hottest_function_first(void **state)
 
 	(void)state;
 	assert_int_equal(it_run(argv, out, NULL), 0);
-	text = slurp(out);
+	text = it_slurp(out);
 	a = self_pct(text, "hot_a", &ra);
 	b = self_pct(text, "hot_b", &rb);
 	print_message("hot_a %.1f%% (row %d), hot_b %.1f%% (row %d); scripted 75%% : 25%%\n",
@@ -116,7 +98,7 @@ static void test_report_names_the_hottest_function_first(void **state)
 	assert_true(b > 18 && b < 32);
 	assert_non_null(strstr(text, "hot offsets: +0x"));
 	assert_int_equal(it_run(jargv, json, NULL), 0);
-	js = slurp(json);
+	js = it_slurp(json);
 	assert_non_null(strstr(js, "\"methods\": [\n    {\"name\": \"hot_a\", \"kind\": \"jit\""));
 	free(js);
 	free(text);
@@ -136,7 +118,7 @@ static void test_folded_adds_up(void **state)
 	(void)state;
 	assert_int_equal(it_run(argv, out, NULL), 0);
 	assert_int_equal(it_run(jargv, rep, NULL), 0);
-	text = slurp(out);
+	text = it_slurp(out);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long n = strtoul(strrchr(line, ' ') + 1, NULL, 10);
 		size_t len = strrchr(line, ' ') - line;
@@ -145,7 +127,7 @@ static void test_folded_adds_up(void **state)
 		if (len >= 6 && !memcmp(line + len - 6, ";hot_a", 6))
 			hot_a += n;
 	}
-	js = slurp(rep);
+	js = it_slurp(rep);
 	p = strstr(js, "\"all\": {\"samples\": ");
 	assert_non_null(p);
 	samples = strtoul(p + strlen("\"all\": {\"samples\": "), NULL, 10);
@@ -168,7 +150,7 @@ static char *chromium_dom(const char *url, const char *name)
 
 	assert_true(asprintf(&err, "%s.err", out) > 0);
 	assert_int_equal(it_run(argv, out, err), 0);
-	dom = slurp(out);
+	dom = it_slurp(out);
 	free(out);
 	free(err);
 	return dom;
@@ -247,7 +229,7 @@ static void test_svg_script_error_is_caught(void **state)
 	(void)state;
 	if (access(CHROMIUM, X_OK))
 		skip();
-	text = slurp(svg);	/* written by the test above */
+	text = it_slurp(svg);	/* written by the test above */
 	p = strstr(text, "function init() {\n");
 	assert_non_null(p);
 	f = fopen(bad, "w");
@@ -267,6 +249,153 @@ static void test_svg_script_error_is_caught(void **state)
 	free(text);
 	free(svg);
 	free(bad);
+}
+
+/* The CHANGE of the self share on the row of report --diff's table that names fn. */
+static double diff_change(const char *report, const char *fn)
+{
+	char want[64], line[512];
+	const char *p = report, *nl;
+	double chg;
+
+	snprintf(want, sizeof(want), "  jit     %s\n", fn);
+	p = strstr(p, want);
+	if (!p)
+		fail_msg("report --diff has no row for %s:\n%s", fn, report);
+	for (nl = p; nl > report && nl[-1] != '\n'; nl--)
+		;
+	snprintf(line, sizeof(line), "%.*s", (int)(p - nl), nl);
+	assert_int_equal(sscanf(line, "%*u %*f%% %*u %*f%% %lf", &chg), 1);
+	return chg;
+}
+
+/* Whether row k (from 0) of report --diff's table is fn's. */
+static bool diff_row_is(const char *report, int k, const char *fn)
+{
+	const char *p = strstr(report, "KIND    METHOD\n"), *nl;
+	size_t n = strlen(fn);
+
+	assert_non_null(p);
+	for (k++; k > 0; k--) {
+		p = strchr(p, '\n');
+		assert_non_null(p);
+		p++;
+	}
+	nl = strchr(p, '\n');
+	assert_non_null(nl);
+	return (size_t)(nl - p) > n && nl[-(long)n - 1] == ' ' && !memcmp(nl - n, fn, n);
+}
+
+/*
+ * The tooltip of the widest frame named fn in chromium's DOM (a name may be on several
+ * stacks), and its colour: "TITLE|FILL".
+ */
+static char *dom_frame(const char *dom, const char *fn)
+{
+	char want[64], *out;
+	const char *p = NULL, *q, *end, *fill;
+	unsigned long most = 0, n;
+
+	snprintf(want, sizeof(want), "<title>%s\n", fn);
+	for (q = strstr(dom, want); q; q = strstr(q + 1, want)) {
+		n = strtoul(q + strlen(want), NULL, 10);
+		if (!p || n > most) {
+			p = q;
+			most = n;
+		}
+	}
+	assert_non_null(p);
+	end = strstr(p, "</title>");
+	assert_non_null(end);
+	fill = strstr(end, "fill=\"");
+	assert_non_null(fill);
+	assert_true(fill < strstr(end, "</g>"));
+	fill += 6;
+	assert_true(asprintf(&out, "%.*s|%.*s", (int)(end - p - 7), p + 7,
+			     (int)strcspn(fill, "\""), fill) > 0);
+	return out;
+}
+
+/*
+ * The toy's split recorded again the other way round, 1:3 instead of 3:1: `report --diff`
+ * says hot_a lost and hot_b gained about 50 points of the samples (75% to 25%, by 4.5
+ * standard errors of two shares of 1,500 samples each, about 6 points, and the toy's own
+ * overhead of a point or two: 40 to 60), and `flamegraph --diff`, opened in headless
+ * chromium, colours hot_a blue and hot_b red with both counts and the change in their
+ * tooltips (the report's, but for the odd sample on another stack), its script running
+ * without an error.
+ */
+static void test_diff_of_two_splits(void **state)
+{
+	char *new_log = it_path_dup("split13.jtl"), *out = it_path_dup("split13.out");
+	char *rep = it_path_dup("diff.txt"), *svg = it_path_dup("diff.svg"), *url, *dom, *text;
+	char *rec[] = { IT_JITRACE, "record", "-F", "999", "-f", "-o", new_log, "--",
+			IT_TOYJIT, "split", "--ms", "2000", "--ratio", "1:3", NULL };
+	char *report[] = { IT_JITRACE, "report", "--diff", log_path, new_log, NULL };
+	char *flame[] = { IT_JITRACE, "flamegraph", "--diff", "-f", "-o", svg, log_path, new_log,
+			  NULL };
+	char *a, *b, *m, map[64];
+	double ca, cb, shown;
+	struct it_toy toy;
+	int r, g, bl;
+
+	(void)state;
+	assert_int_equal(it_run(rec, out, NULL), 0);
+	it_toy_parse(out, &toy);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)toy.pid);
+	unlink(map);	/* the agent's, left by the toy */
+	assert_int_equal(it_run(report, rep, NULL), 0);
+	text = it_slurp(rep);
+	ca = diff_change(text, "hot_a");
+	cb = diff_change(text, "hot_b");
+	print_message("report --diff: hot_a %+.1f points, hot_b %+.1f points\n", ca, cb);
+	assert_true(ca > -60 && ca < -40);
+	assert_true(cb > 40 && cb < 60);
+	/* the two that moved most are the first two rows */
+	assert_true((diff_row_is(text, 0, "hot_a") && diff_row_is(text, 1, "hot_b")) ||
+		    (diff_row_is(text, 0, "hot_b") && diff_row_is(text, 1, "hot_a")));
+	free(text);
+
+	assert_int_equal(it_run(flame, NULL, NULL), 0);
+	if (access(CHROMIUM, X_OK)) {
+		print_message("no chromium: the SVG was not opened\n");
+		goto out;
+	}
+	assert_true(asprintf(&url, "file://%s#search=^hot_b$", svg) > 0);
+	dom = chromium_dom(url, "dom_diff.html");
+	assert_null(strstr(dom, "data-jserror=\""));
+	assert_non_null(strstr(dom, "data-ready=\""));
+	m = strstr(dom, "id=\"matched\"");
+	assert_non_null(m);
+	assert_non_null(strstr(m, ">Matched: "));
+	a = dom_frame(dom, "hot_a");
+	b = dom_frame(dom, "hot_b");
+	print_message("hot_a: %s\nhot_b: %s\n", a, b);
+	/* hot_a shrank: blue; the tooltip's change agrees with the report's */
+	m = strstr(a, "; change: ");
+	assert_non_null(m);
+	shown = strtod(m + 10, NULL);
+	assert_true(shown > ca - 1 && shown < ca + 1);	/* hot_a's other stacks: a sample or two */
+	assert_non_null(strstr(a, " samples, "));
+	assert_non_null(strstr(a, "; base: "));
+	assert_int_equal(sscanf(strrchr(a, '|') + 1, "rgb(%d,%d,%d)", &r, &g, &bl), 3);
+	assert_true(bl == 255 && r < 100 && g < 100);
+	/* hot_b grew: red */
+	m = strstr(b, "; change: +");
+	assert_non_null(m);
+	shown = strtod(m + 10, NULL);
+	assert_true(shown > cb - 1 && shown < cb + 1);
+	assert_int_equal(sscanf(strrchr(b, '|') + 1, "rgb(%d,%d,%d)", &r, &g, &bl), 3);
+	assert_true(r == 255 && g < 100 && bl < 100);
+	free(a);
+	free(b);
+	free(dom);
+	free(url);
+out:
+	free(new_log);
+	free(out);
+	free(rep);
+	free(svg);
 }
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -309,7 +438,7 @@ static void test_top_shows_the_hot_function_live(void **state)
 		usleep(100000);
 		assert_int_equal(sh(TMUX " capture-pane -p -t " TOP_SESSION " > %s", pane), 0);
 		free(text);
-		text = slurp(pane);
+		text = it_slurp(pane);
 		if (strstr(text, want) && strstr(text, "hot_a"))
 			break;
 	}
@@ -328,7 +457,7 @@ static void test_top_shows_the_hot_function_live(void **state)
 	/* and the alternate screen is gone: the pane no longer shows top */
 	assert_int_equal(sh(TMUX " capture-pane -p -t " TOP_SESSION " > %s", pane), 0);
 	free(text);
-	text = slurp(pane);
+	text = it_slurp(pane);
 	assert_null(strstr(text, "samples/s"));
 
 	sh(TMUX " kill-session -t " TOP_SESSION);
@@ -348,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_folded_adds_up),
 		cmocka_unit_test(test_svg_runs_in_chromium),
 		cmocka_unit_test(test_svg_script_error_is_caught),
+		cmocka_unit_test(test_diff_of_two_splits),
 		cmocka_unit_test(test_top_shows_the_hot_function_live),
 	};
 

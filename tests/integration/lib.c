@@ -259,6 +259,10 @@ void it_check_promises(const struct it_log *log)
 				    !seen_test(&symbols, id))
 					fail_msg("sample %zu references symbol %llu before its "
 						 "definition", i, (unsigned long long)id);
+				if (JT_FRAME_KIND(ref) == JT_FRAME_TRUNCATED &&
+				    k != s->nr_frames - 1U)
+					fail_msg("sample %zu is cut at frame %u of %u", i, k,
+						 s->nr_frames);
 			}
 			break;
 		}
@@ -288,7 +292,9 @@ uint64_t it_drops_total(const struct it_log *log)
 	for (i = 0; i < log->n; i++) {
 		const struct jt_rec_drop *d = (const void *)log->recs[i];
 
-		if (d->h.type == JT_REC_DROP && d->what != JT_DROP_UNSURE_FRAME)
+		/* frames left unnamed and stacks cut are counted, but their samples are kept */
+		if (d->h.type == JT_REC_DROP && d->what != JT_DROP_UNSURE_FRAME &&
+		    d->what != JT_DROP_BROKEN_STACK)
 			n += d->count;
 	}
 	return n;
@@ -388,6 +394,25 @@ void it_toy_parse(const char *path, struct it_toy *t)
 			t->done = true;
 	}
 	fclose(f);
+}
+
+char *it_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, n, f), n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
 }
 
 const char *it_dir(void)

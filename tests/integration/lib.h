@@ -42,7 +42,7 @@ const struct jt_rec_method *it_leaf_method(const struct it_log *log,
  * before any record that references it; a clean end record; a drop record for every kind.
  */
 void it_check_promises(const struct it_log *log);
-/* Sum of every drop record's count. */
+/* Every record lost: the drop records' counts, less frames left unnamed and stacks cut. */
 uint64_t it_drops_total(const struct it_log *log);
 /* Frames or records of one drop kind, over the log. */
 uint64_t it_drops_of(const struct it_log *log, unsigned int what);
@@ -86,6 +86,9 @@ int it_wait(pid_t pid);
 int it_run(char *const argv[], const char *out, const char *err);
 /* Wait until file contains text (up to timeout_ms); true if it did. */
 bool it_wait_for_text(const char *file, const char *text, int timeout_ms);
+
+/* The whole file at path, NUL-terminated (the test fails if it cannot be read). */
+char *it_slurp(const char *path);
 
 #define IT_JITRACE "build/jitrace"
 #define IT_TOYJIT "build/toyjit"

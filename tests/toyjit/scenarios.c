@@ -161,6 +161,7 @@ cleanup:
 
 int scenario_split(const struct toy_opts *o)
 {
+	int rewrite = o->rewrite_map;
 	struct toy_fn *a, *bfn, *dispatch;
 	uint64_t chunk, start, n = 0;
 	struct toy_region *r;
@@ -181,7 +182,16 @@ int scenario_split(const struct toy_opts *o)
 		goto cleanup;
 	x86__init(&b, r->mem, r->size);
 	toyfn__begin(&b, a);
+	if (o->fp_loop) {	/* [rbp] = rbp while it spins; the caller's rbp kept below */
+		x86__load(&b, X86_RAX, X86_RBP, 0);
+		x86__push(&b, X86_RAX);
+		x86__store(&b, X86_RBP, 0, X86_RBP);
+	}
 	toyfn__spin(&b, o->ratio_a, u.iters, true);
+	if (o->fp_loop) {
+		x86__pop(&b, X86_RAX);
+		x86__store(&b, X86_RBP, 0, X86_RAX);
+	}
 	if (toyfn__end(&b, a))
 		goto cleanup;
 	toyfn__begin(&b, bfn);
@@ -200,6 +210,13 @@ int scenario_split(const struct toy_opts *o)
 	while (toy_cpu_ns() - start < o->ms * 1000000) {
 		toyfn__entry(dispatch)(chunk);
 		n++;
+		if (rewrite && toy_cpu_ns() - start >= o->ms * 500000) {	/* halfway */
+			if (sink__rewrite_map(o->sink, (struct toy_fn *const[]){ a, bfn, dispatch },
+					      3, "hot_a_rewritten", rewrite))
+				goto cleanup;
+			toy_out("rewrite ns=%llu", (unsigned long long)toy_now_ns());
+			rewrite = TOY_REWRITE_NONE;
+		}
 	}
 	if (expect_calls(dispatch, n) || expect_calls(a, n * chunk) ||
 	    expect_calls(bfn, n * chunk))

@@ -122,9 +122,10 @@ int sink__open_jitdump(struct toy_sink *s, const char *dir)
 	return 0;
 }
 
-int sink__open_perfmap(struct toy_sink *s)
+int sink__open_perfmap(struct toy_sink *s, bool at_exit)
 {
 	s->agent = false;
+	s->map_at_exit = at_exit;
 	snprintf(s->map_path, sizeof(s->map_path), "/tmp/perf-%d.map", (int)getpid());
 	s->map_fd = open(s->map_path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_NOFOLLOW |
 			 O_CLOEXEC, 0644);
@@ -143,6 +144,11 @@ void sink__close(struct toy_sink *s)
 	s->marker = NULL;
 	if (s->dump_fd >= 0)
 		close(s->dump_fd);
+	if (s->map_fd >= 0 && s->map_held_len)
+		write_all(s->map_fd, s->map_held, s->map_held_len, s->map_path);
+	free(s->map_held);
+	s->map_held = NULL;
+	s->map_held_len = 0;
 	if (s->map_fd >= 0)
 		close(s->map_fd);
 	s->dump_fd = s->map_fd = -1;
@@ -229,8 +235,68 @@ static int map_line(struct toy_sink *s, const struct toy_fn *fn)
 	char line[TOY_NAME_MAX + 64];
 	int n = snprintf(line, sizeof(line), "%" PRIxPTR " %zx %s\n", (uintptr_t)fn->code,
 			 fn->size, fn->name);
+	char *held;
 
-	return write_all(s->map_fd, line, (size_t)n, s->map_path);
+	if (!s->map_at_exit)
+		return write_all(s->map_fd, line, (size_t)n, s->map_path);
+	held = realloc(s->map_held, s->map_held_len + (size_t)n);
+	if (!held) {
+		toy_err("realloc(%zu): out of memory", s->map_held_len + (size_t)n);
+		return -1;
+	}
+	memcpy(held + s->map_held_len, line, (size_t)n);
+	s->map_held = held;
+	s->map_held_len += (size_t)n;
+	return 0;
+}
+
+int sink__rewrite_map(struct toy_sink *s, struct toy_fn *const *fns, size_t n,
+		      const char *renamed, enum toy_rewrite how)
+{
+	char tmp[sizeof(s->map_path) + 8], line[TOY_NAME_MAX + 64];
+	int fd = -1;
+	size_t i;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", s->map_path);
+	switch (how) {
+	case TOY_REWRITE_INPLACE:
+		fd = open(s->map_path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+		break;
+	case TOY_REWRITE_RENAME:
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		break;
+	case TOY_REWRITE_UNLINK:
+		if (unlink(s->map_path))
+			toy_err("unlink(%s): %s", s->map_path, strerror(errno));
+		fd = open(s->map_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0644);
+		break;
+	default:
+		return 0;
+	}
+	if (fd < 0) {
+		toy_err("rewriting %s: %s", s->map_path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		int len = snprintf(line, sizeof(line), "%" PRIxPTR " %zx %s\n",
+				   (uintptr_t)fns[i]->code, fns[i]->size,
+				   i ? fns[i]->name : renamed);
+
+		if (write_all(fd, line, (size_t)len, s->map_path)) {
+			close(fd);
+			return -1;
+		}
+	}
+	if (how == TOY_REWRITE_RENAME && rename(tmp, s->map_path)) {
+		toy_err("rename(%s, %s): %s", tmp, s->map_path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* later lines go to the file now under the name */
+	close(s->map_fd);
+	s->map_fd = fd;
+	return 0;
 }
 
 int sink__load(struct toy_sink *s, struct toy_fn *fn, uint32_t line, bool say)

@@ -30,6 +30,9 @@ struct toy_sink {
 	void *marker;		/* one page of it mapped PROT_READ|PROT_EXEC: its announcement */
 	size_t marker_size;
 	int map_fd;		/* /tmp/perf-PID.map written by the toy itself, -1: none */
+	bool map_at_exit;	/* its lines held and written only when the toy ends */
+	char *map_held;
+	size_t map_held_len;
 	uint64_t next_index;	/* jitdump code_index, and the method id without the agent */
 	char source[64];	/* debug info: the notional source file, "SCENARIO.toy" */
 	char dump_path[TOY_PATH_MAX];
@@ -43,9 +46,28 @@ void sink__init(struct toy_sink *s, const char *scenario);
  * PROT_READ|PROT_EXEC, MAP_PRIVATE. The agent is no longer used. Returns 0 or -1 (said why).
  */
 int sink__open_jitdump(struct toy_sink *s, const char *dir);
-/* Create /tmp/perf-PID.map afresh and write its lines ourselves, not through the agent. */
-int sink__open_perfmap(struct toy_sink *s);
+/*
+ * Create /tmp/perf-PID.map afresh and write its lines ourselves, not through the agent;
+ * at_exit: hold them and write them all when the sink is closed, as a runtime that buffers
+ * its map does.
+ */
+int sink__open_perfmap(struct toy_sink *s, bool at_exit);
 void sink__close(struct toy_sink *s);
+
+enum toy_rewrite {
+	TOY_REWRITE_NONE,
+	TOY_REWRITE_INPLACE,	/* truncated and written again: the same file */
+	TOY_REWRITE_RENAME,	/* a new file renamed over it */
+	TOY_REWRITE_UNLINK,	/* removed, then created again */
+};
+
+/*
+ * Write the perf map anew, as `jcmd PID Compiler.perfmap` does: a line for each of the n
+ * functions, fns[0] first and named renamed (longer than before), the way how says.
+ * Returns 0 or -1 (said).
+ */
+int sink__rewrite_map(struct toy_sink *s, struct toy_fn *const *fns, size_t n,
+		      const char *renamed, enum toy_rewrite how);
 
 /*
  * Tell of fn's finished, executable code; sets fn->id. line is the first of its

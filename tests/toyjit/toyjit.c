@@ -60,10 +60,18 @@ static const char usage[] =
 "      --jitdump-dir DIR   the same, DIR/jit-PID.dump\n"
 "      --perf-map          write /tmp/perf-PID.map ourselves, not through the agent\n"
 "                          (with --jitdump: both files, for the same code)\n"
+"      --perf-map-at-exit  the same, but every line held until the toy ends, as a runtime\n"
+"                          that buffers its map writes (mono --jitmap) does\n"
 "      --start-delay MS    after printing the pid, sleep MS ms before anything else\n"
 "      --ms MS             split: CPU ms (2000); recompile: CPU ms per phase (1000);\n"
 "                          many: CPU ms (2000); idle: ms asleep (1000)\n"
 "      --ratio A:B         split: units of work per hot_a and hot_b call (3:1)\n"
+"      --rewrite-map HOW   split, with --perf-map: halfway through, write the map anew\n"
+"                          with hot_a renamed hot_a_rewritten, its line first; HOW is\n"
+"                          inplace (truncated, same file), rename or unlink; prints\n"
+"                          \"rewrite ns=T\" (CLOCK_MONOTONIC) once it is written\n"
+"      --fp-loop           split: while hot_a spins, its saved frame pointer points at\n"
+"                          its own frame, so a frame-pointer walk of it never ends\n"
 "      --nested OUTER[:INNER]\n"
 "                          calls: toy_outer calls and toy_inner calls per toy_outer\n"
 "                          call (10:5, so toy_inner runs 50 times)\n"
@@ -105,7 +113,7 @@ static const char usage[] =
 
 enum {
 	OPT_START_DELAY = 256, OPT_MS, OPT_RATIO, OPT_NESTED, OPT_METHODS, OPT_HOLD, OPT_JITDUMP,
-	OPT_JITDUMP_DIR, OPT_PERF_MAP,
+	OPT_JITDUMP_DIR, OPT_PERF_MAP, OPT_PERF_MAP_AT_EXIT, OPT_FP_LOOP, OPT_REWRITE_MAP,
 };
 
 static const struct option long_opts[] = {
@@ -119,6 +127,9 @@ static const struct option long_opts[] = {
 	{ "jitdump", no_argument, NULL, OPT_JITDUMP },
 	{ "jitdump-dir", required_argument, NULL, OPT_JITDUMP_DIR },
 	{ "perf-map", no_argument, NULL, OPT_PERF_MAP },
+	{ "perf-map-at-exit", no_argument, NULL, OPT_PERF_MAP_AT_EXIT },
+	{ "fp-loop", no_argument, NULL, OPT_FP_LOOP },
+	{ "rewrite-map", required_argument, NULL, OPT_REWRITE_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -307,7 +318,7 @@ int main(int argc, char **argv)
 		.ncalls = sizeof(default_calls) / sizeof(default_calls[0]),
 	};
 	bool ms_set = false, ratio_set = false, nested_set = false, methods_set = false;
-	bool hold_set = false, perf_map = false;
+	bool hold_set = false, perf_map = false, map_at_exit = false;
 	const char *jitdump_dir = NULL;
 	const struct scenario *sc = NULL;
 	struct toy_sink sink;
@@ -376,6 +387,25 @@ int main(int argc, char **argv)
 		case OPT_PERF_MAP:
 			perf_map = true;
 			break;
+		case OPT_PERF_MAP_AT_EXIT:
+			perf_map = map_at_exit = true;
+			break;
+		case OPT_FP_LOOP:
+			o.fp_loop = true;
+			break;
+		case OPT_REWRITE_MAP:
+			if (!strcmp(optarg, "inplace"))
+				o.rewrite_map = TOY_REWRITE_INPLACE;
+			else if (!strcmp(optarg, "rename"))
+				o.rewrite_map = TOY_REWRITE_RENAME;
+			else if (!strcmp(optarg, "unlink"))
+				o.rewrite_map = TOY_REWRITE_UNLINK;
+			else {
+				toy_err("bad --rewrite-map '%s': want inplace, rename or unlink",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -415,6 +445,10 @@ int main(int argc, char **argv)
 	}
 	if (!ms_set)
 		o.ms = sc->default_ms;
+	if (o.rewrite_map && (!perf_map || map_at_exit || strcmp(sc->name, "split"))) {
+		toy_err("--rewrite-map is for the split scenario with --perf-map");
+		return 2;
+	}
 	if ((jitdump_dir || perf_map) && (o.instrument || !strcmp(sc->name, "calls"))) {
 		toy_err("%s tells of code without the agent; %s needs the agent's calls",
 			jitdump_dir ? "--jitdump" : "--perf-map",
@@ -427,7 +461,7 @@ int main(int argc, char **argv)
 	sink__init(&sink, sc->name);
 	o.sink = &sink;
 	err = (jitdump_dir && sink__open_jitdump(&sink, jitdump_dir)) ||
-	      (perf_map && sink__open_perfmap(&sink)) || sc->run(&o);
+	      (perf_map && sink__open_perfmap(&sink, map_at_exit)) || sc->run(&o);
 	sink__close(&sink);
 	if (err)
 		return 1;

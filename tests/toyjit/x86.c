@@ -122,6 +122,13 @@ void x86__load(struct x86_buf *b, enum x86_reg dst, enum x86_reg base, int32_t d
 	mem_operand(b, dst, base, disp);
 }
 
+void x86__store(struct x86_buf *b, enum x86_reg base, int32_t disp, enum x86_reg src)
+{
+	put1(b, rex(REX_W, src, base));
+	put1(b, 0x89);	/* mov r/m64, r64 */
+	mem_operand(b, src, base, disp);
+}
+
 void x86__inc_mem(struct x86_buf *b, enum x86_reg base, int32_t disp)
 {
 	put1(b, rex(REX_W, 0, base));

@@ -39,6 +39,7 @@ void x86__mov_rr(struct x86_buf *b, enum x86_reg dst, enum x86_reg src);
 void x86__mov_imm64(struct x86_buf *b, enum x86_reg dst, uint64_t imm);	/* movabs */
 void x86__mov_imm32(struct x86_buf *b, enum x86_reg dst, uint32_t imm);	/* zero-extends */
 void x86__load(struct x86_buf *b, enum x86_reg dst, enum x86_reg base, int32_t disp);
+void x86__store(struct x86_buf *b, enum x86_reg base, int32_t disp, enum x86_reg src);
 void x86__inc_mem(struct x86_buf *b, enum x86_reg base, int32_t disp);	/* qword */
 void x86__add_rr(struct x86_buf *b, enum x86_reg dst, enum x86_reg src);
 void x86__sub_imm8(struct x86_buf *b, enum x86_reg dst, int8_t imm);

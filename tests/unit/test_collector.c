@@ -11,8 +11,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "collector.h"
+#include "elfsyms.h"
 #include "procfs.h"
 #include "jt_events.h"
 #include "jt_log_format.h"
@@ -264,7 +268,7 @@ static bool proc_known(const uint32_t *procs, size_t n, uint32_t pid)
 
 /*
  * The log's promises, checked on everything a test made the collector write: timestamps
- * never go back; every method and module is defined once, by a process already described,
+ * never go back; every method, module and symbol is defined once, by a process already described,
  * before anything refers to it, and only that process refers to it; kernel frames lead.
  */
 static void assert_log_promises(const struct fx *f)
@@ -272,12 +276,14 @@ static void assert_log_promises(const struct fx *f)
 	enum { MAXID = 1 << 16 };
 	uint32_t *method_pid = calloc(MAXID, sizeof(*method_pid));
 	uint32_t *module_pid = calloc(MAXID, sizeof(*module_pid));
+	uint32_t *symbol_pid = calloc(MAXID, sizeof(*symbol_pid));	/* ~0: the kernel's */
 	uint32_t procs[64];
 	size_t nprocs = 0, i, j;
 	uint64_t ts = 0;
 
 	assert_non_null(method_pid);
 	assert_non_null(module_pid);
+	assert_non_null(symbol_pid);
 	for (i = 0; i < f->cap.n; i++) {
 		const struct jt_rec_hdr *h = f->cap.recs[i];
 
@@ -315,6 +321,25 @@ static void assert_log_promises(const struct fx *f)
 			assert_int_equal(module_pid[m->id], 0);
 			assert_true(proc_known(procs, nprocs, m->pid));
 			module_pid[m->id] = m->pid;
+			break;
+		}
+		case JT_REC_SYMBOL: {
+			const struct jt_rec_symbol *y = (const void *)h;
+
+			assert_true(y->id > 0 && y->id < MAXID);
+			assert_int_equal(symbol_pid[y->id], 0);
+			/* a native symbol lies in a module of its own process */
+			if (y->module)
+				assert_int_equal(module_pid[y->module], y->pid);
+			symbol_pid[y->id] = y->module ? y->pid : UINT32_MAX;
+			break;
+		}
+		case JT_REC_LATE: {
+			const struct jt_rec_late *l = (const void *)h;
+
+			assert_true(l->method > 0 && l->method < MAXID);
+			assert_int_equal(method_pid[l->method], l->pid);
+			assert_true(l->from_ts <= l->h.ts);
 			break;
 		}
 		case JT_REC_ENTER:
@@ -359,6 +384,18 @@ static void assert_log_promises(const struct fx *f)
 				case JT_FRAME_USER:
 					user = true;
 					break;
+				case JT_FRAME_TRUNCATED:	/* the outermost */
+					assert_int_equal(j, s->nr_frames - 1);
+					break;
+				case JT_FRAME_SYMBOL:
+					assert_true(id > 0 && id < MAXID);
+					if (symbol_pid[id] == UINT32_MAX) {	/* the kernel's */
+						assert_false(user);
+						break;
+					}
+					user = true;
+					assert_int_equal(symbol_pid[id], s->pid);
+					break;
 				default:
 					fail_msg("sample %zu frame %zu: kind %u", i, j,
 						 JT_FRAME_KIND(fr->ref));
@@ -372,6 +409,7 @@ static void assert_log_promises(const struct fx *f)
 	}
 	free(method_pid);
 	free(module_pid);
+	free(symbol_pid);
 }
 
 /* ---- tests ---- */
@@ -1336,6 +1374,357 @@ static void methods_held_by_code_or_id_live_until_both_let_go(void **state)
 	free(want);
 }
 
+/* ---- executable mappings as they are made (JT_EV_MMAP) ---- */
+
+/* This test program's own file: a real ELF with symbols, for mapping events to name. */
+struct self_file {
+	char path[4096];
+	struct stat st;
+	uint64_t sym_off;	/* file offset of one function symbol */
+	char sym[256];
+};
+
+static void self_file(struct self_file *sf)
+{
+	const struct jt_sym *sym = NULL;
+	struct jt_elfsyms *es;
+	ssize_t n = readlink("/proc/self/exe", sf->path, sizeof(sf->path) - 1);
+	size_t idx;
+	uint64_t off;
+	int fd, err;
+
+	assert_true(n > 0);
+	sf->path[n] = 0;
+	assert_int_equal(stat(sf->path, &sf->st), 0);
+	fd = open(sf->path, O_RDONLY);
+	assert_true(fd >= 0);
+	es = jt_elfsyms__load(fd, -1, &err);
+	close(fd);
+	assert_non_null(es);
+	/* any sized function symbol will do: the first found from the start */
+	for (off = 0x1000; off < (uint64_t)sf->st.st_size && !sym; off += 16) {
+		sym = jt_elfsyms__find(es, off, &idx);
+		if (sym && (!sym->size || sym->start != off))
+			sym = NULL;
+	}
+	assert_non_null(sym);
+	sf->sym_off = sym->start;
+	snprintf(sf->sym, sizeof(sf->sym), "%s", sym->name);
+	jt_elfsyms__free(es);
+}
+
+static evbuf ev_mmap(uint64_t ts, uint32_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+		     const struct self_file *sf, uint64_t ino)
+{
+	evbuf b = ev_base(ts, JT_EV_MMAP, pid, pid);
+
+	b.ev.map_start = start;
+	b.ev.map_end = end;
+	b.ev.map_pgoff = pgoff;
+	b.ev.map_dev = sf->st.st_dev;
+	b.ev.map_ino = ino;
+	put_str(&b, sf->path);
+	return b;
+}
+
+static evbuf ev_exec_args(uint64_t ts, uint32_t pid, const char *comm, const char *path,
+			  const char *args)
+{
+	evbuf b = ev_exec(ts, pid, comm, path);
+	char *t = (char *)b.ev.tail + b.ev.str_len + 1;
+
+	b.ev.args_len = strlen(args);
+	memcpy(t, args, b.ev.args_len + 1);
+	b.ev.len = jt_event__size(b.ev.str_len + 1 + b.ev.args_len + 1);
+	return b;
+}
+
+static const char *symbol_name(const struct fx *f, uint64_t id, uint32_t *len)
+{
+	size_t i;
+
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_symbol *y = (const void *)f->cap.recs[i];
+
+		if (y->h.type == JT_REC_SYMBOL && y->id == id) {
+			*len = y->name_len;
+			return y->name;
+		}
+	}
+	fail_msg("symbol %llu is not defined", (unsigned long long)id);
+	return NULL;
+}
+
+#define MAP_AT 0x5600000000ULL
+
+/*
+ * A process with no /proc entry (it exited before its samples were joined): its mapping,
+ * sent as it was made, still names its frames by the file's symbols, read by path.
+ */
+static void mapping_event_names_frames_of_a_process_already_gone(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_sample *s;
+	struct self_file sf;
+	uint32_t len;
+	const char *name;
+
+	self_file(&sf);
+	send(f, ev_exec_args(10, OTHER_PID, "blip\0\0\0\0\0\0\0\0\0\0\0\0", "./blip",
+			     "./blip --fast"));
+	send(f, ev_mmap(11, OTHER_PID, MAP_AT, MAP_AT + 0x100000, 0, &sf, sf.st.st_ino));
+	sample_at(f, 20, OTHER_PID, MAP_AT + sf.sym_off + 1);
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_SYMBOL);
+	assert_int_equal(s->frames[0].off, 1);
+	name = symbol_name(f, JT_FRAME_ID(s->frames[0].ref), &len);
+	assert_int_equal(len, strlen(sf.sym));
+	assert_memory_equal(name, sf.sym, len);
+	/* the module record carries the mapped file's path */
+	assert_string_equal(module_def(f, 1)->path, sf.path);
+	/* and the process its exec's comm and command line */
+	assert_string_equal(((const struct jt_rec_proc *)
+			     f->cap.recs[nth_index(f, JT_REC_PROC, 0)])->comm, "blip");
+	assert_string_equal(((const struct jt_rec_proc *)
+			     f->cap.recs[nth_index(f, JT_REC_PROC, 0)])->cmdline, "./blip --fast");
+	assert_log_promises(f);
+}
+
+/* A file replaced at its path since (another inode) does not name the old mapping. */
+static void mapping_of_a_replaced_file_stays_file_and_offset(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_sample *s;
+	struct self_file sf;
+
+	self_file(&sf);
+	send(f, ev_mmap(11, OTHER_PID, MAP_AT, MAP_AT + 0x100000, 0, &sf, sf.st.st_ino + 1));
+	sample_at(f, 20, OTHER_PID, MAP_AT + sf.sym_off + 1);
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_MODULE);
+	assert_int_equal(s->frames[0].off, sf.sym_off + 1);
+	assert_log_promises(f);
+}
+
+/* A later mapping over the same addresses replaces the earlier one; a fork inherits both
+ * the mappings and their names. */
+static void mappings_replace_what_they_overlap_and_forks_inherit_them(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_sample *s;
+	struct self_file sf;
+
+	self_file(&sf);
+	send(f, ev_mmap(11, OTHER_PID, MAP_AT, MAP_AT + 0x100000, 0, &sf, sf.st.st_ino));
+	/* the same pages, now from file offset 0x1000: the symbol moved down a page */
+	send(f, ev_mmap(12, OTHER_PID, MAP_AT, MAP_AT + 0x100000, 0x1000, &sf, sf.st.st_ino));
+	send(f, ev_fork(13, OTHER_PID, OTHER_PID + 1));
+	sample_at(f, 20, OTHER_PID, MAP_AT + sf.sym_off - 0x1000 + 1);
+	sample_at(f, 21, OTHER_PID + 1, MAP_AT + sf.sym_off - 0x1000 + 1);
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_SYMBOL);
+	assert_int_equal(s->frames[0].off, 1);
+	s = nth_sample(f, 1);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_SYMBOL);
+	assert_int_equal(s->frames[0].off, 1);
+	/* each process has its own module record */
+	assert_int_equal(count_type(f, JT_REC_MODULE), 2);
+	assert_log_promises(f);
+}
+
+/* ---- broken stacks ---- */
+
+/* A frame-pointer loop: the kernel walks the same frame until it stops, at 127 frames. */
+static void looping_stack_is_cut_to_one_turn_and_counted(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_sample *s;
+	struct jt_collector_stats st;
+	__u64 ips[JT_MAX_FRAMES];
+	unsigned int i;
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "spin"));
+	send(f, ev_load(11, PID, 2, JIT + 0x100, 0x100, JT_SRC_AGENT, "loop"));
+	ips[0] = JIT + 0x10;
+	for (i = 1; i < JT_MAX_FRAMES; i++)
+		ips[i] = JIT + 0x110;
+	send(f, ev_sample(20, PID, 0, JT_MAX_FRAMES, ips));
+	/* a two-frame cycle */
+	for (i = 1; i < JT_MAX_FRAMES; i++)
+		ips[i] = i % 2 ? JIT + 0x110 : JIT + 0x20;
+	send(f, ev_sample(21, PID, 0, JT_MAX_FRAMES, ips));
+	s = nth_sample(f, 0);
+	assert_int_equal(s->nr_frames, 3);	/* the leaf, one turn, [truncated] */
+	assert_int_equal(JT_FRAME_KIND(s->frames[1].ref), JT_FRAME_METHOD);
+	assert_int_equal(JT_FRAME_KIND(s->frames[2].ref), JT_FRAME_TRUNCATED);
+	assert_int_equal(s->frames[2].off, JT_MAX_FRAMES - 2);
+	s = nth_sample(f, 1);
+	assert_int_equal(s->nr_frames, 4);
+	assert_int_equal(JT_FRAME_KIND(s->frames[3].ref), JT_FRAME_TRUNCATED);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.broken_stacks, 2);
+	assert_log_promises(f);
+}
+
+/* A recursion that ends before the walk's limit is a real stack: nothing is cut. */
+static void shallow_recursion_is_kept_whole(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+	__u64 ips[40];
+	unsigned int i;
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "fib"));
+	for (i = 0; i < 40; i++)
+		ips[i] = JIT + 0x30;
+	send(f, ev_sample(20, PID, 0, 40, ips));
+	assert_int_equal(nth_sample(f, 0)->nr_frames, 40);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.broken_stacks, 0);
+}
+
+/* A chain that reaches an address no user code can have is cut there. */
+static void stack_is_cut_where_it_leaves_user_space(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_sample *s;
+	__u64 ips[5] = { JIT + 0x10, JIT + 0x20, 0x10, JIT + 0x30, JIT + 0x40 };
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "m"));
+	send(f, ev_sample(20, PID, 0, 5, ips));
+	ips[2] = 0xffff880000001000ULL;
+	send(f, ev_sample(21, PID, 0, 5, ips));
+	s = nth_sample(f, 0);
+	assert_int_equal(s->nr_frames, 3);
+	assert_int_equal(JT_FRAME_KIND(s->frames[2].ref), JT_FRAME_TRUNCATED);
+	assert_int_equal(s->frames[2].off, 3);
+	assert_int_equal(nth_sample(f, 1)->nr_frames, 3);
+	assert_log_promises(f);
+}
+
+/* ---- late names: perf-map lines read after samples met their code ---- */
+
+static evbuf ev_line(uint64_t ts, uint32_t pid, uint64_t start, uint64_t size, const char *name)
+{
+	evbuf b = ev_load(ts, pid, 0, start, size, JT_SRC_PERFMAP, name);
+
+	b.ev.flags = JT_EVENT_LATE_OK;
+	return b;
+}
+
+static const struct jt_rec_late *nth_late(const struct fx *f, size_t k)
+{
+	size_t i = nth_index(f, JT_REC_LATE, k);
+
+	return i == SIZE_MAX ? NULL : (const void *)f->cap.recs[i];
+}
+
+/* A line that appears after samples met its code names them, back to the process's start. */
+static void line_read_late_names_the_samples_before_it(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_late *l;
+	struct jt_collector_stats st;
+
+	send(f, ev_exec(5, OTHER_PID, "mono\0\0\0\0\0\0\0\0\0\0\0\0", "/usr/bin/mono"));
+	sample_at(f, 10, OTHER_PID, JIT + 0x10);
+	sample_at(f, 11, OTHER_PID, JIT + 0x20);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 0)->frames[0].ref), JT_FRAME_USER);
+	send(f, ev_line(20, OTHER_PID, JIT, 0x100, "Hot:Spin ()"));
+	assert_null(nth_late(f, 0));	/* held until the lines read with it are in */
+	sample_at(f, 30, OTHER_PID, JIT + 0x10);	/* named by the line, as ever */
+	l = nth_late(f, 0);
+	assert_non_null(l);
+	assert_int_equal(l->h.ts, 20);
+	assert_int_equal(l->pid, OTHER_PID);
+	assert_int_equal(l->start, JIT);
+	assert_int_equal(l->size, 0x100);
+	assert_int_equal(l->from_ts, 5);	/* its exec */
+	assert_method_named(f, l->method, "Hot:Spin ()");
+	assert_true(method_def_index(f, l->method) < nth_index(f, JT_REC_LATE, 0));
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 2)->frames[0].ref), JT_FRAME_METHOD);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.late_names, 1);
+	assert_log_promises(f);
+}
+
+/*
+ * Two lines for the same addresses read together: the code there changed while nothing
+ * named it, and which ran when cannot be told. Neither names the earlier samples.
+ */
+static void reused_address_is_never_named_late(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+
+	sample_at(f, 10, OTHER_PID, JIT + 0x10);
+	sample_at(f, 12, OTHER_PID, JIT + 0x10);
+	send(f, ev_line(20, OTHER_PID, JIT, 0x100, "old_fn"));
+	send(f, ev_line(20, OTHER_PID, JIT, 0x100, "new_fn"));
+	sample_at(f, 30, OTHER_PID, JIT + 0x10);
+	assert_int_equal(jt_collector__flush(f->c), 0);
+	assert_null(nth_late(f, 0));
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.late_names, 0);
+	assert_int_equal(st.late_conflicts, 1);
+	/* the same line twice is one line */
+	sample_at(f, 40, OTHER_PID, JIT + 0x1010);
+	send(f, ev_line(50, OTHER_PID, JIT + 0x1000, 0x100, "twice"));
+	send(f, ev_line(50, OTHER_PID, JIT + 0x1000, 0x100, "twice"));
+	assert_int_equal(jt_collector__flush(f->c), 0);
+	assert_non_null(nth_late(f, 0));
+	assert_null(nth_late(f, 1));
+	assert_log_promises(f);
+}
+
+/* Code known at the addresses, then gone: a late line names only what came after it went. */
+static void late_name_reaches_back_only_to_the_code_before_it(void **state)
+{
+	struct fx *f = *state;
+
+	send(f, ev_line(5, OTHER_PID, JIT, 0x100, "a"));
+	send(f, ev_line(8, OTHER_PID, JIT, 0x40, "b"));	/* a is gone at 8 */
+	sample_at(f, 10, OTHER_PID, JIT + 0x80);
+	send(f, ev_line(20, OTHER_PID, JIT + 0x80, 0x40, "c"));
+	assert_int_equal(jt_collector__flush(f->c), 0);
+	assert_non_null(nth_late(f, 0));
+	assert_int_equal(nth_late(f, 0)->from_ts, 8);
+	assert_method_named(f, nth_late(f, 0)->method, "c");
+	/* met unnamed before d was read: d names it late, f (after d left) does not */
+	sample_at(f, 31, OTHER_PID, JIT + 0x2080);
+	send(f, ev_line(32, OTHER_PID, JIT + 0x2000, 0x100, "d"));
+	send(f, ev_line(33, OTHER_PID, JIT + 0x2000, 0x10, "e"));	/* d gone at 33 */
+	send(f, ev_line(40, OTHER_PID, JIT + 0x2080, 0x40, "f"));
+	assert_int_equal(jt_collector__flush(f->c), 0);
+	assert_non_null(nth_late(f, 1));
+	assert_method_named(f, nth_late(f, 1)->method, "d");
+	assert_null(nth_late(f, 2));
+	assert_log_promises(f);
+}
+
+/*
+ * HotSpot's map at exit spells and measures again what its probes told exactly: such a line
+ * over probed code changes nothing (no unsure frames, the probe's name kept).
+ */
+static void perfmap_line_over_exact_code_is_kept_as_told(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+
+	send(f, ev_load(10, OTHER_PID, 7, JIT, 0x180, JT_SRC_USDT, "Hot.a(long)"));
+	send(f, ev_line(20, OTHER_PID, JIT, 0x1b0, "long Hot.a(long)"));
+	send(f, ev_line(20, OTHER_PID, JIT + 0x1000, 0x40, "Interpreter"));
+	sample_at(f, 30, OTHER_PID, JIT + 0x10);
+	sample_at(f, 31, OTHER_PID, JIT + 0x1010);
+	assert_int_equal(jt_collector__flush(f->c), 0);
+	assert_method_named(f, JT_FRAME_ID(nth_sample(f, 0)->frames[0].ref), "Hot.a(long)");
+	assert_method_named(f, JT_FRAME_ID(nth_sample(f, 1)->frames[0].ref), "Interpreter");
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.unsure_frames, 0);
+	assert_int_equal(st.perfmap_skipped, 1);
+	assert_log_promises(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1344,6 +1733,16 @@ int main(void)
 		T(methods_held_by_code_or_id_live_until_both_let_go),
 		T(proc_record_carries_comm_and_command_line),
 		T(special_mappings_name_their_frames),
+		T(mapping_event_names_frames_of_a_process_already_gone),
+		T(looping_stack_is_cut_to_one_turn_and_counted),
+		T(line_read_late_names_the_samples_before_it),
+		T(perfmap_line_over_exact_code_is_kept_as_told),
+		T(reused_address_is_never_named_late),
+		T(late_name_reaches_back_only_to_the_code_before_it),
+		T(shallow_recursion_is_kept_whole),
+		T(stack_is_cut_where_it_leaves_user_space),
+		T(mapping_of_a_replaced_file_stays_file_and_offset),
+		T(mappings_replace_what_they_overlap_and_forks_inherit_them),
 		T(frame_in_libc_is_a_module_frame_with_file_offset),
 		T(frames_in_one_module_share_one_module_record),
 		T(unknown_address_is_a_user_frame),

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sys/sysmacros.h>
 
 #include "decode.h"
 #include "util.h"
@@ -283,6 +284,87 @@ static void exec_decodes_comm_and_path(void **state)
 	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
 	assert_int_equal(ev->str_len, JT_PATH_MAX - 1);
 	assert_memory_equal(ev->comm, "0123456789abcdef", JT_COMM_LEN);	/* no NUL */
+	free(r);
+}
+
+/* The arguments BPF read from the new image's stack become one line, spaces between. */
+static void exec_decodes_its_command_line(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	struct jt_ev_exec *e = (struct jt_ev_exec *)r->b;
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
+	static const char args[] = "./blip\0--fast\0x\0";
+
+	(void)state;
+	build_exec(r, "blip", "./blip", 6);
+	memcpy(e->args, args, sizeof(args) - 1);
+	e->args_len = sizeof(args) - 1;
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->str_len, 6);
+	assert_string_equal(jt_event__str(ev), "./blip");
+	assert_int_equal(ev->args_len, strlen("./blip --fast x"));
+	assert_string_equal(jt_event__args(ev), "./blip --fast x");
+	assert_true(ev->len <= JT_EVENT_MAX && ev->len % 8 == 0);
+	assert_true(JT_EVENT_FIXED + ev->str_len + 1 + ev->args_len + 1 <= ev->len);
+
+	/* a full slot, no NUL at its end */
+	memset(e->args, 'a', JT_ARGS_MAX);
+	e->args_len = JT_ARGS_MAX;
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->args_len, JT_ARGS_MAX);
+	assert_int_equal(strlen(jt_event__args(ev)), JT_ARGS_MAX);
+	/* a length past the slot: the line is not trusted, the exec still is */
+	e->args_len = JT_ARGS_MAX + 1;
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->args_len, 0);
+	assert_string_equal(jt_event__args(ev), "");
+	free(r);
+}
+
+static void build_mmap(struct rec *r, uint64_t start, uint64_t end, uint64_t pgoff,
+		       uint32_t dev, const char *path, uint16_t flags)
+{
+	struct jt_ev_mmap m = {
+		.start = start, .end = end, .pgoff = pgoff, .ino = 1234, .dev = dev,
+		.path_len = strlen(path), .flags = flags,
+	};
+
+	memcpy(m.path, path, m.path_len);
+	memset(r->b, 0, sizeof(r->b));
+	memcpy(r->b, &m, sizeof(m));
+	put_hdr(r, JT_EV_MMAP, sizeof(m));
+}
+
+static void mmap_decodes_range_file_and_path(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
+
+	(void)state;
+	/* the kernel's dev_t 259:3 (major << 20 | minor) is what stat calls makedev(259, 3) */
+	build_mmap(r, 0x1000, 0x5000, 0x2000, 259u << 20 | 3, "/usr/bin/blip", 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_common(ev, JT_EV_MMAP);
+	assert_int_equal(ev->map_start, 0x1000);
+	assert_int_equal(ev->map_end, 0x5000);
+	assert_int_equal(ev->map_pgoff, 0x2000);
+	assert_int_equal(ev->map_ino, 1234);
+	assert_int_equal(ev->map_dev, makedev(259, 3));
+	assert_string_equal(jt_event__str(ev), "/usr/bin/blip");
+
+	build_mmap(r, 0x7000, 0x9000, 0, 0, "", JT_MMAP_VDSO);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->map_ino, 0);
+	assert_string_equal(jt_event__str(ev), "[vdso]");
+
+	/* an empty range or a path past its slot is refused */
+	build_mmap(r, 0x5000, 0x5000, 0, 1, "/x", 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_mmap(r, 0x1000, 0x5000, 0, 1, "/x", 0);
+	((struct jt_ev_mmap *)r->b)->path_len = JT_PATH_MAX;
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	free(r);
 }
 
@@ -794,6 +876,8 @@ int main(void)
 		cmocka_unit_test(sample_decodes_cpu_and_frames),
 		cmocka_unit_test(sample_with_full_stacks_is_accepted),
 		cmocka_unit_test(exec_decodes_comm_and_path),
+		cmocka_unit_test(exec_decodes_its_command_line),
+		cmocka_unit_test(mmap_decodes_range_file_and_path),
 		cmocka_unit_test(exit_and_fork_decode_their_fields),
 		cmocka_unit_test(buffer_shorter_than_header_is_rejected),
 		cmocka_unit_test(truncated_records_are_rejected),

@@ -313,8 +313,10 @@ static const struct pfield fn_f[] = { S(1, "id"), S(2, "name"), S(3, "system_nam
 static const struct pmsg fn_m = { fn_f, 5 };
 static const struct pfield map_f[] = { S(1, "id"), S(2, "memory_start"),
 				       S(3, "memory_limit"), S(4, "file_offset"),
-				       S(5, "filename") };
-static const struct pmsg map_m = { map_f, 5 };
+				       S(5, "filename"), S(6, "build_id"), S(7, "has_functions"),
+				       S(8, "has_filenames"), S(9, "has_line_numbers"),
+				       S(10, "has_inline_frames") };
+static const struct pmsg map_m = { map_f, JT_ARRAY_SIZE(map_f) };
 static const struct pfield profile_f[] = {
 	M(1, "sample_type", &vt_m), M(2, "sample", &sample_m), M(3, "mapping", &map_m),
 	M(4, "location", &loc_m), M(5, "function", &fn_m), STR(6, "string_table"),
@@ -994,6 +996,205 @@ static void test_pprof_source_lines(void **state)
 	free(text);
 }
 
+/* ---- mappings, addresses and values in pprof ---- */
+
+#define LIBM_START 0x7f5000001000ULL	/* libm's executable mapping, file offset 0x1000 */
+#define LIBM_PGOFF 0x1000ULL
+#define APP_START 0x560000002000ULL	/* the program's, file offset 0x2000; no symbols */
+#define APP_PGOFF 0x2000ULL
+#define KSYM 0xffffffff81000000ULL
+#define JIT_A 0x7f6000000000ULL
+
+/*
+ * pid 500 "app": a JIT method called from libm's symbol (at file offset 0x1800) called
+ * from the program (file+offset, no symbol anywhere in it), a kernel symbol on top, and a
+ * bare user address; recorded at 999 Hz, 999 samples of the stack and 1 of the address.
+ */
+static void write_mapped_log(const char *path)
+{
+	const struct jt_frame stack[] = { F(SYMBOL, 1, 0x30), F(METHOD, 1, 0x10),
+					  F(SYMBOL, 2, 0x10), F(MODULE, 2, 0x2345) };
+	const struct jt_frame bare[] = { F(USER, 0, 0x1234567) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = 999, .flags = JT_LOG_F_KSTACK };
+	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+	struct jt_rec_module *m;
+	struct jt_rec_symbol *y;
+	union recbuf rb;
+	int i;
+
+	assert_non_null(w);
+	add_proc(w, 0, 500, "app");
+	m = rec(&rb, JT_REC_MODULE, sizeof(*m), strlen("/usr/lib/libm.so.6"), 1);
+	*m = (struct jt_rec_module){ .h = m->h, .id = 1, .pid = 500, .start = LIBM_START,
+				     .end = LIBM_START + 0x10000, .pgoff = LIBM_PGOFF,
+				     .path_len = strlen("/usr/lib/libm.so.6") };
+	memcpy(m->path, "/usr/lib/libm.so.6", m->path_len);
+	add(w, &rb);
+	m = rec(&rb, JT_REC_MODULE, sizeof(*m), strlen("/opt/app/bin/app"), 1);
+	*m = (struct jt_rec_module){ .h = m->h, .id = 2, .pid = 500, .start = APP_START,
+				     .end = APP_START + 0x4000, .pgoff = APP_PGOFF,
+				     .path_len = strlen("/opt/app/bin/app") };
+	memcpy(m->path, "/opt/app/bin/app", m->path_len);
+	add(w, &rb);
+	add_symbol(w, 2, 0, 1, 0, "do_syscall_64");	/* at KSYM */
+	y = rec(&rb, JT_REC_SYMBOL, sizeof(*y), 5, 2);
+	*y = (struct jt_rec_symbol){ .h = y->h, .id = 2, .pid = 500, .module = 1, .start = 0x1800,
+				     .size = 0x40, .name_len = 5 };
+	memcpy(y->name, "sqrtf", 5);
+	add(w, &rb);
+	add_method(w, 3, 500, 1, JIT_A, "Jit.a()", 7);
+	for (i = 0; i < 999; i++)
+		add_sample(w, 10 + i, 500, 500, stack, JT_ARRAY_SIZE(stack));
+	add_sample(w, 2000, 500, 500, bare, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+}
+
+struct pmapping {
+	uint64_t id, start, limit, offset, file, has_functions;
+};
+
+/* The mappings of a decoded profile (pprof_text()), and each location's mapping and address. */
+static size_t pmappings(const char *text, struct pmapping *v, size_t cap)
+{
+	const char *p = text;
+	unsigned long long x;
+	size_t n = 0;
+
+	while ((p = strstr(p, "\nmapping {\n"))) {
+		struct pmapping *m = &v[n];
+
+		assert_true(n < cap);
+		memset(m, 0, sizeof(*m));
+		for (p = strchr(p + 1, '\n') + 1; strncmp(p, "}\n", 2); p = strchr(p, '\n') + 1) {
+			if (sscanf(p, "  id: %llu", &x) == 1)
+				m->id = x;
+			else if (sscanf(p, "  memory_start: %llu", &x) == 1)
+				m->start = x;
+			else if (sscanf(p, "  memory_limit: %llu", &x) == 1)
+				m->limit = x;
+			else if (sscanf(p, "  file_offset: %llu", &x) == 1)
+				m->offset = x;
+			else if (sscanf(p, "  filename: %llu", &x) == 1)
+				m->file = x;
+			else if (sscanf(p, "  has_functions: %llu", &x) == 1)
+				m->has_functions = x;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* The mapping's file name, from the string table of text (strings: parsed by pview_parse). */
+static const struct pmapping *pmapping_named(const struct pmapping *v, size_t n,
+					     const struct pview *pv, const char *file)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].file && v[i].file < pv->nr_strings &&
+		    !strcmp(pv->strings[v[i].file], file))
+			return &v[i];
+	fail_msg("no mapping named %s", file);
+	return NULL;
+}
+
+/* The mapping_id of the location at addr, or 0; fails if none is there. */
+static uint64_t pmapping_of(const char *text, uint64_t addr)
+{
+	char want[64];
+	const char *p, *loc;
+	unsigned long long x;
+
+	snprintf(want, sizeof(want), "  address: %llu\n", (unsigned long long)addr);
+	p = strstr(text, want);
+	if (!p)
+		fail_msg("no location at 0x%llx", (unsigned long long)addr);
+	for (loc = p; loc > text && strncmp(loc, "location {\n", 11); loc--)
+		;
+	p = strstr(loc, "  mapping_id: ");
+	if (!p || p > strstr(loc, "\n}\n"))
+		return 0;
+	assert_int_equal(sscanf(p, "  mapping_id: %llu", &x), 1);
+	return x;
+}
+
+/*
+ * go tool pprof needs a file name on its mappings (the first one's names the profile;
+ * without, "Main binary filename not available" and the web UI's "unknown cpu"): one
+ * mapping per module, with its start, limit, file offset and file, has_functions where
+ * symbols named frames in it (else pprof may symbolize it from the file), and [jit],
+ * [kernel] and [unknown] for the rest. Every location has a mapping, and its address is
+ * the one the frame had in the process: for native code the module's start plus the
+ * frame's file offset less the mapping's. The busiest program's mapping comes first.
+ */
+static void test_pprof_mappings_name_files(void **state)
+{
+	struct tmp *t = *state;
+	struct pmapping maps[16];
+	const struct pmapping *libm, *app, *jit, *kernel, *unknown;
+	struct pview pv;
+	size_t len, n;
+	char *text, *copy;
+
+	write_mapped_log(t->log);
+	text = pprof_text(t, NULL, &len);
+	n = pmappings(text, maps, JT_ARRAY_SIZE(maps));
+	copy = strdup(text);
+	assert_non_null(copy);
+	pview_parse(copy, &pv);
+	assert_int_equal(n, 5);
+	libm = pmapping_named(maps, n, &pv, "/usr/lib/libm.so.6");
+	app = pmapping_named(maps, n, &pv, "/opt/app/bin/app");
+	jit = pmapping_named(maps, n, &pv, "[jit]");
+	kernel = pmapping_named(maps, n, &pv, "[kernel]");
+	unknown = pmapping_named(maps, n, &pv, "[unknown]");
+	assert_int_equal(app->id, 1);	/* the main binary: in every sample of its process */
+	assert_int_equal(libm->start, LIBM_START);
+	assert_int_equal(libm->limit, LIBM_START + 0x10000);
+	assert_int_equal(libm->offset, LIBM_PGOFF);
+	assert_int_equal(libm->has_functions, 1);
+	assert_int_equal(app->start, APP_START);
+	assert_int_equal(app->offset, APP_PGOFF);
+	assert_int_equal(app->has_functions, 0);	/* no symbol named anything there */
+	assert_int_equal(jit->has_functions, 1);
+	assert_int_equal(kernel->has_functions, 1);
+	/* sqrtf+0x10 at file offset 0x1810; app+0x2345; the JIT and kernel frames' own */
+	assert_int_equal(pmapping_of(text, LIBM_START + 0x1810 - LIBM_PGOFF), libm->id);
+	assert_int_equal(pmapping_of(text, APP_START + 0x2345 - APP_PGOFF), app->id);
+	assert_int_equal(pmapping_of(text, JIT_A + 0x10), jit->id);
+	assert_int_equal(pmapping_of(text, KSYM + 0x30), kernel->id);
+	assert_int_equal(pmapping_of(text, 0x1234567), unknown->id);
+	assert_true(jit->start <= JIT_A + 0x10 && jit->limit > JIT_A + 0x10);
+	assert_true(kernel->start <= KSYM + 0x30 && kernel->limit > KSYM + 0x30);
+	free(copy);
+	free(text);
+}
+
+/*
+ * 999 samples at 999 Hz are 1 s of CPU, exactly: cpu nanoseconds are the count times
+ * 1e9 / Hz, not the count times the period cut to whole nanoseconds (999,999,999). The
+ * default sample type is the count, which `go tool pprof` prints as it is (at 999 Hz a
+ * duration per sample is 1.001001 ms: "2749.75ms" for 2747 samples).
+ */
+static void test_pprof_cpu_time_exact_and_count_by_default(void **state)
+{
+	struct tmp *t = *state;
+	const char *p;
+	size_t len;
+	char *text;
+
+	write_mapped_log(t->log);
+	text = pprof_text(t, NULL, &len);
+	assert_non_null(strstr(text, "  value: 999\n  value: 1000000000\n"));
+	assert_non_null(strstr(text, "  value: 1\n  value: 1001001\n"));
+	assert_non_null(strstr(text, "period: 1001001\n"));
+	/* string 1 is "samples", the first sample type's; the default names it */
+	p = strstr(text, "string_table: \"\"\nstring_table: \"samples\"\n");
+	assert_non_null(p);
+	assert_non_null(strstr(text, "default_sample_type: 1\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1021,6 +1222,10 @@ int main(void)
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_extension_is_explained, tmp_setup,
 						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_mappings_name_files, tmp_setup,
+						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_cpu_time_exact_and_count_by_default,
+						tmp_setup, tmp_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

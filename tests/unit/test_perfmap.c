@@ -22,6 +22,7 @@
 
 #include "mapwatch.h"
 #include "perfmap.h"
+#include "safeopen.h"
 #include "util.h"
 
 #define FIXTURES "tests/fixtures/perfmap/"
@@ -673,6 +674,61 @@ static void test_file_open_pid_opens_own_map_and_refuses_planted_symlink(void **
 	assert_int_equal(errno, EINVAL);
 }
 
+/*
+ * A map last written before its process began is an earlier process's of the same pid
+ * (pids are reused, maps never removed): not read until the process writes it.
+ */
+static void test_file_open_pid_refuses_a_map_older_than_its_process(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_perfmap_file *f;
+	struct timespec old[2] = { { 946684800, 0 }, { 946684800, 0 } };	/* 2000-01-01 */
+
+	snprintf(t->pid_map, sizeof(t->pid_map), "/tmp/perf-%d.map", (int)getpid());
+	unlink(t->pid_map);
+	write_file(t->pid_map, O_EXCL, "7f0000002000 40 someone_elses\n");
+	assert_int_equal(utimensat(AT_FDCWD, t->pid_map, old, 0), 0);
+	errno = 0;
+	assert_null(jt_perfmap_file__open_pid(getpid(), getuid()));
+	assert_int_equal(errno, ESTALE);
+	/* written now, by this process: its own */
+	write_file(t->pid_map, O_TRUNC, "7f0000002000 40 own_map_entry\n");
+	f = jt_perfmap_file__open_pid(getpid(), getuid());
+	assert_non_null(f);
+	jt_perfmap_file__free(f);
+}
+
+/*
+ * A map written as its process ended is read where the process had it, once /proc no
+ * longer leads there: a process of jitrace's own root, and a map written since it began.
+ */
+static void test_map_of_a_process_gone_is_found_where_it_was(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_perfmap_file *f;
+	struct jt_mapsite site;
+	struct timespec old[2] = { { 946684800, 0 }, { 946684800, 0 } };
+
+	assert_int_equal(jt_safeopen__mapsite(getpid(), &site), 0);
+	assert_true(site.host);
+	assert_int_equal(site.nstgid, getpid());
+	assert_true(site.started > 0);
+	snprintf(t->pid_map, sizeof(t->pid_map), "/tmp/perf-%d.map", (int)getpid());
+	unlink(t->pid_map);
+	write_file(t->pid_map, O_EXCL, "7f0000002000 40 at_exit\n");
+	f = jt_perfmap_file__open_gone(&site, getuid());
+	assert_non_null(f);
+	jt_perfmap_file__free(f);
+	assert_int_equal(utimensat(AT_FDCWD, t->pid_map, old, 0), 0);
+	errno = 0;
+	assert_null(jt_perfmap_file__open_gone(&site, getuid()));
+	assert_int_equal(errno, ESTALE);
+	site.host = false;	/* another root: gone with it */
+	errno = 0;
+	assert_null(jt_perfmap_file__open_gone(&site, getuid()));
+	assert_int_equal(errno, EXDEV);
+}
+
 static void test_perfmap_path_names_map_inside_process_root(void **state)
 {
 	char want[64], buf[64];
@@ -801,6 +857,11 @@ int main(void)
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_file_open_refuses_file_owned_by_another_uid,
 						tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_file_open_pid_refuses_a_map_older_than_its_process, tmp_setup,
+			tmp_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_map_of_a_process_gone_is_found_where_it_was, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_file_open_pid_opens_own_map_and_refuses_planted_symlink, tmp_setup,
 			tmp_teardown),

@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 
 #include "jt_events.h"
 #include "jt_log_format.h"
 #include "event.h"
 #include "pipeline.h"
+#include "elfsyms.h"
 #include "sink.h"
 #include "util.h"
 #include "unit/capture.h"
@@ -862,12 +864,55 @@ static void finish_lets_everything_out_before_the_drop_records(void **state)
 	assert_int_equal(st.col.samples, 100);
 }
 
+/*
+ * The command jitrace forks runs jitrace's own code until its exec is done: its maps, read
+ * then, name those samples by the files' symbols (here the fixture's, whose libc is this
+ * host's, read by path: the fixture has no map_files).
+ */
+static void maps_read_now_name_the_samples_after(void **state)
+{
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	const struct jt_rec_sample *s = NULL;
+	const struct jt_sym *sym = NULL;
+	struct fx *f = fx_new(1 << 20);
+	struct jt_elfsyms *es;
+	uint64_t off;
+	size_t i, idx;
+	int fd, err;
+
+	(void)state;
+	fd = open(libc, O_RDONLY);
+	assert_true(fd >= 0);
+	es = jt_elfsyms__load(fd, -1, &err);
+	close(fd);
+	assert_non_null(es);
+	for (off = 0x27000; !sym && off < 0x100000; off += 16) {	/* in the r-xp mapping */
+		sym = jt_elfsyms__find(es, off, &idx);
+		if (sym && (sym->start != off || sym->size < 16))
+			sym = NULL;
+	}
+	assert_non_null(sym);
+	off = sym->start;
+	jt_elfsyms__free(es);
+	assert_int_equal(jt_pipeline__maps_now(f->pl, PID, T0), 0);
+	raw_sample(f, T0 + 10, 0x7fd98fa0b000ULL - 0x26000 + off + 1);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	for (i = 0; i < f->cap.n && !s; i++)
+		if (f->cap.recs[i]->type == JT_REC_SAMPLE)
+			s = (const void *)f->cap.recs[i];
+	assert_non_null(s);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_SYMBOL);
+	assert_int_equal(s->frames[0].off, 1);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 		T(out_of_order_records_come_out_in_order_and_joined),
 		T(tick_lets_out_records_at_or_before_now_minus_window),
+		cmocka_unit_test(maps_read_now_name_the_samples_after),
 		T(address_reuse_is_joined_by_time_not_arrival),
 		T(malformed_records_are_counted_as_decode_drops),
 		T(record_older_than_what_was_let_out_is_counted_not_emitted),

@@ -74,6 +74,20 @@ static uint64_t file_off(const void *fn)
 	return (uintptr_t)fn - m.start + m.pgoff;
 }
 
+/* This program's own symbols, from its file. */
+static struct jt_elfsyms *own_symbols(void)
+{
+	struct jt_elfsyms *es;
+	int fd, err;
+
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	es = jt_elfsyms__load(fd, -1, &err);
+	close(fd);
+	assert_non_null(es);
+	return es;
+}
+
 static void elf_symbols_are_found_by_file_offset(void **state)
 {
 	uint64_t one = file_off((const void *)jt_test_marker_one);
@@ -81,14 +95,9 @@ static void elf_symbols_are_found_by_file_offset(void **state)
 	const struct jt_sym *s;
 	struct jt_elfsyms *es;
 	size_t idx, idx2;
-	int fd, err;
 
 	(void)state;
-	fd = open("/proc/self/exe", O_RDONLY);
-	assert_true(fd >= 0);
-	es = jt_elfsyms__load(fd, -1, &err);
-	close(fd);
-	assert_non_null(es);
+	es = own_symbols();
 	assert_true(jt_elfsyms__count(es) > 10);
 
 	s = jt_elfsyms__find(es, one, &idx);
@@ -104,6 +113,38 @@ static void elf_symbols_are_found_by_file_offset(void **state)
 	assert_string_equal(s->name, "jt_test_marker_two");
 	assert_int_not_equal(idx2, idx);
 	assert_null(jt_elfsyms__find(es, 0, &idx));	/* the ELF header: no function */
+	jt_elfsyms__free(es);
+}
+
+/* An entry point written in assembly: a label of no type in .text, as ld.so's _dl_start_user. */
+void jt_test_label(void);
+extern char jt_test_data_label[];
+__asm__(".text\n"
+	".globl jt_test_label\n"
+	"jt_test_label:\n"
+	"	nop\n"
+	"	ret\n"
+	".data\n"
+	".globl jt_test_data_label\n"
+	"jt_test_data_label:\n"
+	"	.quad 0\n"
+	".text\n");
+
+static void code_labels_are_symbols_data_labels_are_not(void **state)
+{
+	uint64_t at = file_off((const void *)jt_test_label);
+	const struct jt_sym *s;
+	struct jt_elfsyms *es;
+	size_t idx;
+
+	(void)state;
+	es = own_symbols();
+	s = jt_elfsyms__find(es, at + 1, &idx);
+	assert_non_null(s);
+	assert_string_equal(s->name, "jt_test_label");
+	/* a label in data is no code symbol: whatever holds its offset, it is not it */
+	s = jt_elfsyms__find(es, file_off(jt_test_data_label), &idx);
+	assert_true(!s || strcmp(s->name, "jt_test_data_label"));
 	jt_elfsyms__free(es);
 }
 
@@ -362,6 +403,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stripped_library_is_named_from_its_debug_file),
 		cmocka_unit_test(elf_symbols_are_found_by_file_offset),
+		cmocka_unit_test(code_labels_are_symbols_data_labels_are_not),
 		cmocka_unit_test(non_elf_files_have_no_symbols),
 		cmocka_unit_test(kallsyms_keeps_text_and_finds_by_address),
 		cmocka_unit_test(cxx_names_are_demangled),
