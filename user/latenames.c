@@ -23,7 +23,9 @@ struct jt_latenames {
 	struct late *v;		/* sorted by pid, then start (once ready) */
 	size_t n, cap;
 	struct jt_hash methods;	/* while reading ahead: id -> a definition from a file */
-	struct jt_rec_hdr **defs;	/* the methods named late, as the log defines them */
+	struct jt_hash lines;	/* and id -> its source lines, if it has any */
+	struct jt_rec_hdr **defs;	/* the methods named late and their lines, as the log
+					 * defines them */
 	size_t nr_defs;
 	uint64_t named;
 	union {			/* a sample rewritten */
@@ -42,24 +44,32 @@ static int by_pid_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Keep a copy of a method definition a late name may need (those files name). */
-static int keep_method(struct jt_hash *methods, const struct jt_rec_hdr *rec)
+/* Keep a copy of rec under id (one a log defines once: a copy there already is stale). */
+static int keep(struct jt_hash *h, uint64_t id, const struct jt_rec_hdr *rec)
 {
-	const struct jt_rec_method *m = (const void *)rec;
-	void *copy;
+	void *copy = malloc(rec->size);
 
-	if (m->src != JT_SRC_PERFMAP && m->src != JT_SRC_JITDUMP)
-		return 0;
-	copy = malloc(rec->size);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, rec, rec->size);
-	free(jt_hash__get(methods, m->id));	/* a log defines an id once: never here */
-	if (jt_hash__put(methods, m->id, copy)) {
+	free(jt_hash__get(h, id));
+	if (jt_hash__put(h, id, copy)) {
 		free(copy);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Free what a table of copies still holds. */
+static void drop_all(struct jt_hash *h)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(h, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(h);
 }
 
 static int add_late(struct jt_latenames *ln, const struct jt_rec_late *l)
@@ -80,19 +90,27 @@ static int add_late(struct jt_latenames *ln, const struct jt_rec_late *l)
 	return 0;
 }
 
-/* The definitions the late names need, taken out of methods (the rest is freed). */
-static int take_defs(struct jt_latenames *ln, struct jt_hash *methods)
+/*
+ * The definitions the late names need, each followed by its lines: a view that names a
+ * frame at first sight (pprof's locations) needs them before the samples too.
+ */
+static int take_defs(struct jt_latenames *ln)
 {
 	size_t i;
 
-	ln->defs = calloc(ln->n ? ln->n : 1, sizeof(*ln->defs));
+	ln->defs = calloc(2 * ln->n + 1, sizeof(*ln->defs));
 	if (!ln->defs)
 		return -ENOMEM;
 	for (i = 0; i < ln->n; i++) {
-		struct jt_rec_hdr *def = jt_hash__del(methods, ln->v[i].method);
+		struct jt_rec_hdr *def = jt_hash__del(&ln->methods, ln->v[i].method);
+		struct jt_rec_hdr *lines = jt_hash__del(&ln->lines, ln->v[i].method);
 
 		if (def)
 			ln->defs[ln->nr_defs++] = def;
+		if (def && lines)
+			ln->defs[ln->nr_defs++] = lines;
+		else
+			free(lines);
 	}
 	return 0;
 }
@@ -108,10 +126,15 @@ struct jt_latenames *jt_latenames__new(void)
 
 int jt_latenames__take(struct jt_latenames *ln, const struct jt_rec_hdr *rec)
 {
+	const struct jt_rec_method *m = (const void *)rec;
+	const struct jt_rec_lines *l = (const void *)rec;
 	int err = 0;
 
-	if (rec->type == JT_REC_METHOD)
-		err = keep_method(&ln->methods, rec);
+	/* only what a file (perf map, jitdump) told is ever named late */
+	if (rec->type == JT_REC_METHOD && (m->src == JT_SRC_PERFMAP || m->src == JT_SRC_JITDUMP))
+		err = keep(&ln->methods, m->id, rec);
+	else if (rec->type == JT_REC_LINES && jt_hash__get(&ln->methods, l->method))
+		err = keep(&ln->lines, l->method, rec);
 	else if (rec->type == JT_REC_LATE)
 		err = add_late(ln, (const void *)rec);
 	if (err)
@@ -121,14 +144,10 @@ int jt_latenames__take(struct jt_latenames *ln, const struct jt_rec_hdr *rec)
 
 int jt_latenames__ready(struct jt_latenames *ln)
 {
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-	int err = take_defs(ln, &ln->methods);
+	int err = take_defs(ln);
 
-	while (jt_hash__next(&ln->methods, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&ln->methods);
+	drop_all(&ln->methods);
+	drop_all(&ln->lines);
 	if (err) {
 		jt_err("out of memory reading the log's late names");
 		return err;
@@ -139,15 +158,12 @@ int jt_latenames__ready(struct jt_latenames *ln)
 
 void jt_latenames__free(struct jt_latenames *ln)
 {
-	size_t i, pos = 0;
-	uint64_t key;
-	void *val;
+	size_t i;
 
 	if (!ln)
 		return;
-	while (jt_hash__next(&ln->methods, &pos, &key, &val))	/* ready() not reached */
-		free(val);
-	jt_hash__fini(&ln->methods);
+	drop_all(&ln->methods);	/* ready() not reached */
+	drop_all(&ln->lines);
 	for (i = 0; i < ln->nr_defs; i++)
 		free(ln->defs[i]);
 	free(ln->defs);

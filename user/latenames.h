@@ -24,7 +24,8 @@ struct jt_latenames *jt_latenames__new(void);
 int jt_latenames__take(struct jt_latenames *ln, const struct jt_rec_hdr *rec);
 int jt_latenames__ready(struct jt_latenames *ln);
 void jt_latenames__free(struct jt_latenames *ln);
-/* The i-th definition (JT_REC_METHOD) a late name needs, NULL past the last. */
+/* The i-th definition a late name needs (a JT_REC_METHOD, each followed by its
+ * JT_REC_LINES if it has any), NULL past the last. */
 const struct jt_rec_hdr *jt_latenames__def(const struct jt_latenames *ln, size_t i);
 /*
  * s with the frames late names cover turned into method frames: a copy kept by ln until
