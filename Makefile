@@ -132,7 +132,7 @@ $(OUT)/toyjit-obj/%.o: tests/toyjit/%.c | $(OUT)/toyjit-obj
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(TOYJIT): $(TOYJIT_OBJS) $(AGENT)
-	$(CC) $(CFLAGS) $(TOYJIT_OBJS) -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN' -o $@
+	$(CC) $(CFLAGS) $(TOYJIT_OBJS) -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
 # ---- integration tests (real BPF) ----
 $(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)/libjt.a \

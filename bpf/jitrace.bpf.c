@@ -462,6 +462,7 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	if (ulen >= 8 && bpf_core_field_exists(task->mm->uprobes_state))
 		s->h.flags = leaf_in_uprobes(task, s->ips[((__u64)klen / 8) & (JT_MAX_FRAMES - 1)]);
 	s->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(s->comm, sizeof(s->comm));	/* the thread's name */
 	s->nr_kernel = (__u64)klen / 8;
 	s->nr_user = (__u64)ulen / 8;
 	size = JT_EV_SAMPLE_FIXED + klen + ulen;

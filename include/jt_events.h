@@ -136,6 +136,7 @@ struct jt_ev_sample {
 	__u32 cpu;
 	__u16 nr_user;
 	__u16 nr_kernel;
+	char comm[JT_COMM_LEN];	/* the thread's name, as the kernel has it: maybe no NUL */
 	__u64 ips[2 * JT_MAX_FRAMES];
 };
 
@@ -201,7 +202,7 @@ _Static_assert(sizeof(struct jt_ev_call) == 32, "jt_ev_call layout");
 _Static_assert(sizeof(struct jt_ev_code) == 56 + JT_NAME_MAX, "jt_ev_code layout");
 _Static_assert(sizeof(struct jt_ev_jcode) == 56 + JT_JCLASS_MAX + JT_JMETHOD_MAX + JT_JSIG_MAX,
 	       "jt_ev_jcode layout");
-_Static_assert(sizeof(struct jt_ev_sample) == 32 + 16 * JT_MAX_FRAMES, "jt_ev_sample layout");
+_Static_assert(sizeof(struct jt_ev_sample) == 48 + 16 * JT_MAX_FRAMES, "jt_ev_sample layout");
 _Static_assert(sizeof(struct jt_ev_exec) == 48 + JT_PATH_MAX + JT_ARGS_MAX, "jt_ev_exec layout");
 _Static_assert(sizeof(struct jt_ev_mmap) == 64 + JT_PATH_MAX, "jt_ev_mmap layout");
 _Static_assert(sizeof(struct jt_ev_proc) == 48, "jt_ev_proc layout");

@@ -79,6 +79,7 @@ enum jt_rec_type {
 	JT_REC_SYMBOL,		/* a native or kernel symbol; precedes every frame that names it */
 	JT_REC_LINES,		/* a method's source lines; follows its JT_REC_METHOD */
 	JT_REC_LATE,		/* a method named after samples met it; follows its JT_REC_METHOD */
+	JT_REC_THREAD,		/* a thread's name; precedes its first sample named so */
 	JT_REC_MAX,
 };
 
@@ -268,6 +269,17 @@ _Static_assert(sizeof(struct jt_rec_lines) == 32, "jt_rec_lines layout");
  * A writer that writes one sets JT_LOG_F_LATE in the header when it closes the log, so
  * that a reader knows to look ahead for them.
  */
+/*
+ * JT_REC_THREAD: the name (comm) of thread tid of process pid, written before the first
+ * sample of the thread and again whenever the name changes (pthread_setname_np, prctl).
+ */
+struct jt_rec_thread {
+	struct jt_rec_hdr h;
+	__u32 pid;
+	__u32 tid;
+	char comm[16];		/* NUL-padded; 16 bytes without a NUL are all name */
+};
+
 struct jt_rec_late {
 	struct jt_rec_hdr h;
 	__u64 method;		/* JT_REC_METHOD id */

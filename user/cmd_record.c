@@ -414,7 +414,7 @@ static void summary(struct recorder *r, double secs)
 			jt_logw__bytes(r->log) / 1e6, r->o->output);
 	}
 	for (i = 0; i < JT_DROP_MAX; i++) {
-		if (!st.lost[i])
+		if (!st.lost[i] || jt_drop__kept(i))
 			continue;
 		fprintf(stderr, "%s%s %llu", lost ? ", " : "jitrace: lost: ", jt_drop__name(i),
 			(unsigned long long)st.lost[i]);
@@ -422,6 +422,16 @@ static void summary(struct recorder *r, double secs)
 	}
 	if (lost)
 		fputs(" (see the drop records in the log)\n", stderr);
+	lost = false;		/* kept, but with frames unnamed or a stack cut */
+	for (i = 0; i < JT_DROP_MAX; i++) {
+		if (!st.lost[i] || !jt_drop__kept(i))
+			continue;
+		fprintf(stderr, "%s%s %llu", lost ? ", " : "jitrace: samples kept with ",
+			jt_drop__name(i), (unsigned long long)st.lost[i]);
+		lost = true;
+	}
+	if (lost)
+		fputs(" (frames left unnamed, stacks cut where they broke)\n", stderr);
 }
 
 /* The end of a flight recording: the last segment closed, pushes given their time. */

@@ -30,6 +30,8 @@ static const char usage[] =
 "  -P, --procs N      process sections (default 10; 0: all)\n"
 "  -s, --sort KEY     order rows by 'self' (default) or 'total' samples (--diff: by\n"
 "                     how far that share moved)\n"
+"      --threads      after each process, a table per thread (its name and tid),\n"
+"                     the busiest first\n"
 "  -d, --diff         compare two logs, BASE then NEW\n"
 "  -p, --pid PID[,PID...]  only these processes\n"
 "      --comm NAME    only processes whose command name (comm) is NAME\n"
@@ -43,10 +45,13 @@ static const char usage[] =
 "Examples:\n"
 "  jitrace report jitrace.jtl\n"
 "  jitrace report --pid 4242 --from 10 --to 20 app.jtl\n"
+"  jitrace report --threads --pid 4242 -n 5 app.jtl   # which thread runs what\n"
 "  jitrace report --json --top 0 app.jtl | jq '.all.methods[0]'\n"
 "  jitrace report --last 300 /var/lib/jitrace     # a flight recorder's last 5 minutes\n"
 "  jitrace report --diff before.jtl after.jtl     # what got hotter, what cooler\n"
 "  jitrace report --diff --comm java -n 10 before.jtl after.jtl\n";
+
+enum { OPT_THREADS = 0x300 };	/* long only: -t means other things in other commands */
 
 int jt_cmd_report(int argc, char **argv)
 {
@@ -55,6 +60,7 @@ int jt_cmd_report(int argc, char **argv)
 		{ "procs", required_argument, NULL, 'P' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "diff", no_argument, NULL, 'd' },
+		{ "threads", no_argument, NULL, OPT_THREADS },
 		JT_FILTER_LONGOPTS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -93,6 +99,9 @@ int jt_cmd_report(int argc, char **argv)
 			break;
 		case 'd':
 			diff = true;
+			break;
+		case OPT_THREADS:
+			o.threads = true;
 			break;
 		case 'j':
 			o.json = true;

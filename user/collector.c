@@ -40,6 +40,7 @@ struct proc {
 	char *cmdline;		/* from its exec, NULL: read from /proc when needed */
 	uint64_t life_ts;	/* its exec, 0: it began before we did */
 	struct jt_late late;	/* what a late perf-map line may name */
+	struct jt_hash threads;	/* tid -> its name as last written (JT_COMM_LEN bytes) */
 };
 
 /*
@@ -159,6 +160,17 @@ static void code_remove(struct proc *p, struct jt_method *m, uint64_t ts)
 	jt_late__gone(&p->late, m->start, m->size, ts);
 }
 
+static void threads_fini(struct proc *p)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&p->threads, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(&p->threads);
+}
+
 /* Forget a process's code: at exec (a new image) and at exit. */
 static void proc_reset(struct proc *p)
 {
@@ -179,6 +191,7 @@ static void proc_reset(struct proc *p)
 	jt_idmap__fini(&ids);
 	jt_hash__fini(&p->lines);	/* emptied as its methods went */
 	jt_late__fini(&p->late);
+	threads_fini(p);
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
@@ -918,6 +931,32 @@ static unsigned int user_frames_kept(const uint64_t *ips, unsigned int n, bool *
 	return n;
 }
 
+/* The sampled thread's name, written when first seen and whenever it changes. */
+static int thread_define(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	char *name = jt_hash__get(&p->threads, ev->tid);
+	struct jt_rec_thread rec;
+
+	if (!ev->thread[0] || (name && !memcmp(name, ev->thread, JT_COMM_LEN)))
+		return 0;	/* nothing said (a crafted record), or nothing new */
+	if (!name) {
+		name = malloc(JT_COMM_LEN);
+		if (!name || jt_hash__put(&p->threads, ev->tid, name)) {
+			free(name);
+			jt_err("out of memory");
+			return -ENOMEM;
+		}
+	}
+	memcpy(name, ev->thread, JT_COMM_LEN);
+	rec = (struct jt_rec_thread){
+		.h = { .type = JT_REC_THREAD, .size = sizeof(rec), .ts = ev->ts },
+		.pid = p->pid, .tid = ev->tid,
+	};
+	memcpy(rec.comm, name, JT_COMM_LEN);
+	c->st.threads++;
+	return jt_sink__emit(&c->sink, &rec.h);
+}
+
 static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
 	struct jt_rec_sample *rec = &c->sample.rec;
@@ -952,6 +991,7 @@ static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_eve
 					    ev->nr_user - nr_user };
 	}
 	err = proc_define(c, p, ev->ts);
+	err = err ?: thread_define(c, p, ev);
 	if (err)
 		return err;
 	rec->h = (struct jt_rec_hdr){ .type = JT_REC_SAMPLE,

@@ -36,6 +36,7 @@ struct jt_collector_stats {
 	uint64_t methods;	/* method definitions written */
 	uint64_t procs;		/* processes known now */
 	uint64_t mmaps;		/* executable file mappings seen as they were made */
+	uint64_t threads;	/* thread names written (first seen, or renamed) */
 	uint64_t unknown_ids;	/* enter/leave/unload of an id never loaded while recording */
 	uint64_t unsure_frames;	/* frames left unnamed: new code or the code it replaced */
 	uint64_t broken_stacks;	/* samples whose stack was cut where it broke */

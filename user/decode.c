@@ -60,6 +60,7 @@ static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_eve
 	if (len < JT_EV_SAMPLE_FIXED + 8 * n)
 		return -EINVAL;
 	ev->cpu = s->cpu;
+	memcpy(ev->thread, s->comm, sizeof(ev->thread));
 	if (s->h.flags & JT_SAMPLE_LEAF_XOL)
 		ev->flags |= JT_EVENT_LEAF_XOL;
 	if (s->h.flags & JT_SAMPLE_LEAF_TRAMP)

@@ -310,6 +310,14 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 	case JT_REC_LINES:
 		put_lines(o, (const void *)rec);
 		break;
+	case JT_REC_THREAD: {
+		const struct jt_rec_thread *t = (const void *)rec;
+
+		U64(o, "pid", t->pid);
+		U64(o, "tid", t->tid);
+		ESC(o, "comm", t->comm, strnlen(t->comm, sizeof(t->comm)), true);
+		break;
+	}
 	case JT_REC_LATE: {
 		const struct jt_rec_late *l = (const void *)rec;
 

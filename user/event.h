@@ -38,6 +38,7 @@ struct jt_event {
 			uint32_t cpu;
 			uint16_t nr_kernel;	/* ips[0, nr_kernel) are kernel frames, */
 			uint16_t nr_user;	/* then nr_user user frames, leaf first */
+			char thread[JT_COMM_LEN];	/* the thread's name: maybe no NUL */
 		};
 		struct {		/* code lines: tail holds nr_lines struct jt_line
 					 * (jt_log_format.h), then names_len bytes of names */

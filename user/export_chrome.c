@@ -41,10 +41,14 @@ static void meta(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
 	jt_xout__str(&c->o, "}}");
 }
 
-/* Names for every process and thread that had calls: a thread shows its process's comm. */
+/*
+ * Names for every process and thread that had calls: a process "comm pid", a thread its
+ * latest name in the log, or "comm tid" when the log never named it.
+ */
 static void metadata(struct chrome *c)
 {
 	uint32_t last_pid = 0;
+	const char *tname;
 	char name[64];
 	size_t i;
 
@@ -58,8 +62,13 @@ static void metadata(struct chrome *c)
 			meta(c, "process_name", pid, pid, name);
 		}
 		last_pid = pid;
-		snprintf(name, sizeof(name), "%s %u", comm, tid);
-		meta(c, "thread_name", pid, tid, name);
+		tname = jt_lv__thread(c->src.lv, tid);
+		if (tname && tname[0]) {
+			meta(c, "thread_name", pid, tid, tname);
+		} else {
+			snprintf(name, sizeof(name), "%s %u", comm, tid);
+			meta(c, "thread_name", pid, tid, name);
+		}
 	}
 }
 

@@ -28,6 +28,8 @@ enum {
 struct skey {
 	uint32_t pid, tid;
 	uint32_t comm;		/* string index */
+	uint32_t thread;	/* string index of the thread's name, 0 if the log has none */
+	uint32_t zero;		/* keys are compared as bytes: no padding */
 	uint32_t nr;
 	uint64_t locs[];	/* location ids */
 };
@@ -80,6 +82,7 @@ struct pprof {
 	struct skey *key;		/* scratch for one sample's key */
 	uint64_t nr_samples;
 	long s[8];			/* string indexes of fixed_strings() */
+	long s_thread;			/* "thread", interned once a thread has a name */
 };
 
 static long str_idx(struct pprof *p, const char *s)
@@ -315,6 +318,7 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 	const struct jt_lv_proc *proc = jt_lv__proc(p->src.lv, s->pid);
 	size_t klen = sizeof(*p->key) + s->nr_frames * sizeof(p->key->locs[0]);
 	unsigned i, user = jt_lv__has_lines(p->src.lv) ? jt_lv__user_leaf(p->src.lv, s) : 0;
+	const char *tname;
 	long idx, comm;
 	bool added;
 
@@ -324,6 +328,17 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 	p->key->pid = s->pid;
 	p->key->tid = s->tid;
 	p->key->comm = comm;
+	p->key->thread = 0;
+	p->key->zero = 0;
+	tname = jt_lv__thread(p->src.lv, s->tid);
+	if (tname) {	/* its name as of this sample */
+		if (!p->s_thread)
+			p->s_thread = str_idx(p, "thread");
+		idx = str_idx(p, tname);
+		if (p->s_thread < 0 || idx < 0)
+			return -ENOMEM;
+		p->key->thread = idx;
+	}
 	p->key->nr = s->nr_frames;
 	for (i = 0; i < s->nr_frames; i++) {
 		/* frames past the first user frame are callers (without lines: no matter) */
@@ -512,6 +527,8 @@ static int encode(struct pprof *p, struct jt_pb *b)
 		label(b, s_tid, 0, k->tid);
 		if (k->comm)
 			label(b, s_comm, k->comm, 0);
+		if (k->thread)
+			label(b, p->s_thread, k->thread, 0);
 		jt_pb__end(b, m);
 	}
 	free(order);

@@ -26,6 +26,8 @@ struct sevent {
 struct sthread {
 	uint32_t pid, tid;
 	char comm[16];
+	uint64_t count;		/* samples */
+	size_t order;		/* of first sight */
 	uint32_t *frames;	/* every sample's stack, root first, one after another */
 	size_t nr_frames, cap_frames;
 	struct ssample *samples;
@@ -103,6 +105,7 @@ static struct sthread *thread(struct sscope *s, uint32_t pid, uint32_t tid)
 	p = jt_lv__proc(s->src.lv, pid);
 	if (p)
 		memcpy(t->comm, p->comm, sizeof(t->comm));
+	t->order = s->nr_threads;
 	s->threads[s->nr_threads++] = t;
 	return t;
 }
@@ -115,6 +118,7 @@ static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
 
 	if (!t)
 		return -ENOMEM;
+	t->count++;
 	for (i = 0; i < n; i++) {
 		long idx = raw_idx(s, &r->frames[n - 1 - i]);	/* root first */
 
@@ -167,18 +171,36 @@ static int event(void *ctx, bool open, uint32_t pid, uint32_t tid, uint64_t id, 
 	return 0;
 }
 
-/* A profile up to its samples or events: its type, name ("comm pid/tid" + what) and range. */
-static void profile_head(struct jt_xout *o, const struct sthread *t, bool *first,
-			 const char *type, const char *what, uint64_t end)
+/*
+ * A profile up to its samples or events: its type, name ("comm pid/tid", then the thread's
+ * latest name when the log has one other than comm, + what) and range.
+ */
+static void profile_head(const struct sscope *s, struct jt_xout *o, const struct sthread *t,
+			 bool *first, const char *type, const char *what, uint64_t end)
 {
-	char name[96];
+	const char *tname = jt_lv__thread(s->src.lv, t->tid);
+	char name[128];
 
+	if (!tname || !strncmp(tname, t->comm, sizeof(t->comm)))
+		tname = "";
 	jt_xout__printf(o, "%s{\"type\":\"%s\",\"name\":", *first ? "\n" : ",\n", type);
 	*first = false;
-	snprintf(name, sizeof(name), "%.16s %u/%u%s", t->comm, t->pid, t->tid, what);
+	snprintf(name, sizeof(name), "%.16s %u/%u%s%.16s%s", t->comm, t->pid, t->tid,
+		 tname[0] ? " " : "", tname, what);
 	jt_xout__json_str(o, name, strlen(name));
 	jt_xout__str(o, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":");
 	jt_xout__u64(o, end);
+}
+
+/* Sampled profiles: the most samples first (speedscope opens the first), then first seen. */
+static int cmp_busiest(const void *pa, const void *pb)
+{
+	const struct sthread *a = *(struct sthread *const *)pa;
+	const struct sthread *b = *(struct sthread *const *)pb;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return (a->order > b->order) - (a->order < b->order);
 }
 
 static void write_json(struct sscope *s, struct jt_xout *o)
@@ -203,6 +225,7 @@ static void write_json(struct sscope *s, struct jt_xout *o)
 		jt_xout__str(o, "}");
 	}
 	jt_xout__str(o, "]},\n\"profiles\":[");
+	qsort(s->threads, s->nr_threads, sizeof(*s->threads), cmp_busiest);
 	for (i = 0; i < s->nr_threads; i++) {
 		const struct sthread *t = s->threads[i];
 
@@ -210,7 +233,7 @@ static void write_json(struct sscope *s, struct jt_xout *o)
 			continue;
 		for (j = 0, total = 0; j < t->nr_samples; j++)
 			total += t->samples[j].weight;
-		profile_head(o, t, &first, "sampled", "", total);
+		profile_head(s, o, t, &first, "sampled", "", total);
 		jt_xout__str(o, ",\n\"samples\":[");
 		for (j = 0; j < t->nr_samples; j++) {
 			const struct ssample *sm = &t->samples[j];
@@ -233,7 +256,7 @@ static void write_json(struct sscope *s, struct jt_xout *o)
 
 		if (!t->nr_events)
 			continue;
-		profile_head(o, t, &first, "evented", " calls", end);
+		profile_head(s, o, t, &first, "evented", " calls", end);
 		jt_xout__str(o, ",\n\"events\":[");
 		for (j = 0; j < t->nr_events; j++) {
 			const struct sevent *e = &t->events[j];

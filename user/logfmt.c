@@ -33,6 +33,7 @@ static const struct rec_rule rules[JT_REC_MAX] = {
 	[JT_REC_SYMBOL] = DEF(jt_rec_symbol, name_len, JT_FRAME_SYMBOL),
 	[JT_REC_LINES] = VAR(jt_rec_lines, nr_lines, sizeof(struct jt_line)),
 	[JT_REC_LATE] = FIXED(jt_rec_late),
+	[JT_REC_THREAD] = FIXED(jt_rec_thread),
 };
 
 /* Fields at an offset of a record, which a buffer need not hold aligned. */

@@ -9,6 +9,7 @@
 #include "latenames.h"
 #include "logset.h"
 #include "logsrc.h"
+#include "names.h"
 #include "util.h"
 
 /*
@@ -162,7 +163,8 @@ uint64_t jt_logsrc__dropped(const struct jt_logsrc *s)
 	int i;
 
 	for (i = 0; i < JT_DROP_MAX; i++)
-		n += s->drops[i];
+		if (!jt_drop__kept(i))
+			n += s->drops[i];
 	return n;
 }
 

@@ -58,7 +58,7 @@ void jt_logsrc__close(struct jt_logsrc *s);
 
 /* Samples read so far that a late name (JT_REC_LATE) named a frame of. */
 uint64_t jt_logsrc__late(const struct jt_logsrc *s);
-/* Every event the drop records say was lost. */
+/* Every event the drop records say was lost (not the kinds jt_drop__kept counts). */
 uint64_t jt_logsrc__dropped(const struct jt_logsrc *s);
 /*
  * A frame's name (as jt_lv__frame) and the file it is in: the module's base name for

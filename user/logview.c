@@ -45,6 +45,7 @@ struct jt_lv {
 	struct jt_hash symbols;	/* id -> struct lv_symbol */
 	struct jt_hash modules;	/* id -> struct lv_module */
 	struct jt_hash procs;	/* pid -> struct jt_lv_proc */
+	struct jt_hash threads;	/* tid -> its name, NUL-terminated (17 bytes) */
 	struct jt_hash lines;	/* method id -> struct lv_lines, for methods that have them */
 	struct lv_file *files;	/* by number */
 	size_t nr_files, cap_files;
@@ -117,6 +118,7 @@ void jt_lv__free(struct jt_lv *lv)
 	drain(&lv->modules, free_module);
 	drain(&lv->procs, free_proc);
 	drain(&lv->lines, free);
+	drain(&lv->threads, free);
 	while (lv->nr_files)
 		free(lv->files[--lv->nr_files].name);
 	free(lv->files);
@@ -339,6 +341,21 @@ int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec)
 		err = set_proc(lv, p->pid, p->comm, p->cmdline, p->cmdline_len);
 		break;
 	}
+	case JT_REC_THREAD: {
+		const struct jt_rec_thread *t = (const void *)rec;
+		char *name = malloc(sizeof(t->comm) + 1);
+
+		if (!name) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(name, t->comm, sizeof(t->comm));
+		name[sizeof(t->comm)] = 0;
+		err = put(&lv->threads, t->tid, name, free);
+		if (err)
+			free(name);
+		break;
+	}
 	case JT_REC_EXEC: {	/* the new program: its path until a proc record says more */
 		const struct jt_rec_exec *e = (const void *)rec;
 
@@ -427,6 +444,11 @@ const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f, 
 const struct jt_lv_method *jt_lv__method(const struct jt_lv *lv, uint64_t id)
 {
 	return jt_hash__get(&lv->methods, id);
+}
+
+const char *jt_lv__thread(const struct jt_lv *lv, uint32_t tid)
+{
+	return jt_hash__get(&lv->threads, tid);
 }
 
 const struct jt_lv_proc *jt_lv__proc(const struct jt_lv *lv, uint32_t pid)

@@ -41,9 +41,9 @@ struct jt_lv *jt_lv__new(void);
 void jt_lv__free(struct jt_lv *lv);
 
 /*
- * Take in one record: definitions (method, symbol, module, proc, exec) and source lines are
- * kept, other records are ignored. A lines record whose method is not defined (or is
- * another process's), or whose names run past its size, is ignored; a method's new
+ * Take in one record: definitions (method, symbol, module, proc, exec, thread) and source
+ * lines are kept, other records are ignored. A lines record whose method is not defined (or
+ * is another process's), or whose names run past its size, is ignored; a method's new
  * definition forgets its lines. Returns 0 or -ENOMEM (reported).
  */
 int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec);
@@ -72,6 +72,8 @@ const char *jt_lv__frame_file(const struct jt_lv *lv, const struct jt_frame *f, 
 /* The method with that id, the process with that pid, or NULL. */
 const struct jt_lv_method *jt_lv__method(const struct jt_lv *lv, uint64_t id);
 const struct jt_lv_proc *jt_lv__proc(const struct jt_lv *lv, uint32_t pid);
+/* The latest name of thread tid (JT_REC_THREAD), NUL-terminated, or NULL if none was said. */
+const char *jt_lv__thread(const struct jt_lv *lv, uint32_t tid);
 
 /*
  * Source lines (JT_REC_LINES, from a jitdump's debug info): kept only for the methods that

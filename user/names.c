@@ -21,6 +21,11 @@ static const char *const drop_names[] = {
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 
+bool jt_drop__kept(unsigned what)
+{
+	return what == JT_DROP_UNSURE_FRAME || what == JT_DROP_BROKEN_STACK;
+}
+
 static const char *const src_names[] = {
 	[JT_SRC_AGENT] = "agent",
 	[JT_SRC_USDT] = "usdt",
@@ -44,6 +49,7 @@ static const char *const rec_names[] = {
 	[JT_REC_SYMBOL] = "symbol",
 	[JT_REC_LINES] = "lines",
 	[JT_REC_LATE] = "late",
+	[JT_REC_THREAD] = "thread",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
 

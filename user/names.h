@@ -3,8 +3,15 @@
 #ifndef JT_NAMES_H
 #define JT_NAMES_H
 
+#include <stdbool.h>
+
 /* Each returns a static string; "unknown" for a value it does not know. */
 const char *jt_drop__name(unsigned what);	/* enum jt_drop */
+/*
+ * Whether a drop kind counts what was kept, not lost: a frame left unnamed (unsure_frame)
+ * or a stack cut (broken_stack), their samples in the log. Shown apart from what was lost.
+ */
+bool jt_drop__kept(unsigned what);
 const char *jt_src__name(unsigned src);		/* enum jt_src */
 const char *jt_rec__name(unsigned type);	/* enum jt_rec_type */
 

@@ -47,6 +47,7 @@ struct entry {
 
 struct section {
 	uint32_t pid;
+	uint32_t tid;		/* a thread's section (--threads); 0 for a process's */
 	uint64_t samples, calls;
 	struct jt_hash entries;	/* name -> struct entry */
 };
@@ -74,6 +75,9 @@ struct rep {
 	struct jt_hash procs;	/* pid -> struct section */
 	struct section all;
 	struct jt_hash threads;	/* pid << 32 | tid -> struct thread */
+	struct jt_hash tsecs;	/* --threads: pid << 32 | tid -> struct section */
+	uint64_t *seen;		/* by name: the last sample (r->samples) counted in its total */
+	size_t cap_seen;
 	struct jt_hash mstats;	/* method id -> struct mstat */
 	uint64_t samples, enters, leaves;
 	uint64_t leave_no_enter;	/* a leave whose enter the log does not hold */
@@ -152,6 +156,13 @@ static void rep_free(struct rep *r)
 	}
 	jt_hash__fini(&r->threads);
 	pos = 0;
+	while (jt_hash__next(&r->tsecs, &pos, &key, &val)) {
+		section_free(val);
+		free(val);
+	}
+	jt_hash__fini(&r->tsecs);
+	free(r->seen);
+	pos = 0;
 	while (jt_hash__next(&r->mstats, &pos, &key, &val))
 		free(val);
 	jt_hash__fini(&r->mstats);
@@ -161,19 +172,65 @@ static void rep_free(struct rep *r)
 
 /* ---- reading ---- */
 
+/*
+ * --threads: the sample into its thread's section, self for the leaf's name and total once
+ * for each name on the stack (walked up the tree from the leaf). Returns the leaf's entry
+ * (NULL if the sample has no frames) in *leaf. Returns 0 or -ENOMEM.
+ */
+static int thread_sample(struct rep *r, const struct jt_rec_sample *smp, uint32_t node,
+			 struct entry **leaf)
+{
+	struct section *t = jt_hash__get_new(&r->tsecs, (uint64_t)smp->pid << 32 | smp->tid,
+					     sizeof(*t), NULL);
+	const struct jt_stk_node *n;
+	size_t old = r->cap_seen;
+	struct entry *e;
+
+	*leaf = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->pid = smp->pid;
+	t->tid = smp->tid;
+	t->samples++;
+	for (n = jt_stacks__node(r->stk, node); n->depth >= 2;
+	     n = jt_stacks__node(r->stk, n->parent)) {
+		if (n->name >= r->cap_seen) {
+			if (jt_array_grow(&r->seen, &r->cap_seen, n->name + 1, sizeof(*r->seen)))
+				return -ENOMEM;
+			memset(r->seen + old, 0, (r->cap_seen - old) * sizeof(*r->seen));
+			old = r->cap_seen;
+		}
+		e = entry_get(t, n->name);
+		if (!e)
+			return -ENOMEM;
+		if (!*leaf) {
+			e->self++;
+			*leaf = e;
+		}
+		if (r->seen[n->name] != r->samples) {	/* once a sample, recursion or not */
+			r->seen[n->name] = r->samples;
+			e->total++;
+		}
+	}
+	return 0;
+}
+
 static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 {
 	const struct jt_frame *leaf = smp->frames;
+	struct entry *e[2] = { NULL, NULL };	/* the process's entry, the thread's */
 	struct section *s;
 	uint32_t node, file, line;
 	uint64_t src = SRC_NONE;
-	struct entry *e;
 	int64_t name;
 	unsigned kind;
+	int i;
 
 	if (jt_stacks__add(r->stk, r->src.lv, smp, &node))
 		return -ENOMEM;
 	r->samples++;
+	if (r->o->threads && thread_sample(r, smp, node, &e[1]))
+		goto nomem;
 	if (!smp->nr_frames)
 		return 0;
 	/* where in the leaf method its samples fall: only methods and symbols have an inside */
@@ -182,16 +239,20 @@ static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 		return 0;
 	name = jt_stacks__node(r->stk, node)->name;
 	s = section_get(r, smp->pid);
-	e = s ? entry_get(s, name) : NULL;
-	if (!e || offs_add(&e->offs, leaf->off, 1))
+	e[0] = s ? entry_get(s, name) : NULL;
+	if (!e[0])
 		goto nomem;
+	for (i = 0; i < 2; i++)
+		if (e[i] && offs_add(&e[i]->offs, leaf->off, 1))
+			goto nomem;
 	/* the leaf is where the process ran (a kernel leaf is no method): its own line */
 	if (kind != JT_FRAME_METHOD || !jt_lv__has_lines(r->src.lv))
 		return 0;
 	if (jt_lv__frame_line(r->src.lv, leaf, false, &file, &line))
 		src = ((uint64_t)file + 1) << 32 | line;
-	if (srcs_add(&e->srcs, leaf->off, src))
-		goto nomem;
+	for (i = 0; i < 2; i++)
+		if (e[i] && srcs_add(&e[i]->srcs, leaf->off, src))
+			goto nomem;
 	return 0;
 nomem:
 	jt_err("%s", nomem);
@@ -447,6 +508,13 @@ static int add_up(struct rep *r)
 	while (jt_hash__next(&r->all.entries, &epos, &key, &val))
 		top_offsets(val);
 	pos = 0;
+	while (jt_hash__next(&r->tsecs, &pos, &key, &val)) {
+		s = val;
+		epos = 0;
+		while (jt_hash__next(&s->entries, &epos, &key, &val))
+			top_offsets(val);
+	}
+	pos = 0;
 	while (jt_hash__next(&r->threads, &pos, &key, &val))
 		r->open_at_end += ((struct thread *)val)->n;
 	err = 0;
@@ -555,6 +623,28 @@ static void **sections(const struct rep *r, size_t *n)
 	return pick(&r->procs, keep_section, cmp_sections, NULL, r->o->procs, n);
 }
 
+static int cmp_threads(const void *pa, const void *pb, void *ctx)
+{
+	const struct section *a = *(void *const *)pa;
+	const struct section *b = *(void *const *)pb;
+
+	(void)ctx;
+	return cmp_u64_desc(a->samples, b->samples) ?: (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+static bool keep_thread(const void *val, const void *ctx)
+{
+	const struct section *s = val;
+
+	return s->pid == *(const uint32_t *)ctx;
+}
+
+/* --threads: the threads of process pid, the busiest first; *n gets the count. */
+static void **threads_of(const struct rep *r, uint32_t pid, size_t *n)
+{
+	return pick(&r->tsecs, keep_thread, cmp_threads, &pid, 0, n);
+}
+
 /* How many processes have a section, --procs aside. */
 static size_t nr_sections(const struct rep *r)
 {
@@ -619,6 +709,7 @@ static void text_header(FILE *out, const struct rep *r, const char *label, const
 {
 	const struct jt_log_header *h = r->src.hdr;
 	char when[64], filt[256];
+	bool kept;
 	int i;
 
 	fmt_start(r, when, sizeof(when));
@@ -639,8 +730,14 @@ static void text_header(FILE *out, const struct rep *r, const char *label, const
 		fprintf(out, " (kept: %s)", filt);
 	fprintf(out, "; lost %" PRIu64, jt_logsrc__dropped(&r->src));
 	for (i = 0; i < JT_DROP_MAX; i++)
-		if (r->src.drops[i])
+		if (r->src.drops[i] && !jt_drop__kept(i))
 			fprintf(out, ", %s %" PRIu64, jt_drop__name(i), r->src.drops[i]);
+	for (i = 0, kept = false; i < JT_DROP_MAX; i++)	/* samples kept, in part unnamed */
+		if (r->src.drops[i] && jt_drop__kept(i)) {
+			fprintf(out, "%s%s %" PRIu64, kept ? ", " : "; kept, cut or unnamed: ",
+				jt_drop__name(i), r->src.drops[i]);
+			kept = true;
+		}
 	fputc('\n', out);
 }
 
@@ -713,6 +810,38 @@ static void text_calls(FILE *out, const struct rep *r, const struct section *s)
 	free(v);
 }
 
+/* --threads: a table per thread of process s, "== thread NAME (TID) of COMM (PID): ...". */
+static int text_threads(FILE *out, const struct rep *r, const struct section *s)
+{
+	char label[64];
+	size_t n, i;
+	void **v;
+
+	if (!r->o->threads)
+		return 0;
+	v = threads_of(r, s->pid, &n);
+	if (!v)
+		return -ENOMEM;
+	jt_stacks__proc_label(r->src.lv, s->pid, label, sizeof(label));
+	for (i = 0; i < n; i++) {
+		const struct section *t = v[i];
+		const char *name = jt_lv__thread(r->src.lv, t->tid);
+
+		if (name) {	/* "NAME (TID)", or the tid alone when the log never named it */
+			text_line(out, "\n== thread ", name, "");
+			fprintf(out, " (%u) of ", t->tid);
+		} else {
+			fprintf(out, "\n== thread %u of ", t->tid);
+		}
+		text_line(out, "", label, ": ");
+		fprintf(out, "%" PRIu64 " samples (%.1f%%)\n", t->samples,
+			pct(t->samples, r->all.samples));
+		text_methods(out, r, t);
+	}
+	free(v);
+	return 0;
+}
+
 static int text_report(FILE *out, const struct rep *r)
 {
 	void **procs;
@@ -742,6 +871,8 @@ static int text_report(FILE *out, const struct rep *r)
 	fprintf(out, "\n== all processes: %" PRIu64 " samples\n", r->all.samples);
 	text_methods(out, r, &r->all);
 	text_calls(out, r, &r->all);
+	if (one && text_threads(out, r, procs[0]))
+		goto nomem;
 	for (i = 0; i < n && !one; i++) {
 		const struct section *s = procs[i];
 
@@ -757,9 +888,14 @@ static int text_report(FILE *out, const struct rep *r)
 			text_line(out, "   ", p->cmdline, "\n");
 		text_methods(out, r, s);
 		text_calls(out, r, s);
+		if (text_threads(out, r, s))
+			goto nomem;
 	}
 	free(procs);
 	return 0;
+nomem:
+	free(procs);
+	return -ENOMEM;
 }
 
 /* ---- JSON ---- */
@@ -826,6 +962,36 @@ static int json_section(struct jt_xout *x, const struct rep *r, const struct sec
 	return 0;
 }
 
+/* --threads: , "threads": [{"tid": T, "name": NAME or "", samples, methods...}, ...] */
+static int json_threads(struct jt_xout *x, const struct rep *r, const struct section *s)
+{
+	size_t n, i;
+	void **v;
+
+	if (!r->o->threads)
+		return 0;
+	v = threads_of(r, s->pid, &n);
+	if (!v)
+		return -ENOMEM;
+	jt_xout__str(x, ", \"threads\": [");
+	for (i = 0; i < n; i++) {
+		const struct section *t = v[i];
+		const char *name = jt_lv__thread(r->src.lv, t->tid);
+
+		jt_xout__printf(x, "%s\n   {\"tid\": %u, \"name\": ", i ? "," : "", t->tid);
+		json_str(x, name ? name : "");
+		jt_xout__str(x, ", ");
+		if (json_section(x, r, t)) {
+			free(v);
+			return -ENOMEM;
+		}
+		jt_xout__str(x, "}");
+	}
+	free(v);
+	jt_xout__str(x, "]");
+	return 0;
+}
+
 /* "log": PATH, when and where it was recorded, "lost": {...}, without braces around. */
 static void json_log(struct jt_xout *x, const struct rep *r)
 {
@@ -882,7 +1048,7 @@ static int json_body(struct jt_xout *x, const struct rep *r)
 		jt_xout__str(x, ", \"cmdline\": ");
 		json_str(x, p ? p->cmdline : "");
 		jt_xout__str(x, ", ");
-		if (json_section(x, r, s)) {
+		if (json_section(x, r, s) || json_threads(x, r, s)) {
 			free(procs);
 			return -ENOMEM;
 		}

@@ -18,6 +18,7 @@ struct jt_report_opts {
 	const char *base;	/* NULL, or --diff's base log: report what moved from it to path */
 	struct jt_filter filter;
 	bool json;
+	bool threads;		/* a table per thread after each process's */
 	enum jt_report_sort sort;
 	unsigned int top;	/* rows per table; 0: all */
 	unsigned int procs;	/* process sections; 0: all */
@@ -27,7 +28,8 @@ struct jt_report_opts {
  * Read the log at o->path and print its report to out: a header (the log, its duration,
  * samples, rate, losses), the hottest methods over every kept sample, then per process
  * (pid and command line); each method with its hottest offsets, and with --calls logs the
- * call counts and inclusive and exclusive times. With o->base, both logs' headers and the
+ * call counts and inclusive and exclusive times; with o->threads, each process's threads
+ * (by name, the busiest first) with their methods. With o->base, both logs' headers and the
  * methods (matched by name and kind over every process) whose share of their log's
  * samples moved most from base to path, self and total, the change in points; sorted by
  * o->sort's share, at most o->top of them. Returns 0 (also for a truncated log, which is

@@ -12,6 +12,7 @@
 
 /* The kinds of ids a frame or a call references, as enum jt_frame_kind numbers them. */
 #define KINDS (JT_FRAME_SYMBOL + 1)
+#define THREAD_NAMES 0	/* kind 0 is no frame's: thread names by tid are kept there */
 #define OWNED(kind, id) ((uint64_t)(kind) << 56 | (id))
 
 /* A method, module or symbol: its definition record, as the collector wrote it. */
@@ -290,6 +291,7 @@ static int before(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 		const struct jt_rec_sample *s = (const void *)rec;
 
 		err = need_proc(d, s->pid, ts);
+		err = err ?: need(d, THREAD_NAMES, s->tid, ts, false);
 		for (i = 0; !err && i < s->nr_frames; i++) {
 			uint64_t ref = s->frames[i].ref;
 
@@ -325,6 +327,11 @@ static int after(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 	}
 	case JT_REC_LINES:
 		return keep_lines(d, (const void *)rec);
+	case JT_REC_THREAD: {
+		const struct jt_rec_thread *t = (const void *)rec;
+
+		return keep(d, THREAD_NAMES, t->tid, t->pid, rec);
+	}
 	case JT_REC_UNLOAD:
 		return forget_method(d, ((const struct jt_rec_call *)rec)->id);
 	case JT_REC_EXEC:

@@ -540,6 +540,93 @@ static void test_export_needs_a_format(void **state)
 	free(err);
 }
 
+/* Run `jitrace ARGS...` (NULL-terminated) to success; its stdout returned. */
+static char *jitrace_out(const char *name, ...)
+{
+	char *out = it_path_dup(name), *argv[16], *text;
+	int argc = 0;
+	va_list ap;
+
+	argv[argc++] = IT_JITRACE;
+	va_start(ap, name);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	text = slurp(out);
+	free(out);
+	return text;
+}
+
+/*
+ * Thread names: the toy JIT's two threads, named worker-a and worker-b (pthread_setname_np),
+ * run with -i (calls too, for chrome), are named in report --threads, in speedscope's
+ * profile names, in pprof's "thread" label (as `go tool pprof -raw` shows it) and in
+ * chrome's thread_name metadata.
+ */
+static void test_thread_names_in_every_view(void **state)
+{
+	char *log = it_path_dup("threads.jtl"), *out = it_path_dup("threads.out");
+	char *pb = it_path_dup("threads.pb.gz"), *text, want[64];
+	const char *go = find_go(), *names[] = { "worker-a", "worker-b" };
+	size_t i;
+
+	(void)state;
+	{
+		char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "999", "-o", log, "--",
+				 IT_TOYJIT, "threads", "-i", "--ms", "1500", NULL };
+
+		assert_int_equal(it_run(argv, out, NULL), 0);
+	}
+	text = slurp(out);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(want, sizeof(want), "thread %s tid=", names[i]);
+		assert_non_null(strstr(text, want));
+	}
+	free(text);
+
+	text = jitrace_out("threads.report", "report", "--threads", log, NULL);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(want, sizeof(want), "\n== thread %s (", names[i]);
+		if (!strstr(text, want))
+			fail_msg("report --threads has no \"%s\":\n%s", want + 1, text);
+	}
+	free(text);
+
+	text = jitrace_out("threads.ss", "export", "--format", "speedscope", log, "-o", "-",
+			   NULL);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(want, sizeof(want), " %s\",\"unit\"", names[i]);	/* a profile's name */
+		assert_non_null(strstr(text, want));
+	}
+	free(text);
+
+	text = jitrace_out("threads.chrome", "export", "--format", "chrome", log, "-o", "-",
+			   NULL);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(want, sizeof(want), "\"args\":{\"name\":\"%s\"}", names[i]);
+		assert_non_null(strstr(text, want));
+	}
+	assert_non_null(strstr(text, "\"name\":\"thread_name\""));
+	free(text);
+
+	text = jitrace_out("threads.pprof", "export", "--format", "pprof", log, "-o", pb, NULL);
+	free(text);
+	if (!go) {
+		print_message("go is missing (Debian's golang-go): go tool pprof not run\n");
+	} else {
+		text = go_pprof(go, pb, "threads.go.raw", "-raw", NULL);
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (!strstr(text, names[i]))
+				fail_msg("go tool pprof -raw shows no %s:\n%.4000s", names[i], text);
+		assert_non_null(strstr(text, "thread:"));
+		free(text);
+	}
+	free(pb);
+	free(out);
+	free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_speedscope_loads_in_chromium),
 		cmocka_unit_test(test_chrome_trace_is_balanced),
 		cmocka_unit_test(test_export_needs_a_format),
+		cmocka_unit_test(test_thread_names_in_every_view),
 	};
 
 	return cmocka_run_group_tests(tests, record, cleanup);

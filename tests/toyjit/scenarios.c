@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The toy JIT's workloads: what each scenario compiles, how it runs it, what it checks. */
+#include <pthread.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "toyjit.h"
 
@@ -419,3 +422,82 @@ cleanup:
 	jit__destroy(&j);
 	return err;
 }
+
+/* One named thread of the threads scenario: calls its function until ms of its CPU passed. */
+struct worker {
+	const char *name;
+	struct toy_fn *fn;
+	uint64_t ms;
+	uint64_t calls;
+	pthread_t thread;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t start;
+
+	pthread_setname_np(pthread_self(), w->name);
+	toy_out("thread %s tid=%d", w->name, (int)gettid());
+	start = thread_cpu_ns();
+	while (thread_cpu_ns() - start < w->ms * 1000000) {
+		toyfn__entry(w->fn)(0);
+		w->calls++;
+	}
+	return NULL;
+}
+
+int scenario_threads(const struct toy_opts *o)
+{
+	struct worker w[2] = { { .name = "worker-a" }, { .name = "worker-b" } };
+	struct toy_region *r;
+	struct toy_jit j;
+	struct x86_buf b;
+	struct unit u;
+	int err = -1, i, started = 0;
+
+	if (jit__init(&j, 3, o->instrument, o->sink))
+		return -1;
+	if (calibrate(&j, &u))
+		goto cleanup;
+	r = jit__map(&j, 2 * FN_BYTES);
+	w[0].fn = jit__fn(&j, "work_a", false);
+	w[1].fn = jit__fn(&j, "work_b", false);
+	if (!r || !w[0].fn || !w[1].fn)
+		goto cleanup;
+	x86__init(&b, r->mem, r->size);
+	for (i = 0; i < 2; i++) {
+		toyfn__begin(&b, w[i].fn);
+		toyfn__spin(&b, 1, u.iters, true);
+		if (toyfn__end(&b, w[i].fn))
+			goto cleanup;
+	}
+	if (jit__protect(r, true) || load_all(&j))
+		goto cleanup;
+	for (i = 0; i < 2; i++, started++) {
+		w[i].ms = o->ms;
+		if (pthread_create(&w[i].thread, NULL, work, &w[i])) {
+			toy_err("pthread_create: out of resources");
+			break;
+		}
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].thread, NULL);
+	if (started < 2 || expect_calls(w[0].fn, w[0].calls) ||
+	    expect_calls(w[1].fn, w[1].calls))
+		goto cleanup;
+	jit__print_calls(&j);
+	err = 0;
+cleanup:
+	jit__destroy(&j);
+	return err;
+}
+

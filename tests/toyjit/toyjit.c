@@ -45,6 +45,9 @@ static const char usage[] =
 "  many                    N functions many_0 .. many_N-1 in one mapping, called round-robin\n"
 "                          from C for MS ms of CPU (about 40 ns of work each).\n"
 "  idle                    register idle_fn, call it once, sleep MS ms, exit.\n"
+"  threads                 two threads named worker-a and worker-b (pthread_setname_np)\n"
+"                          each call work_a / work_b (a unit of spin each) for MS ms of\n"
+"                          its own CPU (1000); each prints \"thread NAME tid=TID\".\n"
 "\n"
 "Options:\n"
 "  -i, --instrument        instrument every function (calls: always)\n"
@@ -298,6 +301,7 @@ static const struct scenario scenarios[] = {
 	{ "recompile", scenario_recompile, 1000 },
 	{ "many", scenario_many, 2000 },
 	{ "idle", scenario_idle, 1000 },
+	{ "threads", scenario_threads, 1000 },
 };
 
 /* An option given to a scenario it does not apply to is a mistake worth hearing about. */

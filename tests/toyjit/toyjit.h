@@ -48,5 +48,6 @@ int scenario_split(const struct toy_opts *o);
 int scenario_recompile(const struct toy_opts *o);
 int scenario_many(const struct toy_opts *o);
 int scenario_idle(const struct toy_opts *o);
+int scenario_threads(const struct toy_opts *o);
 
 #endif

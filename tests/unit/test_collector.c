@@ -1480,8 +1480,9 @@ static void mapping_event_names_frames_of_a_process_already_gone(void **state)
 	name = symbol_name(f, JT_FRAME_ID(s->frames[0].ref), &len);
 	assert_int_equal(len, strlen(sf.sym));
 	assert_memory_equal(name, sf.sym, len);
-	/* the module record carries the mapped file's path */
-	assert_string_equal(module_def(f, 1)->path, sf.path);
+	/* the module record carries the mapped file's path (path_len bytes, no NUL) */
+	assert_int_equal(module_def(f, 1)->path_len, strlen(sf.path));
+	assert_memory_equal(module_def(f, 1)->path, sf.path, strlen(sf.path));
 	/* and the process its exec's comm and command line */
 	assert_string_equal(((const struct jt_rec_proc *)
 			     f->cap.recs[nth_index(f, JT_REC_PROC, 0)])->comm, "blip");
@@ -1725,6 +1726,34 @@ static void perfmap_line_over_exact_code_is_kept_as_told(void **state)
 	assert_log_promises(f);
 }
 
+/* A thread's name is written before its first sample, and again only when it changes. */
+static void thread_names_are_written_when_new_or_changed(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_thread *t;
+	__u64 ips[1] = { JIT + 0x10 };
+	const char *names[] = { "main", "main", "worker-a", "worker-a" };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		evbuf b = ev_sample(10 + i, PID, 0, 1, ips);
+
+		memcpy(b.ev.thread, names[i], strlen(names[i]) + 1);
+		send(f, b);
+	}
+	assert_int_equal(count_type(f, JT_REC_THREAD), 2);
+	t = (const void *)f->cap.recs[nth_index(f, JT_REC_THREAD, 0)];
+	assert_int_equal(t->pid, PID);
+	assert_int_equal(t->tid, PID + 1);	/* ev_sample's tid */
+	assert_string_equal(t->comm, "main");
+	assert_true(nth_index(f, JT_REC_THREAD, 0) < nth_index(f, JT_REC_SAMPLE, 0));
+	t = (const void *)f->cap.recs[nth_index(f, JT_REC_THREAD, 1)];
+	assert_string_equal(t->comm, "worker-a");
+	assert_true(nth_index(f, JT_REC_THREAD, 1) < nth_index(f, JT_REC_SAMPLE, 2));
+	assert_true(nth_index(f, JT_REC_THREAD, 1) > nth_index(f, JT_REC_SAMPLE, 1));
+	assert_log_promises(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1737,6 +1766,7 @@ int main(void)
 		T(looping_stack_is_cut_to_one_turn_and_counted),
 		T(line_read_late_names_the_samples_before_it),
 		T(perfmap_line_over_exact_code_is_kept_as_told),
+		T(thread_names_are_written_when_new_or_changed),
 		T(reused_address_is_never_named_late),
 		T(late_name_reaches_back_only_to_the_code_before_it),
 		T(shallow_recursion_is_kept_whole),

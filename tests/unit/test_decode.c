@@ -86,6 +86,7 @@ static void build_sample(struct rec *r, uint32_t cpu, uint16_t nr_kernel, uint16
 	struct jt_ev_sample s = { .cpu = cpu, .nr_user = nr_user, .nr_kernel = nr_kernel };
 	unsigned int i;
 
+	memcpy(s.comm, "worker-012345678", JT_COMM_LEN);	/* all 16 bytes: no NUL */
 	/* byte by byte: a test may claim more frames than the struct holds */
 	memset(r->b, 0, sizeof(r->b));
 	memcpy(r->b, &s, JT_EV_SAMPLE_FIXED);
@@ -237,6 +238,7 @@ static void sample_decodes_cpu_and_frames(void **state)
 	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
 	assert_common(ev, JT_EV_SAMPLE);
 	assert_int_equal(ev->cpu, 3);
+	assert_memory_equal(ev->thread, "worker-012345678", JT_COMM_LEN);
 	assert_int_equal(ev->nr_kernel, 2);
 	assert_int_equal(ev->nr_user, 4);
 	for (i = 0; i < 2; i++)

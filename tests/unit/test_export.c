@@ -1195,6 +1195,148 @@ static void test_pprof_cpu_time_exact_and_count_by_default(void **state)
 	free(text);
 }
 
+/* ---- thread names ---- */
+
+static void add_thread(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+		       const char *comm)
+{
+	union recbuf rb;
+	struct jt_rec_thread *r = rec(&rb, JT_REC_THREAD, sizeof(*r), 0, ts);
+
+	r->pid = pid;
+	r->tid = tid;
+	strncpy(r->comm, comm, sizeof(r->comm));
+	add(w, &rb);
+}
+
+/*
+ * Process 500 "app": thread 501 named "app", sampled once, then renamed "worker-a" and
+ * sampled three times; 502 "worker-b" sampled twice; 503 never named, sampled once. Each
+ * thread calls its method once.
+ */
+static void write_threads_log(const char *path)
+{
+	const struct jt_frame fa[] = { F(METHOD, 1, 0x4) }, fb[] = { F(METHOD, 2, 0x4) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ, .flags = JT_LOG_F_CALLS };
+	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+	uint32_t tid;
+
+	assert_non_null(w);
+	add_proc(w, 0, 500, "app");
+	add_method(w, 10, 500, 1, 0x7f3000000000ULL, "work_a", 6);
+	add_method(w, 10, 500, 2, 0x7f3000001000ULL, "work_b", 6);
+	add_thread(w, 20, 500, 501, "app");
+	add_thread(w, 20, 500, 502, "worker-b");
+	for (tid = 501; tid <= 503; tid++)
+		add_call(w, JT_REC_ENTER, 30, 500, tid, tid == 501 ? 1 : 2);
+	add_sample(w, 100, 500, 503, fb, 1);
+	add_sample(w, 200, 500, 501, fa, 1);
+	add_thread(w, 300, 500, 501, "worker-a");
+	add_sample(w, 400, 500, 501, fa, 1);
+	add_sample(w, 500, 500, 501, fa, 1);
+	add_sample(w, 600, 500, 501, fa, 1);
+	add_sample(w, 700, 500, 502, fb, 1);
+	add_sample(w, 800, 500, 502, fb, 1);
+	for (tid = 501; tid <= 503; tid++)
+		add_call(w, JT_REC_LEAVE, 900, 500, tid, tid == 501 ? 1 : 2);
+	assert_int_equal(jt_logw__close(w), 0);
+}
+
+/* Profiles named with the thread's latest name, the busiest first; the unnamed by tid. */
+static void test_speedscope_threads_named_busiest_first(void **state)
+{
+	struct tmp *t = *state;
+	const char *a, *b, *u;
+	size_t len;
+	char *json;
+	int ret;
+
+	write_threads_log(t->log);
+	json = run_export(t, jt_export_speedscope, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	a = strstr(json, "{\"type\":\"sampled\",\"name\":\"app 500/501 worker-a\"");
+	b = strstr(json, "{\"type\":\"sampled\",\"name\":\"app 500/502 worker-b\"");
+	u = strstr(json, "{\"type\":\"sampled\",\"name\":\"app 500/503\"");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(u);
+	assert_true(a < b && b < u);
+	assert_non_null(strstr(json, "\"profiles\":[\n{\"type\":\"sampled\",\"name\":\"app "
+				     "500/501 worker-a\""));
+	assert_non_null(strstr(json, "\"name\":\"app 500/501 worker-a calls\""));
+	free(json);
+}
+
+/* The string table index of s in a decoded profile, or -1. */
+static long pstring(const char *text, const char *s)
+{
+	char want[128];
+	const char *p;
+	long i = 0;
+
+	snprintf(want, sizeof(want), "string_table: \"%s\"\n", s);
+	for (p = strstr(text, "string_table: "); p; p = strstr(p + 1, "string_table: "), i++)
+		if (!strncmp(p, want, strlen(want)))
+			return i;
+	return -1;
+}
+
+/* A "thread" label with the name the thread had at each sample, pid and tid kept. */
+static void test_pprof_thread_label(void **state)
+{
+	struct tmp *t = *state;
+	long key, a, b, app;
+	char want[128];
+	size_t len;
+	char *text;
+	int n = 0;
+	const char *p;
+
+	write_threads_log(t->log);
+	text = pprof_text(t, NULL, &len);
+	key = pstring(text, "thread");
+	a = pstring(text, "worker-a");
+	b = pstring(text, "worker-b");
+	app = pstring(text, "app");
+	assert_true(key > 0 && a > 0 && b > 0 && app > 0);
+	snprintf(want, sizeof(want), "  label {\n    key: %ld\n    str: %ld\n  }\n", key, a);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "  label {\n    key: %ld\n    str: %ld\n  }\n", key, b);
+	assert_non_null(strstr(text, want));
+	/* the sample before the rename: "app" */
+	snprintf(want, sizeof(want), "  label {\n    key: %ld\n    str: %ld\n  }\n", key, app);
+	assert_non_null(strstr(text, want));
+	/* three stacks of named threads carry it, thread 503's does not */
+	snprintf(want, sizeof(want), "    key: %ld\n", key);
+	for (p = strstr(text, want); p; p = strstr(p + 1, want))
+		n++;
+	assert_int_equal(n, 3);
+	assert_non_null(strstr(text, "    num: 503\n"));
+	free(text);
+}
+
+/* thread_name metadata: the thread's name, or "comm tid" for one the log never named. */
+static void test_chrome_thread_names(void **state)
+{
+	struct tmp *t = *state;
+	size_t len;
+	char *json;
+	int ret;
+
+	write_threads_log(t->log);
+	json = run_export(t, jt_export_chrome, NULL, &ret, &len);
+	assert_int_equal(ret, 0);
+	assert_non_null(strstr(json, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":500,"
+				     "\"tid\":500,\"args\":{\"name\":\"app 500\"}}"));
+	assert_non_null(strstr(json, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":500,"
+				     "\"tid\":501,\"args\":{\"name\":\"worker-a\"}}"));
+	assert_non_null(strstr(json, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":500,"
+				     "\"tid\":502,\"args\":{\"name\":\"worker-b\"}}"));
+	assert_non_null(strstr(json, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":500,"
+				     "\"tid\":503,\"args\":{\"name\":\"app 503\"}}"));
+	free(json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1205,6 +1347,10 @@ int main(void)
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_golden, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_balanced, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_threads_named_busiest_first,
+						tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_thread_label, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_thread_names, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_calls_balanced),
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_json_escape_del_and_c1),

@@ -356,9 +356,125 @@ static void test_report_deep_stack_on_small_stack(void **state)
 	free(got);
 }
 
+/* Samples kept with frames unnamed or stacks cut are not counted lost, but said. */
+static void test_report_says_kept_apart_from_lost(void **state)
+{
+	struct vl_tmp *t = *state;
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99 };
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, true);
+	struct jt_frame f[] = { U(0x7f0000001000), { JT_FRAME_REF(JT_FRAME_TRUNCATED, 0), 126 } };
+	uint64_t ts = VL_T0 + VL_MS;
+	char *got;
+
+	assert_non_null(w);
+	vl_proc(w, 0, 7, "app", "app");
+	vl_samples(w, &ts, 7, 2, f, 2);
+	vl_drop(w, ts, JT_DROP_RB_SAMPLE, 2);
+	vl_drop(w, ts, JT_DROP_UNSURE_FRAME, 1);
+	vl_drop(w, ts, JT_DROP_BROKEN_STACK, 2);
+	assert_int_equal(jt_logw__close(w), 0);
+	got = report_of(t->log, false);
+	assert_non_null(strstr(got, "2 samples, 0 calls; lost 2, ringbuf_sample 2; kept, cut or "
+				    "unnamed: unsure_frame 1, broken_stack 2\n"));
+	assert_non_null(strstr(got, "[truncated]"));
+	free(got);
+}
+
+/*
+ * --threads: process 7 "app" with thread 8 (named "app", then renamed "worker-a"), 10
+ * "worker-b" and 11 never named; process 9 "other" with one thread. Thread 8's stack
+ * recurses (rec twice): its total counts once.
+ */
+static char *threads_report(const char *path, bool threads, bool json)
+{
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 1000 };
+	struct jt_log_writer *w = jt_logw__create(path, &h, true);
+	struct jt_report_opts o = { .path = path, .json = json, .threads = threads };
+	const struct jt_frame fa[] = { M(1, 0x10), M(3, 0x4), M(3, 0x8) };
+	const struct jt_frame fb[] = { M(2, 0x20) };
+	const struct jt_frame fo[] = { U(0x401000) };
+	uint64_t ts = VL_MS;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(w);
+	vl_proc(w, 0, 7, "app", "app --threads");
+	vl_proc(w, 0, 9, "other", "other");
+	vl_method(w, 0, 1, 7, "work_a");
+	vl_method(w, 0, 2, 7, "work_b");
+	vl_method(w, 0, 3, 7, "rec");
+	vl_thread(w, 0, 7, 8, "app");
+	vl_thread(w, 0, 7, 10, "worker-b");
+	vl_thread(w, 0, 9, 9, "other");
+	vl_tsamples(w, &ts, 7, 10, 2, fb, 1);
+	vl_thread(w, ts, 7, 8, "worker-a");	/* renamed before its first sample */
+	vl_tsamples(w, &ts, 7, 8, 3, fa, 3);
+	vl_tsamples(w, &ts, 7, 11, 1, fb, 1);
+	vl_tsamples(w, &ts, 9, 9, 1, fo, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+
+	jt_filter__init(&o.filter);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(jt_report(f, &o), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void test_report_threads_by_name(void **state)
+{
+	struct vl_tmp *t = *state;
+	const char *a = "== thread worker-a (8) of app (7): 3 samples (42.9%)\n";
+	const char *b = "== thread worker-b (10) of app (7): 2 samples (28.6%)\n";
+	const char *u = "== thread 11 of app (7): 1 samples (14.3%)\n";
+	const char *o = "== thread other (9) of other (9): 1 samples (14.3%)\n";
+	char *got = threads_report(t->log, true, false);
+
+	/* each after its process's table, the busiest first; the unnamed one by tid */
+	assert_non_null(strstr(got, a));
+	assert_non_null(strstr(got, b));
+	assert_non_null(strstr(got, u));
+	assert_non_null(strstr(got, o));
+	assert_true(strstr(got, "== app (7): 6 samples") < strstr(got, a));
+	assert_true(strstr(got, a) < strstr(got, b));
+	assert_true(strstr(got, b) < strstr(got, u));
+	assert_true(strstr(got, u) < strstr(got, "== other (9)"));
+	assert_true(strstr(got, "== other (9)") < strstr(got, o));
+	assert_null(strstr(got, "thread app (8)"));	/* the latest name only */
+	/* the thread's own methods, against its own samples; recursion counted once */
+	assert_string_equal(row(got, a, " work_a"),
+			    "        3 100.0%         3 100.0%  jit     work_a");
+	assert_string_equal(row(got, a, " rec"),
+			    "        0   0.0%         3 100.0%  jit     rec");
+	assert_string_equal(row(got, b, " work_b"),
+			    "        2 100.0%         2 100.0%  jit     work_b");
+	assert_non_null(strstr(got, "hot offsets: +0x10 100%\n"));
+	free(got);
+
+	got = threads_report(t->log, false, false);	/* not asked for: not shown */
+	assert_null(strstr(got, "== thread"));
+	assert_null(strstr(got, "worker-a"));
+	free(got);
+
+	got = threads_report(t->log, true, true);
+	assert_non_null(strstr(got, ", \"threads\": [\n   {\"tid\": 8, \"name\": \"worker-a\", "
+				    "\"samples\": 3, \"calls\": 0, \"methods\": [\n    "
+				    "{\"name\": \"work_a\", \"kind\": \"jit\", \"self\": 3, "));
+	assert_non_null(strstr(got, "{\"tid\": 11, \"name\": \"\", \"samples\": 1, "));
+	assert_non_null(strstr(got, "{\"tid\": 9, \"name\": \"other\", \"samples\": 1, "));
+	free(got);
+	got = threads_report(t->log, false, true);
+	assert_null(strstr(got, "\"threads\""));
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_report_says_kept_apart_from_lost, vl_setup,
+						vl_teardown),
+		cmocka_unit_test_setup_teardown(test_report_threads_by_name, vl_setup, vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_text_matches_golden, vl_setup,
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_json_matches_golden, vl_setup,

@@ -64,6 +64,19 @@ static inline void vl_proc(struct jt_log_writer *w, uint64_t ts, uint32_t pid, c
 	vl_add(w, &rb);
 }
 
+/* The name of thread tid of process pid (JT_REC_THREAD), as of ts. */
+static inline void vl_thread(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+			     const char *comm)
+{
+	union vl_buf rb;
+	struct jt_rec_thread *t = vl_rec(&rb, JT_REC_THREAD, sizeof(*t), 0, ts);
+
+	t->pid = pid;
+	t->tid = tid;
+	strncpy(t->comm, comm, sizeof(t->comm));
+	vl_add(w, &rb);
+}
+
 static inline void vl_exec(struct jt_log_writer *w, uint64_t ts, uint32_t pid, const char *comm,
 		    const char *path)
 {
@@ -171,6 +184,27 @@ static inline void vl_samples(struct jt_log_writer *w, uint64_t *ts, uint32_t pi
 
 		s->pid = pid;
 		s->tid = pid + 1;
+		s->nr_frames = nr;
+		if (nr)
+			memcpy(s->frames, frames, nr * sizeof(*frames));
+		vl_add(w, &rb);
+		*ts += VL_MS;
+	}
+}
+
+/* As vl_samples, on thread tid. */
+static inline void vl_tsamples(struct jt_log_writer *w, uint64_t *ts, uint32_t pid, uint32_t tid,
+			       unsigned n, const struct jt_frame *frames, unsigned nr)
+{
+	union vl_buf rb;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct jt_rec_sample *s = vl_rec(&rb, JT_REC_SAMPLE, sizeof(*s),
+						 nr * sizeof(*frames), *ts);
+
+		s->pid = pid;
+		s->tid = tid;
 		s->nr_frames = nr;
 		if (nr)
 			memcpy(s->frames, frames, nr * sizeof(*frames));
