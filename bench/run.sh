@@ -54,8 +54,9 @@ version() { "$@" 2>&1 | head -n 1; }
 	echo
 	echo "## Missed targets"
 	echo
-	if cat "$tmp"/*.md | grep -q '^MISSED: '; then
-		cat "$tmp"/*.md | grep '^MISSED: ' | sed 's/^MISSED: /- /'
+	# not `cat | grep -q`: grep's early exit fails the pipeline under pipefail
+	if grep -qh '^MISSED: ' "$tmp"/*.md; then
+		grep -h '^MISSED: ' "$tmp"/*.md | sed 's/^MISSED: /- /'
 	else
 		echo "None."
 	fi
