@@ -186,7 +186,9 @@ static void test_segments_each_whole_directory_bounded(void **state)
 		      "hot_b %llu\n", number_after(text, "\"all\": {\"samples\": "),
 		      (unsigned long long)want, (unsigned long long)a, (unsigned long long)b);
 	assert_int_equal(number_after(text, "\"all\": {\"samples\": "), want);
-	assert_true(want > 1000 && want < 4 * 1000 + 100);	/* 4 s of one CPU at 999 Hz */
+	/* at most 4 s of one CPU at 999 Hz; fewer on a busy machine: the shares below say
+	 * how many they need */
+	assert_true(want >= IT_MIN_SAMPLES && want < 4 * 1000 + 100);
 	it_assert_share_near("report --last 4: hot_a of hot_a and hot_b", a, a + b, 0.75, 0.02);
 	for (i = 0; i < n; i++)
 		it_log_free(&logs[i]);

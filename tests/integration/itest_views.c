@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The views of a real recording of the toy JIT: report, folded stacks, the SVG flame graph
  * in headless chromium, and `jitrace top` live in tmux. Needs root. */
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -269,6 +270,43 @@ static double diff_change(const char *report, const char *fn)
 	return chg;
 }
 
+/* The sample totals of the two logs report --diff compares, from its header. */
+static void diff_totals(const char *report, double *base, double *nw)
+{
+	const char *p = strstr(report, "\nbase: "), *q = strstr(report, "\nnew: ");
+
+	assert_non_null(p);
+	assert_non_null(q);
+	p = strstr(p, " samples, ");
+	q = strstr(q, " samples, ");
+	assert_non_null(p);
+	assert_non_null(q);
+	while (p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	while (q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	*base = strtod(p, NULL);
+	*nw = strtod(q, NULL);
+}
+
+/*
+ * A share expected to move from pb of n1 samples to pn of n2 moved by chg points: within 4.5
+ * standard errors of the difference of the two shares, plus what the toy's own overhead
+ * moves them (systematic points). Fails with the numbers.
+ */
+static void assert_change_near(const char *what, double chg, double pb, double pn, double n1,
+			       double n2, double systematic)
+{
+	double want = 100 * (pn - pb), err;
+
+	assert_true(n1 >= IT_MIN_SAMPLES && n2 >= IT_MIN_SAMPLES);
+	err = 100 * 4.5 * sqrt(pb * (1 - pb) / n1 + pn * (1 - pn) / n2) + systematic;
+	print_message("%s: %+.1f points, want %+.1f +- %.1f (%.1f systematic, %.0f and %.0f "
+		      "samples)\n", what, chg, want, err, systematic, n1, n2);
+	if (fabs(chg - want) > err)
+		fail_msg("%s: %+.1f points is not %+.1f +- %.1f", what, chg, want, err);
+}
+
 /* Whether row k (from 0) of report --diff's table is fn's. */
 static bool diff_row_is(const char *report, int k, const char *fn)
 {
@@ -318,9 +356,9 @@ static char *dom_frame(const char *dom, const char *fn)
 
 /*
  * The toy's split recorded again the other way round, 1:3 instead of 3:1: `report --diff`
- * says hot_a lost and hot_b gained about 50 points of the samples (75% to 25%, by 4.5
- * standard errors of two shares of 1,500 samples each, about 6 points, and the toy's own
- * overhead of a point or two: 40 to 60), and `flamegraph --diff`, opened in headless
+ * says hot_a lost and hot_b gained about 50 points of the samples (75% to 25%, within 4.5
+ * standard errors of the two shares from the logs' own counts, and the toy's own overhead
+ * of a point or two in each), and `flamegraph --diff`, opened in headless
  * chromium, colours hot_a blue and hot_b red with both counts and the change in their
  * tooltips (the report's, but for the odd sample on another stack), its script running
  * without an error.
@@ -335,7 +373,7 @@ static void test_diff_of_two_splits(void **state)
 	char *flame[] = { IT_JITRACE, "flamegraph", "--diff", "-f", "-o", svg, log_path, new_log,
 			  NULL };
 	char *a, *b, *m, map[64];
-	double ca, cb, shown;
+	double ca, cb, shown, n1, n2;
 	struct it_toy toy;
 	int r, g, bl;
 
@@ -348,9 +386,11 @@ static void test_diff_of_two_splits(void **state)
 	text = it_slurp(rep);
 	ca = diff_change(text, "hot_a");
 	cb = diff_change(text, "hot_b");
-	print_message("report --diff: hot_a %+.1f points, hot_b %+.1f points\n", ca, cb);
-	assert_true(ca > -60 && ca < -40);
-	assert_true(cb > 40 && cb < 60);
+	diff_totals(text, &n1, &n2);
+	/* each share is of all the log's samples: 75% and 25% of the toy's, less its
+	 * overhead (a point or two in each log: 4 points of systematic) */
+	assert_change_near("report --diff: hot_a", ca, 0.75, 0.25, n1, n2, 4);
+	assert_change_near("report --diff: hot_b", cb, 0.25, 0.75, n1, n2, 4);
 	/* the two that moved most are the first two rows */
 	assert_true((diff_row_is(text, 0, "hot_a") && diff_row_is(text, 1, "hot_b")) ||
 		    (diff_row_is(text, 0, "hot_b") && diff_row_is(text, 1, "hot_a")));
