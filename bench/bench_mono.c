@@ -47,102 +47,11 @@ struct ctx {
 	char dir[64], exe[128], out[128], err[128], log[128];
 };
 
-/* The C side: the agent's stubs, as a JIT would call them, around one defined method. */
-static int stub_loop(long n)
-{
-	static const unsigned char code[64];	/* a stand-in range: never executed */
-	uint64_t id = jitrace_code_load(code, sizeof(code), "bench_mono:stub_loop"), t0;
-	long i;
-
-	for (i = 0; i < 100000; i++) {	/* as Hot.cs warms up before its clock starts */
-		jitrace_method_enter(id);
-		jitrace_method_leave(id);
-	}
-	t0 = jt_now_ns();
-	for (i = 0; i < n; i++) {
-		jitrace_method_enter(id);
-		jitrace_method_leave(id);
-	}
-	printf("pid %d\n", (int)getpid());
-	printf("bench calls=%ld ns_per_call=%.2f\n", n, (double)(jt_now_ns() - t0) / n);
-	return 0;
-}
-
-/* Run argv with stdout and stderr into files; its exit status, or -1. */
-static int run(char *const argv[], const char *out, const char *err)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0) {
-		fprintf(stderr, "bench_mono: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-			_exit(127);
-		execvp(argv[0], argv);
-		fprintf(stderr, "bench_mono: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/* The number after key in file path, or -1 if it is not there. */
-static double find_number(const char *path, const char *key)
-{
-	char line[1024], *p;
-	double v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if ((p = strstr(line, key))) {
-			v = strtod(p + strlen(key), NULL);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-static void copy_to_stderr(const char *path)
-{
-	char line[1024];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		fputs(line, stderr);
-	fclose(f);
-}
-
 static void show_failure(struct ctx *c, const char *what)
 {
 	fprintf(stderr, "bench_mono: %s failed; its output:\n", what);
-	copy_to_stderr(c->out);
-	copy_to_stderr(c->err);
-}
-
-/*
- * Whether the run's perf map names method; the map is removed either way. Mono loads the
- * module only if it finds it, and says nothing if not: the agent's perf map is the proof.
- */
-static bool map_names(struct ctx *c, const char *method)
-{
-	char map[64];
-	double pid = find_number(c->out, "pid ");
-	bool ok;
-
-	if (pid <= 0)
-		return false;
-	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)pid);
-	ok = bench_file_has(map, method);
-	unlink(map);
-	return ok;
+	bench_cat_stderr(c->out);
+	bench_cat_stderr(c->err);
 }
 
 /* One run of condition k: ns per call, or -1 after saying why. */
@@ -177,17 +86,17 @@ static double measure(struct ctx *c, enum cond k)
 	}
 	argv[a++] = k == C_NONE || k == C_MODULE ? nfast : k == C_CALLS ? nmid : nslow;
 	argv[a] = NULL;
-	if (run(argv, c->out, c->err)) {
+	if (bench_run(argv, c->out, c->err)) {
 		show_failure(c, cond_name[k]);
 		return -1;
 	}
-	ns = find_number(c->out, "ns_per_call=");
+	ns = bench_find_number(c->out, "ns_per_call=");
 	if (ns <= 0) {
 		show_failure(c, cond_name[k]);
 		return -1;
 	}
 	name = k == C_STUBS ? "bench_mono:stub_loop" : "Hot:Empty";
-	if (!map_names(c, name) && k != C_NONE) {
+	if (!bench_map_names(c->out, name) && k != C_NONE) {
 		fprintf(stderr, "bench_mono: %s: no %s in its perf map: the agent or the module "
 			"(looked for in %s) was not loaded\n", cond_name[k], name, c->module_dir);
 		return -1;
@@ -199,7 +108,7 @@ static double measure(struct ctx *c, enum cond k)
 		return ns;
 	/* every timed call must be in the log, none lost: else the figure lies (record's
 	 * closing line counts calls, each an enter with its leave) */
-	calls = find_number(c->err, " samples, ");
+	calls = bench_find_number(c->err, " samples, ");
 	want = N_SLOW;
 	if (calls < want || bench_file_has(c->err, "lost:")) {
 		fprintf(stderr, "bench_mono: %s: jitrace recorded %.0f calls, expected at least "
@@ -244,7 +153,7 @@ static int setup(struct ctx *c, char **argv)
 	snprintf(c->log, sizeof(c->log), "%s/calls.jtl", c->dir);
 	snprintf(outarg, sizeof(outarg), "-out:%s", c->exe);
 	mcs[1] = outarg;
-	if (run(mcs, c->out, c->err)) {
+	if (bench_run(mcs, c->out, c->err)) {
 		show_failure(c, MCS);
 		return -1;
 	}
@@ -311,7 +220,7 @@ int main(int argc, char **argv)
 	int r, k, err = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "--stub-loop"))
-		return stub_loop(atol(argv[2]));
+		return bench_stub_loop("bench_mono:stub_loop", 100000, atol(argv[2]));
 	if (argc != 4) {
 		fprintf(stderr, "usage: bench_mono JITRACE MONO_MODULE HOT_CS\n");
 		return 2;

@@ -570,11 +570,13 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 	}
 	/* read from a file after the fact: it may name what samples already met */
 	if ((ev->flags & JT_EVENT_LATE_OK) && k.size) {
-		m = jt_method__new(k.start, k.size, k.ts, 0, k.src, k.name, k.name_len);
-		if (!m)
-			return -ENOMEM;
-		late_conflict(c, p->pid, m);
-		free(m);
+		if (c->nr_pending) {	/* a line of the same read over a pending one? */
+			m = jt_method__new(k.start, k.size, k.ts, 0, k.src, k.name, k.name_len);
+			if (!m)
+				return -ENOMEM;
+			late_conflict(c, p->pid, m);
+			free(m);
+		}
 		late = !jt_codemap__overlaps(&p->code, k.start, k.size) &&
 		       jt_late__window(&p->late, k.start, k.size, p->life_ts, &from);
 	}
