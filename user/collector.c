@@ -1046,7 +1046,8 @@ static int on_exit_ev(struct jt_collector *c, struct proc *p, const struct jt_ev
 /*
  * An executable file mapped as it happened: the process's native frames are named from it
  * even when it is gone before they are joined. The file's symbols were read as the event
- * arrived (jt_symbols__mapped, from the pipeline); here they are looked up.
+ * arrived (jt_symbols__mapped, from the pipeline); here they are looked up, and read only
+ * if nothing read them before (a collector fed without the pipeline).
  */
 static int on_mmap(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
@@ -1057,8 +1058,8 @@ static int on_mmap(struct jt_collector *c, struct proc *p, const struct jt_event
 		jt_err("out of memory");
 		return -ENOMEM;
 	}
-	if (ev->map_ino)
-		vma->syms = jt_symbols__mapped(c->symbols, p->pid, ev);
+	if (ev->map_ino && !jt_symbols__known(c->symbols, ev, &vma->syms))
+		vma->syms = jt_symbols__mapped(c->symbols, p->pid, ev);	/* not read yet */
 	else if (!strcmp(vma->path, "[vdso]"))
 		vma->syms = jt_symbols__vdso(c->symbols);
 	vma->syms_looked = true;

@@ -194,6 +194,17 @@ const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, ui
 	return fd < 0 ? NULL : syms_of(s, fd, &st);
 }
 
+/* The file (dev, ino) as it was read last (entries are chained newest first), or NULL. */
+static const struct file_syms *known(const struct jt_symbols *s, uint64_t dev, uint64_t ino)
+{
+	const struct file_syms *f;
+
+	for (f = jt_hash__get(&s->files, file_key(dev, ino)); f; f = f->next)
+		if (f->dev == dev && f->ino == ino)
+			return f;
+	return NULL;
+}
+
 const struct jt_elfsyms *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
 					    const struct jt_event *ev)
 {
@@ -220,10 +231,17 @@ const struct jt_elfsyms *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
 	if (fd >= 0)
 		return syms_of(s, fd, &st);
 	/* nothing to open: what was read of that file before, if anything */
-	for (f = jt_hash__get(&s->files, file_key(ev->map_dev, ev->map_ino)); f; f = f->next)
-		if (f->dev == ev->map_dev && f->ino == ev->map_ino)
-			return f->syms;
-	return NULL;
+	f = known(s, ev->map_dev, ev->map_ino);
+	return f ? f->syms : NULL;
+}
+
+bool jt_symbols__known(const struct jt_symbols *s, const struct jt_event *ev,
+		       const struct jt_elfsyms **syms)
+{
+	const struct file_syms *f = known(s, ev->map_dev, ev->map_ino);
+
+	*syms = f ? f->syms : NULL;
+	return f;
 }
 
 /* Our own [vdso] mapping's range, from /proc/self/maps. */

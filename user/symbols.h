@@ -7,6 +7,7 @@
 #ifndef JT_SYMBOLS_H
 #define JT_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,10 +33,16 @@ const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, ui
  * map_files while it maps it, else by the event's path (in the process's root, then the
  * host's) if that is still the same file (device and inode), else as read before from the
  * same file. NULL if none of these has symbols. Called as the event arrives, while the
- * file can still be opened, and again when it is joined (then a lookup).
+ * file can still be opened; the join then finds it with jt_symbols__known.
  */
 const struct jt_elfsyms *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
 					    const struct jt_event *ev);
+/*
+ * Whether the file a mapping event names was read already (by jt_symbols__mapped as the
+ * event arrived): then *syms is what it had (NULL: no symbols), and nothing is opened.
+ */
+bool jt_symbols__known(const struct jt_symbols *s, const struct jt_event *ev,
+		       const struct jt_elfsyms **syms);
 /*
  * The symbols of the vdso, by offset into it: the running kernel's one image, read from
  * jitrace's own (every process maps the same), or NULL.
