@@ -95,7 +95,7 @@ static double run(uint64_t total, uint64_t rate, size_t ring, uint64_t *lost, do
 	jt_live__stats(live, &st);
 	*lost = p.dropped;
 	for (i = 0; i < JT_DROP_MAX; i++)
-		*lost += i < JT_DROP_BPF_MAX ? 0 : st.lost[i];
+		*lost += JT_DROP_BY_BPF(i) ? 0 : st.lost[i];
 	*mb = jt_logw__bytes(w) / 1e6;
 	jt_logw__close(w);
 	jt_live__close(live);

@@ -17,6 +17,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool filter_pids = false;	/* only pids in jt_pids (and their children) */
 const volatile bool want_kstack = false;
 const volatile bool want_mmaps = true;	/* executable mappings as they are made */
+const volatile bool want_offcpu = false;	/* the sched_switch program is attached */
+const volatile __u64 offcpu_min_ns = 1000000;	/* shorter waits are summed, not stacked */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -31,7 +33,7 @@ __u64 jt_pid_bits[JT_PID_LIMIT / 64];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, JT_DROP_BPF_MAX);
+	__uint(max_entries, JT_DROP_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } jt_drops SEC(".maps");
@@ -722,6 +724,214 @@ int BPF_PROG(jt_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	return 0;
 }
 
+/*
+ * Off-CPU time. When a traced thread leaves the CPU its stacks are taken into its task
+ * storage (allocated on its first switch, freed with it); when it runs again they are sent
+ * with the time it was off, if that was offcpu_min_ns or more. The time of shorter waits
+ * is summed per thread in jt_off_short (their stacks are not sent) and sent whenever the
+ * sum reaches the threshold, when the thread exits, and at the end (jt_off_flush), so none
+ * is lost. Kernel threads are left out.
+ */
+#define TASK_INTERRUPTIBLE 0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct jt_ev_offcpu);
+} jt_off_task SEC(".maps");
+
+struct off_short {
+	__u64 first_ts;		/* when the first wait summed began */
+	__u64 ns;
+	__u32 count;
+	__u32 pid;
+	char comm[JT_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);		/* tid */
+	__type(value, struct off_short);
+} jt_off_short SEC(".maps");
+
+static __always_inline __u16 off_state(bool preempt, unsigned int prev_state)
+{
+	if (preempt || !prev_state)
+		return JT_OFF_PREEMPTED;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return JT_OFF_SLEEP;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return JT_OFF_BLOCKED;
+	return JT_OFF_OTHER;
+}
+
+static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16 state,
+				      __u64 now)
+{
+	struct jt_ev_offcpu *st;
+	long klen = 0, ulen;
+
+	st = bpf_task_storage_get(&jt_off_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count_drop(JT_DROP_OFFCPU_STATE);
+		return;
+	}
+	if (want_kstack) {
+		klen = bpf_get_stack(ctx, st->ips, JT_MAX_FRAMES * 8, 0);
+		if (klen < 0)
+			klen = 0;
+	}
+	if (klen > JT_MAX_FRAMES * 8)
+		klen = JT_MAX_FRAMES * 8;
+	ulen = bpf_get_stack(ctx, (void *)st->ips + klen, JT_MAX_FRAMES * 8, BPF_F_USER_STACK);
+	if (ulen < 0) {
+		count_drop(JT_DROP_STACK);
+		ulen = 0;
+	}
+	if (ulen > JT_MAX_FRAMES * 8)
+		ulen = JT_MAX_FRAMES * 8;
+	st->left_ts = now;
+	st->state = state;
+	st->cpu = bpf_get_smp_processor_id();
+	st->nr_kernel = (__u64)klen / 8;
+	st->nr_user = (__u64)ulen / 8;
+	bpf_get_current_comm(st->comm, sizeof(st->comm));	/* prev is current */
+}
+
+static __always_inline void off_send_short(struct off_short *sh, __u32 tid, __u64 now)
+{
+	struct jt_ev_offcpu *e = bpf_ringbuf_reserve(&jt_rb, JT_EV_OFFCPU_FIXED, 0);
+
+	if (!e) {
+		count_drop(JT_DROP_RB_OFFCPU);
+		return;
+	}
+	e->h.type = JT_EV_OFFCPU;
+	e->h.flags = 0;
+	e->h.size = JT_EV_OFFCPU_FIXED;
+	e->h.ts = now;
+	e->h.pid = sh->pid;
+	e->h.tid = tid;
+	e->off_ns = sh->ns;
+	e->left_ts = sh->first_ts;
+	e->count = sh->count;
+	e->state = JT_OFF_SHORT;
+	e->flags = 0;
+	e->cpu = bpf_get_smp_processor_id();
+	e->nr_user = 0;
+	e->nr_kernel = 0;
+	__builtin_memcpy(e->comm, sh->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	sh->ns = 0;
+	sh->count = 0;
+}
+
+static __always_inline void off_add_short(struct jt_ev_offcpu *st, __u32 pid, __u32 tid,
+					  __u64 ns, __u64 now)
+{
+	struct off_short *sh = bpf_map_lookup_elem(&jt_off_short, &tid);
+
+	if (!sh) {
+		struct off_short n = { .pid = pid };
+
+		if (bpf_map_update_elem(&jt_off_short, &tid, &n, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&jt_off_short, &tid)) {
+			count_drop(JT_DROP_OFFCPU_STATE);
+			return;
+		}
+		sh = bpf_map_lookup_elem(&jt_off_short, &tid);
+		if (!sh)
+			return;
+	}
+	if (!sh->count) {
+		sh->first_ts = st->left_ts;
+		sh->pid = pid;
+	}
+	sh->ns += ns;
+	sh->count++;
+	__builtin_memcpy(sh->comm, st->comm, sizeof(sh->comm));
+	if (sh->ns >= offcpu_min_ns)
+		off_send_short(sh, tid, now);
+}
+
+static __always_inline void off_return(struct task_struct *next, __u64 now)
+{
+	struct jt_ev_offcpu *st = bpf_task_storage_get(&jt_off_task, next, 0, 0);
+	__u32 size;
+	__u64 ns;
+
+	if (!st || !st->left_ts)
+		return;
+	ns = now - st->left_ts;
+	if (ns < offcpu_min_ns) {
+		off_add_short(st, next->tgid, next->pid, ns, now);
+		st->left_ts = 0;
+		return;
+	}
+	st->h.type = JT_EV_OFFCPU;
+	st->h.flags = 0;
+	st->h.ts = now;
+	st->h.pid = next->tgid;
+	st->h.tid = next->pid;
+	st->off_ns = ns;
+	st->count = 1;
+	st->flags = 0;
+	size = JT_EV_OFFCPU_FIXED + ((__u32)st->nr_kernel + st->nr_user) * 8;
+	if (size > sizeof(*st))
+		size = sizeof(*st);
+	st->h.size = size;
+	if (bpf_ringbuf_output(&jt_rb, st, size, BPF_RB_NO_WAKEUP))
+		count_drop(JT_DROP_RB_OFFCPU);
+	st->left_ts = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(jt_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	/* the pid filter first: nothing else is read for a thread not traced */
+	if (prev->pid && traced(prev->tgid) && !(prev->flags & PF_KTHREAD))
+		off_leave(ctx, prev, off_state(preempt, prev_state), now);
+	if (next->pid && traced(next->tgid) && !(next->flags & PF_KTHREAD))
+		off_return(next, now);
+	return 0;
+}
+
+/* A thread ends: what it had summed is sent. */
+static __always_inline void off_thread_exit(__u32 tid)
+{
+	struct off_short *sh;
+
+	if (!want_offcpu)
+		return;
+	sh = bpf_map_lookup_elem(&jt_off_short, &tid);
+	if (!sh)
+		return;
+	if (sh->count)
+		off_send_short(sh, tid, bpf_ktime_get_ns());
+	bpf_map_delete_elem(&jt_off_short, &tid);
+}
+
+static long off_flush_one(struct bpf_map *map, __u32 *tid, struct off_short *sh, void *data)
+{
+	if (sh->count)
+		off_send_short(sh, *tid, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* The end of a recording: every sum of short waits not yet sent is sent. */
+SEC("syscall")
+int jt_off_flush(void *ctx)
+{
+	bpf_for_each_map_elem(&jt_off_short, off_flush_one, NULL, 0);
+	return 0;
+}
+
 static __always_inline int emit_proc(__u16 type, __u64 pid_tgid, __u32 child, __u32 code)
 {
 	struct jt_ev_proc *e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
@@ -745,7 +955,10 @@ int BPF_PROG(jt_exit, struct task_struct *p, bool group_dead)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 pid = pid_tgid >> 32;
 
-	if (pid != (__u32)pid_tgid || !traced(pid))	/* threads other than the leader */
+	if (!traced(pid))
+		return 0;
+	off_thread_exit((__u32)pid_tgid);
+	if (pid != (__u32)pid_tgid)	/* threads other than the leader */
 		return 0;
 	emit_proc(JT_EV_EXIT, pid_tgid, 0, task->exit_code >> 8);
 	if (filter_pids)

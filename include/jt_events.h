@@ -27,6 +27,7 @@ enum jt_ev_type {
 	JT_EV_CODE_MOVE,	/* collector only (jitdump): code id now lives at start */
 	JT_EV_CODE_LINES,	/* collector only (jitdump): the source lines of code id */
 	JT_EV_MMAP,		/* an executable mapping of a file (or the vdso) was made */
+	JT_EV_OFFCPU,		/* a thread ran again after time off the CPU */
 	JT_EV_MAX,
 };
 
@@ -40,8 +41,9 @@ enum jt_src {
 };
 
 /*
- * Every count of something lost. Indices 0..JT_DROP_BPF_MAX-1 are counted per CPU by the
- * BPF programs; the rest by the collector. All of them reach the log as drop records.
+ * Every count of something lost. Those JT_DROP_BY_BPF says are counted per CPU by the BPF
+ * programs (their jt_drops array holds every kind); the rest by the collector. All of them
+ * reach the log as drop records.
  */
 enum jt_drop {
 	JT_DROP_RB_CALL,	/* enter/leave: ring buffer full */
@@ -62,7 +64,21 @@ enum jt_drop {
 	/* a stack cut where it looped or stopped making sense (the sample is kept, ending in
 	 * a JT_FRAME_TRUNCATED frame) */
 	JT_DROP_BROKEN_STACK,
+	/* counted by the BPF programs too (kinds keep their numbers: logs store them) */
+	JT_DROP_RB_OFFCPU,	/* off-CPU record: ring buffer full */
+	JT_DROP_OFFCPU_STATE,	/* off-CPU: no room to keep a thread's stack while it waits */
 	JT_DROP_MAX,
+};
+#define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\
+			      (what) == JT_DROP_OFFCPU_STATE)
+
+enum jt_off_state {
+	JT_OFF_SLEEP = 1,	/* waiting for an event (TASK_INTERRUPTIBLE): a lock, a read */
+	JT_OFF_BLOCKED,		/* uninterruptible (TASK_UNINTERRUPTIBLE): disk I/O, page faults */
+	JT_OFF_PREEMPTED,	/* runnable all along, waiting for a CPU */
+	JT_OFF_OTHER,		/* stopped, traced, parked, dead */
+	JT_OFF_SHORT,		/* a sum of waits each under the threshold */
+	JT_OFF_MAX,
 };
 
 /* Common prefix of every event. size covers the whole record, header included. */
@@ -172,6 +188,27 @@ struct jt_ev_mmap {
 	char path[JT_PATH_MAX];
 };
 
+/*
+ * JT_EV_OFFCPU: thread h.tid ran again at h.ts after off_ns off the CPU, having left at
+ * left_ts with the stack in ips (nr_kernel kernel frames, then nr_user user frames, leaf
+ * first). state is how it left (enum jt_off_state). A sum of
+ * waits each under the threshold comes as state JT_OFF_SHORT, count waits, no frames and
+ * left_ts the first one's start.
+ */
+struct jt_ev_offcpu {
+	struct jt_ev_hdr h;
+	__u64 off_ns;
+	__u64 left_ts;
+	__u32 count;
+	__u16 state;
+	__u16 flags;		/* JT_SAMPLE_LEAF_* of the user leaf */
+	__u32 cpu;		/* the CPU it left */
+	__u16 nr_user;
+	__u16 nr_kernel;
+	char comm[JT_COMM_LEN];	/* the thread's name when it left */
+	__u64 ips[2 * JT_MAX_FRAMES];
+};
+
 /* JT_EV_EXIT (h.pid is the process that exited) and JT_EV_FORK (h.pid is the parent) */
 struct jt_ev_proc {
 	struct jt_ev_hdr h;
@@ -196,6 +233,7 @@ struct jt_storm_args {
 #define JT_EV_SAMPLE_FIXED (sizeof(struct jt_ev_sample) - 2 * JT_MAX_FRAMES * 8)
 #define JT_EV_EXEC_FIXED (sizeof(struct jt_ev_exec) - JT_PATH_MAX - JT_ARGS_MAX)
 #define JT_EV_MMAP_FIXED (sizeof(struct jt_ev_mmap) - JT_PATH_MAX)
+#define JT_EV_OFFCPU_FIXED (sizeof(struct jt_ev_offcpu) - 2 * JT_MAX_FRAMES * 8)
 
 _Static_assert(sizeof(struct jt_ev_hdr) == 24, "jt_ev_hdr layout");
 _Static_assert(sizeof(struct jt_ev_call) == 32, "jt_ev_call layout");
@@ -206,6 +244,7 @@ _Static_assert(sizeof(struct jt_ev_sample) == 48 + 16 * JT_MAX_FRAMES, "jt_ev_sa
 _Static_assert(sizeof(struct jt_ev_exec) == 48 + JT_PATH_MAX + JT_ARGS_MAX, "jt_ev_exec layout");
 _Static_assert(sizeof(struct jt_ev_mmap) == 64 + JT_PATH_MAX, "jt_ev_mmap layout");
 _Static_assert(sizeof(struct jt_ev_proc) == 48, "jt_ev_proc layout");
+_Static_assert(sizeof(struct jt_ev_offcpu) == 72 + 16 * JT_MAX_FRAMES, "jt_ev_offcpu layout");
 _Static_assert(sizeof(struct jt_storm_args) == 24, "jt_storm_args layout");
 
 #endif

@@ -36,7 +36,8 @@ enum jt_log_flags {
 	JT_LOG_F_KSTACK = 1 << 1,	/* samples carry kernel frames */
 	JT_LOG_F_SYSTEM_WIDE = 1 << 2,
 	JT_LOG_F_LATE = 1 << 3,		/* it holds JT_REC_LATE records (set when it is closed) */
-	JT_LOG_F_ALL = (1 << 4) - 1,	/* a reader refuses other bits */
+	JT_LOG_F_OFFCPU = 1 << 4,	/* off-CPU time was recorded (JT_REC_OFFCPU) */
+	JT_LOG_F_ALL = (1 << 5) - 1,	/* a reader refuses other bits */
 };
 
 struct jt_log_header {
@@ -80,6 +81,7 @@ enum jt_rec_type {
 	JT_REC_LINES,		/* a method's source lines; follows its JT_REC_METHOD */
 	JT_REC_LATE,		/* a method named after samples met it; follows its JT_REC_METHOD */
 	JT_REC_THREAD,		/* a thread's name; precedes its first sample named so */
+	JT_REC_OFFCPU,		/* a thread's time off the CPU, with the stack it left with */
 	JT_REC_MAX,
 };
 
@@ -289,5 +291,27 @@ struct jt_rec_late {
 	__u32 pid;
 	__u32 reserved;
 };
+
+/*
+ * JT_REC_OFFCPU: thread tid was off the CPU for off_ns and ran again at h.ts. smp is the
+ * stack it left with, as a sample record: smp.h.type is JT_REC_SAMPLE, smp.h.size the
+ * sample's own size (this record's less 32) and smp.h.ts when it left. Its frames are named
+ * as of h.ts: a thread returns into the code its stack holds, so that code was live all
+ * along. Waits shorter than the recording's threshold are not recorded one by one: their
+ * time is summed per thread into a record of state JT_OFF_SHORT with count waits and no
+ * frames, smp.h.ts then the first one's start.
+ */
+struct jt_rec_offcpu {
+	struct jt_rec_hdr h;
+	__u64 off_ns;		/* time off the CPU */
+	__u32 count;		/* waits it stands for: 1, or the short waits summed */
+	__u16 state;		/* enum jt_off_state (include/jt_events.h) */
+	__u16 reserved;
+	struct jt_rec_sample smp;	/* the stack it left with; frames follow */
+};
+
+_Static_assert(sizeof(struct jt_rec_thread) == 40, "jt_rec_thread layout");
+_Static_assert(sizeof(struct jt_rec_late) == 56, "jt_rec_late layout");
+_Static_assert(sizeof(struct jt_rec_offcpu) == 64, "jt_rec_offcpu layout");
 
 #endif

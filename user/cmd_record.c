@@ -55,7 +55,8 @@ static const char usage[] =
 "Usage: jitrace record [-a | -p PID[,PID...]] [-F HZ] [-d SECONDS] [--calls] [-o FILE]\n"
 "                      [OPTIONS] [-- COMMAND [ARGS...]]\n"
 "\n"
-"Record JIT code, sampled stacks and (with --calls) method entries and exits into a log.\n"
+"Record JIT code, sampled stacks and (with --calls) method entries and exits, (with\n"
+"--off-cpu) where threads wait, into a log.\n"
 "System-wide unless -p or a COMMAND is given. Stop with Ctrl-C (a second one kills).\n"
 "\n"
 "  -a, --all-cpus         trace every process (the default)\n"
@@ -64,7 +65,12 @@ static const char usage[] =
 "  -d, --duration SECS    stop after SECS seconds\n"
 "  -c, --calls            record method enter/leave from the agent and HotSpot's USDT\n"
 "                         probes (java -XX:+DTraceMethodProbes): exact call counts\n"
-"  -g, --kernel-stack     add kernel frames to samples\n"
+"  -g, --kernel-stack     add kernel frames to samples (and to off-CPU stacks)\n"
+"      --off-cpu          off-CPU time too: each time a thread leaves the CPU, its\n"
+"                         stack then and how long it was off (locks, I/O, sleeps,\n"
+"                         preemption); see report's off-CPU table, flamegraph --off-cpu\n"
+"      --off-cpu-min US   waits shorter than US microseconds are summed per thread\n"
+"                         without their stacks (default 1000; implies --off-cpu)\n"
 "  -o, --output FILE      the log to write (default jitrace.jtl; with --rotate, a\n"
 "                         directory, made 0700 if missing, default jitrace.d)\n"
 "  -f, --force            replace FILE if it exists (a regular file only)\n"
@@ -96,6 +102,7 @@ static const char usage[] =
 "  jitrace record -d 30                       # the whole host for 30 s, at 99 Hz\n"
 "  jitrace record -p 4242 -F 999 -o app.jtl   # one JVM, at 999 Hz\n"
 "  jitrace record --calls -- ./myjit args     # run a command, with exact calls\n"
+"  jitrace record --off-cpu -p 4242 -d 30     # where a JVM's threads wait, and burn\n"
 "  jitrace record -F 49 --rotate 60 --max-age 3600 --max-size 500 -o /var/lib/jitrace\n"
 "  kill -USR2 $(pidof jitrace); jitrace report /var/lib/jitrace --last 300\n"
 "  jitrace dump jitrace.jtl | less\n";
@@ -196,7 +203,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		.shared = JT_LIVE_OPT_FREQ | JT_LIVE_OPT_PID | JT_LIVE_OPT_DURATION |
 			  JT_LIVE_OPT_CALLS | JT_LIVE_OPT_KSTACK | JT_LIVE_OPT_AGENT |
 			  JT_LIVE_OPT_RINGBUF | JT_LIVE_OPT_WINDOW | JT_LIVE_OPT_NO_PERFMAP |
-			  JT_LIVE_OPT_NO_USDT,
+			  JT_LIVE_OPT_NO_USDT | JT_LIVE_OPT_OFFCPU,
 		.shortopts = "ao:f", .longopts = longopts, .option = record_option, .ctx = o,
 	};
 
@@ -226,9 +233,14 @@ static void announce(const struct recorder *r)
 		snprintf(what, sizeof(what), "%d process%s", o->nr_pids, o->nr_pids > 1 ? "es" : "");
 	else
 		snprintf(what, sizeof(what), "all processes");
-	fprintf(stderr, "jitrace: recording %s: samples at %u Hz on %d CPUs%s%s into %s%s; "
+	char off[64] = "";
+
+	if (o->offcpu)
+		snprintf(off, sizeof(off), ", off-CPU waits of %llu us or more",
+			 (unsigned long long)(o->offcpu_min_ns / 1000));
+	fprintf(stderr, "jitrace: recording %s: samples at %u Hz on %d CPUs%s%s%s into %s%s; "
 		"Ctrl-C to stop\n", what, o->hz, jt_bpf__nr_samplers(jt_live__bpf(r->live)),
-		o->calls ? ", calls" : "", o->agent_path ? "" : ", no agent", r->o->output,
+		o->calls ? ", calls" : "", off, o->agent_path ? "" : ", no agent", r->o->output,
 		r->seg ? " (segments)" : "");
 	if (r->seg)
 		fprintf(stderr, "jitrace: a segment every %g s, SIGUSR2 (kill -USR2 %d) closes "
@@ -312,7 +324,8 @@ static void fill_header(struct jt_log_header *h, const struct jt_live_opts *o, u
 	h->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	h->sample_hz = o->hz;
 	h->flags = (o->calls ? JT_LOG_F_CALLS : 0) | (o->kstack ? JT_LOG_F_KSTACK : 0) |
-		   (!o->nr_pids && !o->command ? JT_LOG_F_SYSTEM_WIDE : 0);
+		   (!o->nr_pids && !o->command ? JT_LOG_F_SYSTEM_WIDE : 0) |
+		   (o->offcpu ? JT_LOG_F_OFFCPU : 0);
 	gethostname(h->hostname, sizeof(h->hostname) - 1);
 	if (!uname(&u))
 		memcpy(h->kernel, u.release, strnlen(u.release, sizeof(h->kernel) - 1));
@@ -413,6 +426,9 @@ static void summary(struct recorder *r, double secs)
 			(unsigned long long)jt_logw__records(r->log),
 			jt_logw__bytes(r->log) / 1e6, r->o->output);
 	}
+	if (r->o->live.offcpu)
+		fprintf(stderr, "jitrace: off-CPU: %llu records, %.3f s of waiting\n",
+			(unsigned long long)st.col.offcpu, st.col.offcpu_ns / 1e9);
 	for (i = 0; i < JT_DROP_MAX; i++) {
 		if (!st.lost[i] || jt_drop__kept(i))
 			continue;

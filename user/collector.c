@@ -79,9 +79,10 @@ struct jt_collector {
 	struct jt_collector_stats st;
 	struct pending_late *pending;	/* in ts order */
 	size_t nr_pending;
-	union {			/* a sample record is built here, frames in place */
-		struct jt_rec_sample rec;
-		char bytes[sizeof(struct jt_rec_sample) + 2 * JT_MAX_FRAMES * sizeof(struct jt_frame)];
+	union {			/* a sample or off-CPU record is built here, frames in place */
+		struct jt_rec_offcpu off;
+		char bytes[sizeof(struct jt_rec_offcpu) +
+			   (2 * JT_MAX_FRAMES + 1) * sizeof(struct jt_frame)];
 	} sample;
 };
 
@@ -959,15 +960,18 @@ static int thread_define(struct jt_collector *c, struct proc *p, const struct jt
 	return jt_sink__emit(&c->sink, &rec.h);
 }
 
-static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+/*
+ * A sample's (or off-CPU record's) stack into rec: its frames named as of ev->ts, the process
+ * and thread defined before it.
+ */
+static int stack_build(struct jt_collector *c, struct proc *p, const struct jt_event *ev,
+		       struct jt_rec_sample *rec)
 {
-	struct jt_rec_sample *rec = &c->sample.rec;
 	struct jt_frame *f = rec->frames;
+	const uint64_t *ips = jt_event__ips(ev);
 	unsigned int i, n = 0, nr_user;
 	bool cut;
 	int err;
-
-	const uint64_t *ips = jt_event__ips(ev);
 
 	for (i = 0; i < ev->nr_kernel; i++) {
 		err = kernel_frame(c, ips[i], i == 0, ev->ts, &f[n++]);
@@ -1003,7 +1007,41 @@ static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_eve
 	rec->cpu = ev->cpu;
 	rec->nr_frames = n;
 	rec->reserved = 0;
+	return 0;
+}
+
+static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_rec_sample *rec = &c->sample.off.smp;
+	int err = stack_build(c, p, ev, rec);
+
+	if (err)
+		return err;
 	c->st.samples++;
+	return jt_sink__emit(&c->sink, &rec->h);
+}
+
+/*
+ * A thread ran again after time off the CPU. Its stack is named as of now: the thread
+ * returns into the code its frames hold, so that code was live all the while it waited.
+ */
+static int on_offcpu(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_rec_offcpu *rec = &c->sample.off;
+	int err = stack_build(c, p, ev, &rec->smp);
+
+	if (err)
+		return err;
+	rec->smp.h.ts = ev->off_left_ts;
+	rec->h = (struct jt_rec_hdr){ .type = JT_REC_OFFCPU,
+				      .size = offsetof(struct jt_rec_offcpu, smp) + rec->smp.h.size,
+				      .ts = ev->ts };
+	rec->off_ns = ev->off_ns;
+	rec->count = ev->off_count;
+	rec->state = ev->off_state;
+	rec->reserved = 0;
+	c->st.offcpu++;
+	c->st.offcpu_ns += ev->off_ns;
 	return jt_sink__emit(&c->sink, &rec->h);
 }
 
@@ -1138,6 +1176,8 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		return on_call(c, p, ev);
 	case JT_EV_SAMPLE:
 		return on_sample(c, p, ev);
+	case JT_EV_OFFCPU:
+		return on_offcpu(c, p, ev);
 	case JT_EV_EXEC:
 		return on_exec(c, p, ev);
 	case JT_EV_EXIT:

@@ -32,6 +32,8 @@ struct jt_collector_opts {
 struct jt_collector_stats {
 	uint64_t events;	/* events joined */
 	uint64_t samples;
+	uint64_t offcpu;	/* off-CPU records (waits, and sums of short ones) */
+	uint64_t offcpu_ns;	/* the time they stand for */
 	uint64_t calls;		/* enter + leave */
 	uint64_t methods;	/* method definitions written */
 	uint64_t procs;		/* processes known now */

@@ -72,6 +72,30 @@ static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_eve
 	return 0;
 }
 
+static int decode_offcpu(const struct jt_ev_offcpu *o, size_t len, struct jt_event *ev)
+{
+	size_t n;
+
+	if (len < JT_EV_OFFCPU_FIXED || o->nr_kernel > JT_MAX_FRAMES ||
+	    o->nr_user > JT_MAX_FRAMES || !o->state || o->state >= JT_OFF_MAX ||
+	    o->left_ts > o->h.ts || !o->count)
+		return -EINVAL;
+	n = (size_t)o->nr_kernel + o->nr_user;
+	if (len < JT_EV_OFFCPU_FIXED + 8 * n)
+		return -EINVAL;
+	ev->cpu = o->cpu;
+	memcpy(ev->thread, o->comm, sizeof(ev->thread));
+	ev->nr_kernel = o->nr_kernel;
+	ev->nr_user = o->nr_user;
+	ev->off_ns = o->off_ns;
+	ev->off_left_ts = o->left_ts;
+	ev->off_count = o->count;
+	ev->off_state = o->state;
+	ev->len = jt_event__size(8 * n);
+	memcpy(ev->tail, o->ips, 8 * n);
+	return 0;
+}
+
 static void put_comm(struct jt_event *ev, const char *comm)
 {
 	memcpy(ev->comm, comm, JT_COMM_LEN);
@@ -153,6 +177,8 @@ int jt_decode(const void *data, size_t len, union jt_event_buf *out)
 		return decode_jcode(data, len, ev);
 	case JT_EV_SAMPLE:
 		return decode_sample(data, len, ev);
+	case JT_EV_OFFCPU:
+		return decode_offcpu(data, len, ev);
 	case JT_EV_EXEC:
 		return decode_exec(data, len, ev);
 	case JT_EV_MMAP:

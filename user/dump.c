@@ -256,6 +256,19 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 		put_frames(o, lv, s);
 		break;
 	}
+	case JT_REC_OFFCPU: {
+		const struct jt_rec_offcpu *f = (const void *)rec;
+
+		U64(o, "pid", f->smp.pid);
+		U64(o, "tid", f->smp.tid);
+		U64(o, "cpu", f->smp.cpu);
+		STR(o, "state", jt_off_state__name(f->state));
+		U64(o, "off_ns", f->off_ns);
+		U64(o, "count", f->count);
+		U64(o, "left", f->smp.h.ts > start ? f->smp.h.ts - start : 0);
+		put_frames(o, lv, &f->smp);
+		break;
+	}
 	case JT_REC_EXEC: {
 		const struct jt_rec_exec *e = (const void *)rec;
 
@@ -369,8 +382,8 @@ int jt_dump_filtered(FILE *out, const char *path, const struct jt_filter *filter
 	}
 	while (!o.err && (rec = jt_logsrc__next(&src, &kept))) {
 		/* samples, enters and leaves the filter leaves out are not shown */
-		if (!kept && (rec->type == JT_REC_SAMPLE || rec->type == JT_REC_ENTER ||
-			      rec->type == JT_REC_LEAVE))
+		if (!kept && (rec->type == JT_REC_SAMPLE || rec->type == JT_REC_OFFCPU ||
+			      rec->type == JT_REC_ENTER || rec->type == JT_REC_LEAVE))
 			continue;
 		put_rec(&o, src.lv, rec, src.hdr->start_ns);
 	}

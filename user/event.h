@@ -34,11 +34,17 @@ struct jt_event {
 			 * span (ts, latest_ts]; 0 when ts is exact */
 			uint64_t latest_ts;
 		};
-		struct {		/* sample: tail holds ips */
+		struct {		/* sample and off-CPU: tail holds ips */
 			uint32_t cpu;
 			uint16_t nr_kernel;	/* ips[0, nr_kernel) are kernel frames, */
 			uint16_t nr_user;	/* then nr_user user frames, leaf first */
 			char thread[JT_COMM_LEN];	/* the thread's name: maybe no NUL */
+			/* off-CPU: ran again at ts after off_ns, having left at off_left_ts
+			 * (a sum of short waits: when the first began) */
+			uint64_t off_ns;
+			uint64_t off_left_ts;
+			uint32_t off_count;	/* waits: 1, or the short waits summed */
+			uint16_t off_state;	/* enum jt_off_state */
 		};
 		struct {		/* code lines: tail holds nr_lines struct jt_line
 					 * (jt_log_format.h), then names_len bytes of names */

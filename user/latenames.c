@@ -28,10 +28,10 @@ struct jt_latenames {
 					 * defines them */
 	size_t nr_defs;
 	uint64_t named;
-	union {			/* a sample rewritten */
-		struct jt_rec_sample rec;
-		char bytes[sizeof(struct jt_rec_sample) + 2 * JT_MAX_FRAMES * sizeof(struct jt_frame)
-			   + sizeof(struct jt_frame)];
+	union {			/* a sample (or off-CPU record) rewritten */
+		struct jt_rec_offcpu off;
+		char bytes[sizeof(struct jt_rec_offcpu) +
+			   (2 * JT_MAX_FRAMES + 1) * sizeof(struct jt_frame)];
 	} out;
 };
 
@@ -203,15 +203,19 @@ static const struct late *find(const struct jt_latenames *ln, uint32_t pid, uint
 	return NULL;
 }
 
-const struct jt_rec_sample *jt_latenames__apply(struct jt_latenames *ln,
-						const struct jt_rec_sample *s, unsigned int leaf)
+/*
+ * s's frames covered by late names at time ts into out (s copied there first, at most
+ * cap bytes): out, or NULL when none are (or s does not fit).
+ */
+static struct jt_rec_sample *apply_at(struct jt_latenames *ln, const struct jt_rec_sample *s,
+				      unsigned int leaf, uint64_t ts, struct jt_rec_sample *out,
+				      size_t cap)
 {
-	struct jt_rec_sample *o = &ln->out.rec;
 	bool copied = false;
 	unsigned int i;
 
 	if (!ln->n)
-		return s;
+		return NULL;
 	for (i = leaf; i < s->nr_frames; i++) {
 		const struct jt_frame *f = &s->frames[i];
 		const struct late *e;
@@ -219,22 +223,44 @@ const struct jt_rec_sample *jt_latenames__apply(struct jt_latenames *ln,
 		if (JT_FRAME_KIND(f->ref) != JT_FRAME_USER)
 			continue;
 		/* a return address may be just past its function: look up the call instead */
-		e = find(ln, s->pid, i == leaf ? f->off : f->off - 1, s->h.ts);
+		e = find(ln, s->pid, i == leaf ? f->off : f->off - 1, ts);
 		if (!e)
 			continue;
 		if (!copied) {
-			if (s->h.size > sizeof(ln->out))
-				return s;
-			memcpy(o, s, s->h.size);
+			if (s->h.size > cap)
+				return NULL;
+			memcpy(out, s, s->h.size);
 			copied = true;
 		}
-		o->frames[i] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_METHOD, e->method),
-						  f->off - e->start };
+		out->frames[i] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_METHOD, e->method),
+						    f->off - e->start };
 	}
 	if (!copied)
-		return s;
+		return NULL;
 	ln->named++;
-	return o;
+	return out;
+}
+
+const struct jt_rec_sample *jt_latenames__apply(struct jt_latenames *ln,
+						const struct jt_rec_sample *s, unsigned int leaf)
+{
+	const struct jt_rec_sample *o = apply_at(ln, s, leaf, s->h.ts, &ln->out.off.smp,
+						 sizeof(ln->out) - offsetof(struct jt_rec_offcpu,
+									    smp));
+
+	return o ? o : s;
+}
+
+const struct jt_rec_offcpu *jt_latenames__apply_offcpu(struct jt_latenames *ln,
+						       const struct jt_rec_offcpu *r,
+						       unsigned int leaf)
+{
+	/* its frames were named as of its own time, when the thread ran again */
+	if (!apply_at(ln, &r->smp, leaf, r->h.ts, &ln->out.off.smp,
+		      sizeof(ln->out) - offsetof(struct jt_rec_offcpu, smp)))
+		return r;
+	memcpy(&ln->out.off, r, offsetof(struct jt_rec_offcpu, smp));
+	return &ln->out.off;
 }
 
 uint64_t jt_latenames__named(const struct jt_latenames *ln)

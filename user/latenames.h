@@ -34,7 +34,11 @@ const struct jt_rec_hdr *jt_latenames__def(const struct jt_latenames *ln, size_t
  */
 const struct jt_rec_sample *jt_latenames__apply(struct jt_latenames *ln,
 						const struct jt_rec_sample *s, unsigned int leaf);
-/* Samples apply() named a frame of, so far. */
+/* The same for an off-CPU record's stack (its frames were named as of its h.ts). */
+const struct jt_rec_offcpu *jt_latenames__apply_offcpu(struct jt_latenames *ln,
+						       const struct jt_rec_offcpu *r,
+						       unsigned int leaf);
+/* Samples and off-CPU records apply() named a frame of, so far. */
 uint64_t jt_latenames__named(const struct jt_latenames *ln);
 
 #endif

@@ -82,6 +82,7 @@ struct jt_live *jt_live__open(const struct jt_live_opts *o)
 	struct jt_bpf_opts bo = {
 		.agent_path = o->agent_path, .sample_hz = o->hz,
 		.ringbuf_bytes = o->ringbuf_bytes, .calls = o->calls, .kstack = o->kstack,
+		.offcpu = o->offcpu, .offcpu_min_ns = o->offcpu_min_ns,
 		.usdt = !o->no_usdt, .filter_pids = o->nr_pids || o->command,
 		.attach = !o->load_only, .verbose = o->verbose,
 	};
@@ -275,7 +276,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 
 static int update_drops(struct jt_live *l)
 {
-	uint64_t totals[JT_DROP_BPF_MAX];
+	uint64_t totals[JT_DROP_MAX];
 	int err = jt_bpf__drops(l->bpf, totals);
 
 	return err ?: jt_pipeline__bpf_drops(l->pl, totals);
@@ -355,6 +356,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 			l->timed_out = true;
 		stop |= now >= deadline || l->child_done;
 	}
+	if (!err && l->o->offcpu)	/* what short waits add up to, into the ring */
+		err = jt_bpf__offcpu_flush(l->bpf);
 	if (!err && jt_rb__consume(l->rb) < 0)
 		err = -EIO;
 	err = err ?: update_drops(l);

@@ -22,6 +22,8 @@ enum {
 	OPT_NO_JITDUMP,
 	OPT_NO_USDT,
 	OPT_DOTNET_MODULE,
+	OPT_OFFCPU,
+	OPT_OFFCPU_MIN,
 };
 
 #define MAX_OPTS 48
@@ -43,6 +45,8 @@ static const struct shared_opt {
 	{ JT_LIVE_OPT_NO_PERFMAP, { "no-jitdump", no_argument, NULL, OPT_NO_JITDUMP } },
 	{ JT_LIVE_OPT_NO_PERFMAP, { "dotnet-module", no_argument, NULL, OPT_DOTNET_MODULE } },
 	{ JT_LIVE_OPT_NO_USDT, { "no-usdt", no_argument, NULL, OPT_NO_USDT } },
+	{ JT_LIVE_OPT_OFFCPU, { "off-cpu", no_argument, NULL, OPT_OFFCPU } },
+	{ JT_LIVE_OPT_OFFCPU, { "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN } },
 	{ 0, { "verbose", no_argument, NULL, 'v' } },
 	{ 0, { "help", no_argument, NULL, 'h' } },
 };
@@ -53,6 +57,7 @@ void jt_liveopts__init(struct jt_live_opts *o)
 	o->hz = 99;
 	o->ringbuf_bytes = 64 << 20;
 	o->window_ns = 100 * 1000000ULL;
+	o->offcpu_min_ns = JT_OFFCPU_MIN_US * 1000ULL;
 }
 
 /* One pid of a --pid list: a running process, or a thread of one (its process is taken). */
@@ -160,6 +165,16 @@ static int shared_option(struct jt_live_opts *o, const struct jt_live_cli *cli, 
 		return 0;
 	case OPT_DOTNET_MODULE:
 		o->dotnet_module = true;
+		return 0;
+	case OPT_OFFCPU:
+		o->offcpu = true;
+		return 0;
+	case OPT_OFFCPU_MIN:
+		/* 1 us to 10 s; --off-cpu-min alone means --off-cpu */
+		if (jt_parse_uint("--off-cpu-min", arg, 1, 10000000, &v))
+			return -EINVAL;
+		o->offcpu_min_ns = v * 1000ULL;
+		o->offcpu = true;
 		return 0;
 	case 'v':
 		o->verbose = true;

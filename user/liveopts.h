@@ -23,6 +23,8 @@ struct jt_live_opts {
 	uint64_t window_ns;	/* how late an event may arrive and still be put in order */
 	const char *agent_path;	/* after parsing: the agent to probe, NULL for none */
 	bool calls, kstack, verbose, no_perfmap, no_jitdump, no_agent, no_usdt;
+	bool offcpu;		/* off-CPU time: each wait of a traced thread, with its stack */
+	uint64_t offcpu_min_ns;	/* shorter waits are summed per thread, without stacks */
 	bool dotnet_module;	/* .NET: load libjitrace-coreclr.so, not the runtime's perf map */
 	bool load_only;		/* benchmarks: load BPF, attach and scan nothing */
 	bool hold_signals;	/* a second signal waits for the clean exit, not kills */
@@ -44,7 +46,14 @@ enum {
 	JT_LIVE_OPT_WINDOW = 1 << 7,	/* --window MS */
 	JT_LIVE_OPT_NO_PERFMAP = 1 << 8,	/* --no-perfmap, --no-jitdump, --dotnet-module */
 	JT_LIVE_OPT_NO_USDT = 1 << 9,	/* --no-usdt */
+	JT_LIVE_OPT_OFFCPU = 1 << 10,	/* --off-cpu, --off-cpu-min US */
 };
+
+/*
+ * --off-cpu-min's default. A thread can make at most one stack record per this much of
+ * its wall-clock time, so it bounds the volume: 1,000 records a second per thread.
+ */
+#define JT_OFFCPU_MIN_US 1000
 
 /* A command's side of the parse: which shared options it takes, and its own. */
 struct jt_live_cli {
@@ -60,7 +69,7 @@ struct jt_live_cli {
 	void *ctx;
 };
 
-/* The defaults: 99 Hz, a 64 MiB ring, a 100 ms window, everything else off. */
+/* The defaults: 99 Hz, a 64 MiB ring, a 100 ms window, off-CPU threshold 1 ms (off). */
 void jt_liveopts__init(struct jt_live_opts *o);
 /*
  * Parse argv (argv[0] the command's name) into o, which jt_liveopts__init set up and the

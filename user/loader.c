@@ -274,10 +274,23 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	}
 	if (o->usdt)
 		attach_jvms(b, o->calls);
-	if (!o->sample_hz)
-		return 0;
+	if (o->offcpu) {
+		struct bpf_link *link = bpf_program__attach(s->progs.jt_switch);
+
+		if (!link) {
+			err = -errno;
+			jt_err("attaching jt_switch (the sched:sched_switch tracepoint, for "
+			       "--off-cpu): %s", strerror(-err));
+			return err;
+		}
+		err = keep_link(b, link);
+		if (err)
+			return err;
+	}
+	if (!o->sample_hz && !o->offcpu)
+		return 0;	/* no stacks: native code needs no names */
 	err = attach_mmaps(b);
-	return err ?: attach_samplers(b, o->sample_hz);
+	return err ?: o->sample_hz ? attach_samplers(b, o->sample_hz) : 0;
 }
 
 struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
@@ -302,7 +315,10 @@ struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
 	}
 	b->skel->rodata->filter_pids = o->filter_pids;
 	b->skel->rodata->want_kstack = o->kstack;
-	b->skel->rodata->want_mmaps = o->sample_hz > 0;
+	b->skel->rodata->want_mmaps = o->sample_hz > 0 || o->offcpu;
+	b->skel->rodata->want_offcpu = o->offcpu;
+	if (o->offcpu_min_ns)
+		b->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	err = bpf_map__set_max_entries(b->skel->maps.jt_rb, o->ringbuf_bytes);
 	if (err) {
 		jt_err("ring buffer size %zu: %s", o->ringbuf_bytes, strerror(-err));
@@ -364,7 +380,7 @@ int jt_bpf__drops(const struct jt_bpf *b, uint64_t *out)
 
 	if (!vals)
 		return -ENOMEM;
-	for (key = 0; key < JT_DROP_BPF_MAX; key++) {
+	for (key = 0; key < JT_DROP_MAX; key++) {
 		err = bpf_map__lookup_elem(b->skel->maps.jt_drops, &key, sizeof(key), vals,
 					   b->ncpus * sizeof(*vals), 0);
 		if (err) {
@@ -391,6 +407,17 @@ int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *drop
 		return -errno;
 	}
 	*dropped = args.dropped;
+	return 0;
+}
+
+int jt_bpf__offcpu_flush(struct jt_bpf *b)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.jt_off_flush), &opts)) {
+		jt_err("running jt_off_flush (the short waits' sums): %s", strerror(errno));
+		return -errno;
+	}
 	return 0;
 }
 

@@ -17,6 +17,8 @@ struct jt_bpf_opts {
 	bool usdt;		/* HotSpot's USDT probes in every libjvm.so found */
 	bool kstack;		/* samples carry kernel frames */
 	bool filter_pids;	/* only pids added with jt_bpf__add_pid, and their children */
+	bool offcpu;		/* off-CPU time (the sched_switch program) */
+	uint64_t offcpu_min_ns;	/* waits shorter than this are summed per thread, not stacked */
 	bool attach;		/* false: load only (benchmarks drive jt_storm) */
 	bool verbose;		/* libbpf's own messages */
 };
@@ -28,10 +30,15 @@ struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o);
 void jt_bpf__close(struct jt_bpf *b);
 int jt_bpf__add_pid(struct jt_bpf *b, uint32_t pid);
 int jt_bpf__ringbuf_fd(const struct jt_bpf *b);
-/* Sum the per-CPU drop counters into out[JT_DROP_BPF_MAX]. */
+/* Sum the per-CPU drop counters into out[JT_DROP_MAX] (the kinds JT_DROP_BY_BPF names). */
 int jt_bpf__drops(const struct jt_bpf *b, uint64_t *out);
 /* Run jt_storm: count enter/leave events for pid; *dropped gets failed reserves. */
 int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *dropped);
+/*
+ * Send what the threads' short waits add up to so far (the end of an off-CPU recording):
+ * run jt_off_flush. Returns 0 or -errno (reported).
+ */
+int jt_bpf__offcpu_flush(struct jt_bpf *b);
 /* How many per-CPU samplers are attached. */
 int jt_bpf__nr_samplers(const struct jt_bpf *b);
 /* How many libjvm.so files carry jitrace's USDT probes. */

@@ -617,6 +617,8 @@ static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hd
 		return buf;
 	case JT_REC_SAMPLE:
 		return unsound_frames(r, (const void *)rec, p, buf, cap);
+	case JT_REC_OFFCPU:
+		return unsound_frames(r, &((const struct jt_rec_offcpu *)rec)->smp, p, buf, cap);
 	case JT_REC_LATE:
 		id = ((const struct jt_rec_late *)rec)->method;
 		if (defined(r, JT_FRAME_METHOD, id))

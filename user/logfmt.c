@@ -2,6 +2,7 @@
 /* The .jtl format's rules in one table: each record type's size, length field and id. */
 #include <string.h>
 
+#include "jt_events.h"
 #include "logfmt.h"
 
 /* What one known record type is made of; a type missing here is only sized. */
@@ -34,6 +35,7 @@ static const struct rec_rule rules[JT_REC_MAX] = {
 	[JT_REC_LINES] = VAR(jt_rec_lines, nr_lines, sizeof(struct jt_line)),
 	[JT_REC_LATE] = FIXED(jt_rec_late),
 	[JT_REC_THREAD] = FIXED(jt_rec_thread),
+	[JT_REC_OFFCPU] = VAR(jt_rec_offcpu, smp.nr_frames, sizeof(struct jt_frame)),
 };
 
 /* Fields at an offset of a record, which a buffer need not hold aligned. */
@@ -82,6 +84,17 @@ const char *jt_logfmt__invalid(const struct jt_rec_hdr *rec, size_t avail)
 		var = (size_t)u16_at(rec, t->len_at) * t->unit;
 	if (size - t->fixed < var)
 		return "its length field runs past its size";
+	if (rec->type == JT_REC_OFFCPU) {	/* its sample says what it is */
+		const struct jt_rec_offcpu *o = (const void *)rec;
+
+		if (o->smp.h.type != JT_REC_SAMPLE || o->smp.h.size != size -
+		    offsetof(struct jt_rec_offcpu, smp))
+			return "its sample's type or size is not a sample's";
+		if (o->smp.h.ts > rec->ts)
+			return "it left the CPU after it came back";
+		if (!o->state || o->state >= JT_OFF_MAX)
+			return "its state is of no known kind";
+	}
 	return NULL;
 }
 

@@ -89,6 +89,9 @@ static bool filtered_pid(const struct jt_rec_hdr *rec, uint32_t *pid)
 	case JT_REC_SAMPLE:
 		*pid = ((const struct jt_rec_sample *)rec)->pid;
 		return true;
+	case JT_REC_OFFCPU:
+		*pid = ((const struct jt_rec_offcpu *)rec)->smp.pid;
+		return true;
 	case JT_REC_ENTER:
 	case JT_REC_LEAVE:
 		*pid = ((const struct jt_rec_call *)rec)->pid;
@@ -115,6 +118,11 @@ const struct jt_rec_hdr *jt_logsrc__next(struct jt_logsrc *s, bool *kept)
 		const struct jt_rec_sample *smp = (const void *)rec;
 
 		rec = &jt_latenames__apply(s->late, smp, jt_lv__user_leaf(s->lv, smp))->h;
+	} else if (s->late && rec->type == JT_REC_OFFCPU) {
+		const struct jt_rec_offcpu *off = (const void *)rec;
+
+		rec = &jt_latenames__apply_offcpu(s->late, off,
+						  jt_lv__user_leaf(s->lv, &off->smp))->h;
 	}
 	if (filtered_pid(rec, &pid)) {
 		keep = jt_filter__keep(&s->filter, s->lv, rec->ts, pid);

@@ -18,6 +18,8 @@ static const char *const drop_names[] = {
 	[JT_DROP_PERFMAP_CAP] = "perfmap_cap",
 	[JT_DROP_JITDUMP] = "jitdump",
 	[JT_DROP_BROKEN_STACK] = "broken_stack",
+	[JT_DROP_RB_OFFCPU] = "ringbuf_offcpu",
+	[JT_DROP_OFFCPU_STATE] = "offcpu_state",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 
@@ -50,8 +52,18 @@ static const char *const rec_names[] = {
 	[JT_REC_LINES] = "lines",
 	[JT_REC_LATE] = "late",
 	[JT_REC_THREAD] = "thread",
+	[JT_REC_OFFCPU] = "offcpu",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
+
+static const char *const off_state_names[] = {
+	[JT_OFF_SLEEP] = "sleep",
+	[JT_OFF_BLOCKED] = "blocked",
+	[JT_OFF_PREEMPTED] = "preempted",
+	[JT_OFF_OTHER] = "other",
+	[JT_OFF_SHORT] = "short",
+};
+_Static_assert(JT_ARRAY_SIZE(off_state_names) == JT_OFF_MAX, "an off-CPU state has no name");
 
 static const char *lookup(const char *const *names, unsigned n, unsigned v)
 {
@@ -71,4 +83,9 @@ const char *jt_src__name(unsigned src)
 const char *jt_rec__name(unsigned type)
 {
 	return lookup(rec_names, JT_ARRAY_SIZE(rec_names), type);
+}
+
+const char *jt_off_state__name(unsigned state)
+{
+	return lookup(off_state_names, JT_ARRAY_SIZE(off_state_names), state);
 }

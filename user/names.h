@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Printable names of the log's enums: drop reasons, method sources, record types. */
+/* Printable names of the log's enums: drop reasons, method sources, record types, waits. */
 #ifndef JT_NAMES_H
 #define JT_NAMES_H
 
@@ -14,5 +14,7 @@ const char *jt_drop__name(unsigned what);	/* enum jt_drop */
 bool jt_drop__kept(unsigned what);
 const char *jt_src__name(unsigned src);		/* enum jt_src */
 const char *jt_rec__name(unsigned type);	/* enum jt_rec_type */
+/* enum jt_off_state: "sleep", "blocked", "preempted", "other", "short" */
+const char *jt_off_state__name(unsigned state);
 
 #endif

@@ -283,7 +283,11 @@ static int log_drops(struct jt_pipeline *pl, bool all)
 
 int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals)
 {
-	memcpy(pl->lost, totals, JT_DROP_BPF_MAX * sizeof(*totals));
+	unsigned int i;
+
+	for (i = 0; i < JT_DROP_MAX; i++)
+		if (JT_DROP_BY_BPF(i))
+			pl->lost[i] = totals[i];
 	return log_drops(pl, false);
 }
 

@@ -64,7 +64,8 @@ int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
 int jt_pipeline__on_ring(void *ctx, const void *data, size_t len);
 /* Read perf maps, then let out every record older than now minus the window. */
 int jt_pipeline__tick(struct jt_pipeline *pl, uint64_t now);
-/* BPF's drop counters, totals since start (JT_DROP_BPF_MAX of them): record what grew. */
+/* BPF's drop counters, totals since start (JT_DROP_MAX of them, the kinds JT_DROP_BY_BPF
+ * names read): record what grew. */
 int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals);
 /* Let out everything and record the final loss counts, zero or not. */
 int jt_pipeline__finish(struct jt_pipeline *pl);

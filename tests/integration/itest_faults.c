@@ -380,7 +380,7 @@ static void test_ringbuf_storm_drops_counted_exactly(void **state)
 {
 	struct jt_bpf_opts o = { .ringbuf_bytes = 64 * 1024, .attach = false };
 	uint64_t produced = 0, dropped = 0, delivered = 0, d;
-	uint64_t counters[JT_DROP_BPF_MAX] = { 0 };
+	uint64_t counters[JT_DROP_MAX] = { 0 };
 	struct jt_bpf *b;
 	struct jt_rb *rb;
 	int round;

@@ -1345,8 +1345,8 @@ static void header_fields_out_of_range_are_errors_and_salvage_reads_on(void **st
 	} bad[] = {
 		{ offsetof(struct jt_log_header, header_size), 2, 300,
 		  "header, offset 6: header size 300, expected 256" },
-		{ offsetof(struct jt_log_header, flags), 4, 0x13,
-		  "header, offset 32: flags 0x13, unknown bits 0x10" },
+		{ offsetof(struct jt_log_header, flags), 4, 0x23,
+		  "header, offset 32: flags 0x23, unknown bits 0x20" },
 		{ offsetof(struct jt_log_header, ncpus), 4, 1U << 20,
 		  "header, offset 24: 1048576 CPUs, above 65536" },
 		{ offsetof(struct jt_log_header, sample_hz), 4, 1000000,

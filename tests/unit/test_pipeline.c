@@ -767,7 +767,7 @@ static void map_appended_to_is_not_read_again(void **state)
 static void bpf_drops_writes_records_only_for_kinds_that_grew(void **state)
 {
 	struct fx *f = *state;
-	uint64_t t1[JT_DROP_BPF_MAX] = { 0 }, t2[JT_DROP_BPF_MAX] = { 0 };
+	uint64_t t1[JT_DROP_MAX] = { 0 }, t2[JT_DROP_MAX] = { 0 };
 	struct jt_pipeline_stats st;
 	const struct jt_rec_drop *d;
 	size_t mark, i;
@@ -828,7 +828,7 @@ static void finish_writes_a_drop_record_for_every_kind_even_when_zero(void **sta
 static void finish_counts_only_what_was_not_logged_before(void **state)
 {
 	struct fx *f = *state;
-	uint64_t t[JT_DROP_BPF_MAX] = { 0 };
+	uint64_t t[JT_DROP_MAX] = { 0 };
 	size_t mark;
 
 	t[JT_DROP_RB_CODE] = 9;

@@ -213,6 +213,32 @@ static inline void vl_tsamples(struct jt_log_writer *w, uint64_t *ts, uint32_t p
 	}
 }
 
+/*
+ * Thread tid of pid off the CPU for off_ns, back at ts (relative, as every vl_ time), in
+ * state (enum jt_off_state) with the stack it left with; count waits (JT_OFF_SHORT: a sum,
+ * no frames). Write it in ts order with the rest: the log's time is its return.
+ */
+static inline void vl_offcpu(struct jt_log_writer *w, uint64_t ts, uint32_t pid, uint32_t tid,
+			     uint64_t off_ns, unsigned state, uint32_t count,
+			     const struct jt_frame *frames, unsigned nr)
+{
+	union vl_buf rb;
+	struct jt_rec_offcpu *o = vl_rec(&rb, JT_REC_OFFCPU, sizeof(*o), nr * sizeof(*frames), ts);
+
+	o->off_ns = off_ns;
+	o->count = count;
+	o->state = state;
+	o->smp.h.type = JT_REC_SAMPLE;
+	o->smp.h.size = o->h.size - offsetof(struct jt_rec_offcpu, smp);
+	o->smp.h.ts = o->h.ts - off_ns;
+	o->smp.pid = pid;
+	o->smp.tid = tid;
+	o->smp.nr_frames = nr;
+	if (nr)
+		memcpy(o->smp.frames, frames, nr * sizeof(*frames));
+	vl_add(w, &rb);
+}
+
 static inline void vl_drop(struct jt_log_writer *w, uint64_t ts, unsigned what, uint64_t count)
 {
 	union vl_buf rb;
