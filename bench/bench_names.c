@@ -21,12 +21,15 @@
  * user frames (jitrace records user stacks only, by default; perf's kernel frames, at kernel
  * addresses, are left out), less a zero return address (where a frame-pointer walk ends,
  * not a frame). A sample with no user frame left is not counted in the share (it is counted
- * apart). A jitrace frame is named when it is a JIT method, an ELF symbol, or in one of the
- * kernel's special mappings ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]); it is
- * unnamed when it is a bare address or a file and an offset with no symbol; a [truncated]
- * mark (a stack cut where its callers repeated) is not a frame.
+ * apart). A jitrace frame is named when it is a JIT method, an ELF symbol, in one of the
+ * kernel's special mappings ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]) or in
+ * anonymous executable memory that nothing named, which jitrace shows by the runtime's name
+ * ("[java jit]", "[node jit]"; "[anon exec]" in other processes); it is unnamed when it is
+ * a bare address or a file and an offset with no symbol; a [truncated] mark (a stack cut
+ * where its callers repeated) is not a frame.
  * A perf frame (`perf script -F comm,pid,ip,sym,dso`) is unnamed when its symbol is
- * [unknown] and it is not in one of those special mappings. perf names JIT code from
+ * [unknown] and it is not in one of those special mappings (perf shows anonymous code that
+ * nothing named as [unknown], its dso the perf map or [unknown]). perf names JIT code from
  * /tmp/perf-PID.map when `perf script` runs, so the map is read before it is removed;
  * jitrace reads the maps while it records.
  * Usage: bench_names [JITRACE [JVMTI_AGENT]] (default build/jitrace and the agent beside

@@ -632,10 +632,78 @@ struct mmap_ctx {
 static long mmap_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct mmap_ctx *mc = data;
-	struct file *f = vma->vm_file;
 
-	if (f && (vma->vm_flags & VM_EXEC) && vma->vm_start <= mc->addr)
-		emit_mmap(mc->pid_tgid, vma, 0);
+	if ((vma->vm_flags & VM_EXEC) && vma->vm_start <= mc->addr)
+		emit_mmap(mc->pid_tgid, vma, vma->vm_file ? 0 : JT_MMAP_ANON);
+	return 0;
+}
+
+/*
+ * Anonymous memory made executable by mprotect (how V8 and others flip their code pages
+ * between writable and executable): [start, end) sent once while it stays the same, not
+ * at every flip.
+ */
+#define PROT_EXEC 0x4
+
+struct anon_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 start;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct anon_key);
+	__type(value, __u64);		/* end */
+} jt_anon_seen SEC(".maps");
+
+struct anon_ctx {
+	__u64 pid_tgid;
+	__u64 start, end;
+};
+
+static long anon_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct anon_ctx *ac = data;
+	struct anon_key k = { .pid = ac->pid_tgid >> 32, .start = ac->start };
+	__u64 *end;
+	struct jt_ev_mmap *e;
+
+	if (vma->vm_file)
+		return 0;
+	end = bpf_map_lookup_elem(&jt_anon_seen, &k);
+	if (end && *end == ac->end)
+		return 0;
+	bpf_map_update_elem(&jt_anon_seen, &k, &ac->end, BPF_ANY);
+	e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+	if (!e) {
+		count_drop(JT_DROP_RB_PROC);
+		return 0;
+	}
+	fill_hdr(&e->h, JT_EV_MMAP, sizeof(*e), ac->pid_tgid);
+	e->start = ac->start;
+	e->end = ac->end;
+	e->pgoff = 0;
+	e->ino = 0;
+	e->dev = 0;
+	e->path_len = 0;
+	e->flags = JT_MMAP_ANON;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mprotect")
+int jt_mprotect(struct trace_event_raw_sys_enter *ctx)
+{
+	struct anon_ctx ac = { .pid_tgid = bpf_get_current_pid_tgid() };
+	__u64 len = ctx->args[1];
+
+	if (!(ctx->args[2] & PROT_EXEC) || !len || !traced(ac.pid_tgid >> 32))
+		return 0;
+	ac.start = ctx->args[0];
+	ac.end = ac.start + ((len + 4095) & ~4095ULL);
+	bpf_find_vma(bpf_get_current_task_btf(), ac.start, anon_found, &ac, 0);
 	return 0;
 }
 
@@ -768,6 +836,29 @@ static __always_inline __u16 off_state(bool preempt, unsigned int prev_state)
 	return JT_OFF_OTHER;
 }
 
+/*
+ * The top of the user stack, for the collector to unwind by CFI. A read that runs past the
+ * stack's mapping fails whole: then less is read, down to 512 bytes.
+ */
+static __always_inline void off_copy_stack(struct task_struct *task, struct jt_ev_offcpu *st)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 sp;
+
+	st->stack_len = 0;
+	if (!regs)
+		return;
+	sp = BPF_CORE_READ(regs, sp);
+	st->sp = sp;
+	st->bp = BPF_CORE_READ(regs, bp);
+	if (!bpf_probe_read_user(st->stack, JT_OFF_STACK_BYTES, (void *)sp))
+		st->stack_len = JT_OFF_STACK_BYTES;
+	else if (!bpf_probe_read_user(st->stack, JT_OFF_STACK_BYTES / 4, (void *)sp))
+		st->stack_len = JT_OFF_STACK_BYTES / 4;
+	else if (!bpf_probe_read_user(st->stack, JT_OFF_STACK_BYTES / 16, (void *)sp))
+		st->stack_len = JT_OFF_STACK_BYTES / 16;
+}
+
 static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16 state,
 				      __u64 now)
 {
@@ -793,6 +884,7 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16
 	}
 	if (ulen > JT_MAX_FRAMES * 8)
 		ulen = JT_MAX_FRAMES * 8;
+	off_copy_stack(prev, st);
 	st->left_ts = now;
 	st->state = state;
 	st->cpu = bpf_get_smp_processor_id();
@@ -803,7 +895,7 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16
 
 static __always_inline void off_send_short(struct off_short *sh, __u32 tid, __u64 now)
 {
-	struct jt_ev_offcpu *e = bpf_ringbuf_reserve(&jt_rb, JT_EV_OFFCPU_FIXED, 0);
+	struct jt_ev_offcpu *e = bpf_ringbuf_reserve(&jt_rb, JT_EV_OFFCPU_SHORT, 0);
 
 	if (!e) {
 		count_drop(JT_DROP_RB_OFFCPU);
@@ -811,7 +903,7 @@ static __always_inline void off_send_short(struct off_short *sh, __u32 tid, __u6
 	}
 	e->h.type = JT_EV_OFFCPU;
 	e->h.flags = 0;
-	e->h.size = JT_EV_OFFCPU_FIXED;
+	e->h.size = JT_EV_OFFCPU_SHORT;
 	e->h.ts = now;
 	e->h.pid = sh->pid;
 	e->h.tid = tid;
@@ -823,6 +915,10 @@ static __always_inline void off_send_short(struct off_short *sh, __u32 tid, __u6
 	e->cpu = bpf_get_smp_processor_id();
 	e->nr_user = 0;
 	e->nr_kernel = 0;
+	e->sp = 0;
+	e->bp = 0;
+	e->stack_len = 0;
+	e->pad = 0;
 	__builtin_memcpy(e->comm, sh->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	sh->ns = 0;
@@ -958,7 +1054,8 @@ int BPF_PROG(jt_exit, struct task_struct *p, bool group_dead)
 	if (!traced(pid))
 		return 0;
 	off_thread_exit((__u32)pid_tgid);
-	if (pid != (__u32)pid_tgid)	/* threads other than the leader */
+	/* the process ends with its last thread, whichever it is (the leader may go first) */
+	if (!group_dead)
 		return 0;
 	emit_proc(JT_EV_EXIT, pid_tgid, 0, task->exit_code >> 8);
 	if (filter_pids)

@@ -169,11 +169,13 @@ struct jt_ev_exec {
 
 /*
  * JT_EV_MMAP: [start, end) of the process now maps the file (dev, ino) from file offset
- * pgoff, executable; sent for each such mapping at exec and for each mmap after it. path
+ * pgoff, executable; sent for each such mapping at exec and for each mmap after it, and
+ * for anonymous memory mmap or mprotect made executable (JT_MMAP_ANON). path
  * is the file's path from the root of the process's mount namespace, or empty when it was
  * too long or too deep to walk.
  */
 #define JT_MMAP_VDSO 1		/* the kernel's vdso: no file, path "[vdso]" */
+#define JT_MMAP_ANON 2		/* anonymous executable memory (JIT code): no file, no path */
 
 
 struct jt_ev_mmap {
@@ -191,10 +193,14 @@ struct jt_ev_mmap {
 /*
  * JT_EV_OFFCPU: thread h.tid ran again at h.ts after off_ns off the CPU, having left at
  * left_ts with the stack in ips (nr_kernel kernel frames, then nr_user user frames, leaf
- * first). state is how it left (enum jt_off_state). A sum of
- * waits each under the threshold comes as state JT_OFF_SHORT, count waits, no frames and
- * left_ts the first one's start.
+ * first, as the kernel walks frame pointers). state is how it left (enum jt_off_state).
+ * sp, bp and stack_len bytes of its user stack from sp, copied when it left, let the
+ * collector unwind what frame pointers cannot (C libraries built without them) by their
+ * DWARF CFI. A sum of waits each under the threshold comes as state JT_OFF_SHORT, count
+ * waits, no frames, no stack, left_ts the first one's start, in JT_EV_OFFCPU_SHORT bytes.
  */
+#define JT_OFF_STACK_BYTES 8192
+
 struct jt_ev_offcpu {
 	struct jt_ev_hdr h;
 	__u64 off_ns;
@@ -206,6 +212,10 @@ struct jt_ev_offcpu {
 	__u16 nr_user;
 	__u16 nr_kernel;
 	char comm[JT_COMM_LEN];	/* the thread's name when it left */
+	__u64 sp, bp;		/* its user registers when it left (ip: its first user frame) */
+	__u32 stack_len;	/* bytes of stack copied from sp */
+	__u32 pad;
+	__u8 stack[JT_OFF_STACK_BYTES];
 	__u64 ips[2 * JT_MAX_FRAMES];
 };
 
@@ -234,6 +244,7 @@ struct jt_storm_args {
 #define JT_EV_EXEC_FIXED (sizeof(struct jt_ev_exec) - JT_PATH_MAX - JT_ARGS_MAX)
 #define JT_EV_MMAP_FIXED (sizeof(struct jt_ev_mmap) - JT_PATH_MAX)
 #define JT_EV_OFFCPU_FIXED (sizeof(struct jt_ev_offcpu) - 2 * JT_MAX_FRAMES * 8)
+#define JT_EV_OFFCPU_SHORT 96	/* offsetof(struct jt_ev_offcpu, stack) */
 
 _Static_assert(sizeof(struct jt_ev_hdr) == 24, "jt_ev_hdr layout");
 _Static_assert(sizeof(struct jt_ev_call) == 32, "jt_ev_call layout");
@@ -244,7 +255,10 @@ _Static_assert(sizeof(struct jt_ev_sample) == 48 + 16 * JT_MAX_FRAMES, "jt_ev_sa
 _Static_assert(sizeof(struct jt_ev_exec) == 48 + JT_PATH_MAX + JT_ARGS_MAX, "jt_ev_exec layout");
 _Static_assert(sizeof(struct jt_ev_mmap) == 64 + JT_PATH_MAX, "jt_ev_mmap layout");
 _Static_assert(sizeof(struct jt_ev_proc) == 48, "jt_ev_proc layout");
-_Static_assert(sizeof(struct jt_ev_offcpu) == 72 + 16 * JT_MAX_FRAMES, "jt_ev_offcpu layout");
+_Static_assert(__builtin_offsetof(struct jt_ev_offcpu, stack) == JT_EV_OFFCPU_SHORT,
+	       "jt_ev_offcpu short layout");
+_Static_assert(sizeof(struct jt_ev_offcpu) == 96 + JT_OFF_STACK_BYTES + 16 * JT_MAX_FRAMES,
+	       "jt_ev_offcpu layout");
 _Static_assert(sizeof(struct jt_storm_args) == 24, "jt_storm_args layout");
 
 #endif

@@ -118,7 +118,10 @@ struct jt_rec_call {
  * A frame: the top byte of ref says what the rest means.
  *   JT_FRAME_METHOD  ref id = method id,  off = offset into the method
  *   JT_FRAME_MODULE  ref id = module id,  off = offset into the file
- *   JT_FRAME_USER    off = a user address nothing names
+ *   JT_FRAME_USER    off = a user address nothing names; ref id 0, or the JT_REC_MODULE
+ *                    of the anonymous executable memory it lies in (a runtime's JIT code:
+ *                    path "[java jit]", any other process's "[anon exec]"), by which
+ *                    views name it
  *   JT_FRAME_KERNEL  off = a kernel address nothing names
  *   JT_FRAME_SYMBOL  ref id = symbol id,  off = offset into the symbol (an ELF symbol of a
  *                    module, or a kernel symbol from /proc/kallsyms)

@@ -27,9 +27,22 @@ static const char usage[] =
 "  speedscope  JSON for speedscope.app: per thread a sampled profile and, if the log was\n"
 "              recorded with --calls, an evented profile of every call\n"
 "  chrome      Chrome Trace Event JSON of every call (B/E per thread), for Perfetto or\n"
-"              chrome://tracing; needs a log recorded with --calls\n"
+"              chrome://tracing; needs a log recorded with --calls or --off-cpu\n"
 "Calls are always written balanced: a leave whose enter came before recording is dropped\n"
 "and a call still open at the end is closed at the last timestamp (counted on stderr).\n"
+"\n"
+"Off-CPU time (a log recorded with --off-cpu): each wait with the stack it left with\n"
+"  pprof       sample type off_cpu/nanoseconds: each stack's time off the CPU (a wait\n"
+"              is 0 in samples and cpu, a CPU sample 0 in off_cpu); label state: sleep,\n"
+"              blocked, preempted, other, or short (waits under record's threshold,\n"
+"              summed per thread with no stack: one location, [short waits])\n"
+"  speedscope  in each thread's sampled profile, in time order with its CPU samples, a\n"
+"              sample of the stack with \"[off-CPU: STATE]\" as its leaf, weighing its time\n"
+"              (a CPU sample weighs 1/Hz); in the calls profile that frame, from when it\n"
+"              left to when it ran again\n"
+"  chrome      an X event per wait on its thread, \"off-CPU: STATE\", from when it left to\n"
+"              when it ran again, args \"blocked in\" (its innermost user frame) and\n"
+"              \"stack\"; short waits an instant event with their count and time\n"
 "\n"
 "  -t, --format FMT       pprof, speedscope or chrome (default: from OUT's name:\n"
 "                         *.pb.gz or *.pprof, *.speedscope.json, *.trace.json)\n"
@@ -50,7 +63,13 @@ static const char usage[] =
 "  jitrace export --format pprof app.jtl -o app.pb.gz && go tool pprof -top app.pb.gz\n"
 "  go tool pprof -sample_index=cpu -top app.pb.gz       # CPU time instead of samples\n"
 "  jitrace export app.jtl -o app.speedscope.json --comm java\n"
-"  jitrace export --format chrome calls.jtl -p 4242 -o calls.trace.json\n";
+"  jitrace export --format chrome calls.jtl -p 4242 -o calls.trace.json\n"
+"  sudo jitrace record --off-cpu -p 4242 -d 30 -o waits.jtl\n"
+"  jitrace export waits.jtl -o waits.pb.gz\n"
+"  go tool pprof -sample_index=off_cpu -top waits.pb.gz  # where threads waited, how long\n"
+"  go tool pprof -sample_index=off_cpu -tagfocus=state=blocked -top waits.pb.gz\n"
+"  jitrace export waits.jtl -o waits.speedscope.json     # waits on each thread's timeline\n"
+"  jitrace export waits.jtl -o waits.trace.json          # each wait on its thread's track\n";
 
 enum fmt { FMT_NONE, FMT_PPROF, FMT_SPEEDSCOPE, FMT_CHROME };
 

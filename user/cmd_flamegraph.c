@@ -23,6 +23,13 @@ static const char usage[] =
 "process, \"comm (pid)\". With --folded, write folded stacks instead, one line per stack\n"
 "(\"root;caller;leaf count\"), for flamegraph.pl, inferno or speedscope.\n"
 "\n"
+"With --off-cpu, draw where threads waited instead of where they ran: the stacks they\n"
+"left the CPU with (a log recorded with 'jitrace record --off-cpu'), each as wide as\n"
+"the time it was off the CPU. Folded counts are microseconds, tooltips milliseconds;\n"
+"waits shorter than the recording's --off-cpu-min have no stack and are drawn as one\n"
+"\"[short waits]\" frame under their process, so that the whole time is there. The\n"
+"--from/--to filters keep a wait by when its thread ran again.\n"
+"\n"
 "With --diff, the flame graph of the log NEW with each frame coloured by how its share\n"
 "of the samples moved from the same stack's in the log BASE, each log's samples counted\n"
 "against its own total: red grew, blue shrank, the deeper the more, grey stayed. Its\n"
@@ -35,6 +42,8 @@ static const char usage[] =
 "  -f, --force        replace FILE if it exists (a regular file only)\n"
 "  -d, --diff         compare two logs, BASE then NEW (SVG only)\n"
 "      --folded       folded stacks instead of SVG\n"
+"      --off-cpu      off-CPU time (us) instead of CPU samples; with --diff, both\n"
+"                     logs' off-CPU time\n"
 "      --annotate     folded: suffix JIT frames _[j] and kernel frames _[k]\n"
 "                     (flamegraph.pl --color=java)\n"
 "  -t, --title TEXT   the SVG's title\n"
@@ -53,18 +62,22 @@ static const char usage[] =
 "  jitrace flamegraph -p 4242 -o app.svg app.jtl\n"
 "  jitrace flamegraph --folded app.jtl > app.folded   # speedscope app.folded\n"
 "  jitrace flamegraph --diff before.jtl after.jtl -o diff.svg   # red: hotter after\n"
+"  jitrace flamegraph --off-cpu app.jtl -o wait.svg   # where threads wait\n"
+"  jitrace flamegraph --off-cpu --folded app.jtl > wait.folded   # counts in us\n"
+"  jitrace flamegraph --off-cpu --diff before.jtl after.jtl -o wait-diff.svg\n"
 "  (speedscope: npm install -g speedscope; flamegraph.pl is in no Debian package:\n"
 "  jitrace's own SVG, the first example, needs nothing)\n";
 
 int jt_cmd_flamegraph(int argc, char **argv)
 {
-	enum { OPT_FOLDED = 256, OPT_ANNOTATE };
+	enum { OPT_FOLDED = 256, OPT_ANNOTATE, OPT_OFFCPU };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "diff", no_argument, NULL, 'd' },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+		{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 		{ "title", required_argument, NULL, 't' },
 		{ "width", required_argument, NULL, 'w' },
 		JT_FILTER_LONGOPTS,
@@ -97,6 +110,9 @@ int jt_cmd_flamegraph(int argc, char **argv)
 			break;
 		case OPT_ANNOTATE:
 			o.annotate = true;
+			break;
+		case OPT_OFFCPU:
+			o.off_cpu = true;
 			break;
 		case 't':
 			o.title = optarg;

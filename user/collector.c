@@ -14,6 +14,7 @@
 #include "hash.h"
 #include "idmap.h"
 #include "late.h"
+#include "unwind.h"
 #include "methods.h"
 #include "procfs.h"
 #include "symbols.h"
@@ -674,6 +675,26 @@ static int on_unload(struct jt_collector *c, struct proc *p, const struct jt_eve
 	return err;
 }
 
+/*
+ * What anonymous executable memory is called in the log: a known runtime's JIT code by
+ * the runtime, any other process's as such. A frame there nothing named stays its address
+ * (a late perf-map line may yet name it) and is shown by this name.
+ */
+static const char *anon_name(const char *comm)
+{
+	static const char *const runtimes[][2] = {
+		{ "java", "[java jit]" }, { "node", "[node jit]" }, { "mono", "[mono jit]" },
+		{ "mono-sgen", "[mono jit]" }, { "dotnet", "[dotnet jit]" },
+		{ "beam.smp", "[beam jit]" },
+	};
+	size_t i;
+
+	for (i = 0; i < JT_ARRAY_SIZE(runtimes); i++)
+		if (!strcmp(comm, runtimes[i][0]))
+			return runtimes[i][1];
+	return "[anon exec]";
+}
+
 static int module_define(struct jt_collector *c, struct proc *p, struct jt_vma *vma,
 			 uint64_t ts)
 {
@@ -681,16 +702,20 @@ static int module_define(struct jt_collector *c, struct proc *p, struct jt_vma *
 		struct jt_rec_module rec;
 		char bytes[sizeof(struct jt_rec_module) + 4096 + 8];
 	} u;
-	size_t len = strlen(vma->path), size;
+	const char *path = vma->path;
+	size_t len, size;
 	int err;
 
 	if (vma->module_id)
 		return 0;
-	if (len > 4096)
-		len = 4096;
 	err = proc_define(c, p, ts);
 	if (err)
 		return err;
+	if (!path[0])
+		path = anon_name(p->comm);
+	len = strlen(path);
+	if (len > 4096)
+		len = 4096;
 	size = jt_round8(sizeof(u.rec) + len);
 	memset(u.bytes + size - 8, 0, 8);
 	u.rec = (struct jt_rec_module){
@@ -698,7 +723,7 @@ static int module_define(struct jt_collector *c, struct proc *p, struct jt_vma *
 		.id = c->next_module_id, .start = vma->start, .end = vma->end,
 		.pgoff = vma->pgoff, .pid = p->pid, .path_len = len,
 	};
-	memcpy(u.rec.path, vma->path, len);
+	memcpy(u.rec.path, path, len);
 	err = jt_sink__emit(&c->sink, &u.rec.h);
 	if (!err)
 		vma->module_id = c->next_module_id++;
@@ -719,7 +744,7 @@ static void reread_vmas(struct jt_collector *c, struct proc *p)
 		if (o && o->start == n->start && o->end == n->end && o->pgoff == n->pgoff &&
 		    !strcmp(o->path, n->path)) {
 			n->module_id = o->module_id;
-			n->syms = o->syms;
+			n->file = o->file;
 			n->syms_looked = o->syms_looked;
 		}
 	}
@@ -773,6 +798,18 @@ static int symbol_define(struct jt_collector *c, uint32_t pid, uint64_t module,
 	return err;
 }
 
+/* vma's file, looked up at its first use. */
+static void file_look(struct jt_collector *c, struct proc *p, struct jt_vma *vma)
+{
+	if (vma->syms_looked)
+		return;
+	vma->syms_looked = true;
+	if (!strcmp(vma->path, "[vdso]"))
+		vma->file = jt_symbols__vdso(c->symbols);
+	else
+		vma->file = jt_symbols__file(c->symbols, p->pid, vma->start, vma->end);
+}
+
 /*
  * Name the native frame at file offset off of vma from the file's symbols: *f becomes a
  * symbol frame, defined (after its module) at first use. Leaves *f as it is if the file
@@ -786,17 +823,11 @@ static int native_symbol(struct jt_collector *c, struct proc *p, struct jt_vma *
 	size_t idx;
 	int err;
 
-	if (!vma->syms_looked) {
-		vma->syms_looked = true;
-		if (!strcmp(vma->path, "[vdso]"))
-			vma->syms = jt_symbols__vdso(c->symbols);
-		else
-			vma->syms = jt_symbols__file(c->symbols, p->pid, vma->start, vma->end);
-	}
-	if (!vma->syms)
+	file_look(c, p, vma);
+	if (!vma->file || !vma->file->syms)
 		return 0;
 	/* a return address may be just past its function: look up the call instead */
-	sym = jt_elfsyms__find(vma->syms, leaf ? off : off - 1, &idx);
+	sym = jt_elfsyms__find(vma->file->syms, leaf ? off : off - 1, &idx);
 	if (!sym || idx >> SYM_IDX_BITS)
 		return 0;
 	key = vma->module_id << SYM_IDX_BITS | idx;
@@ -884,6 +915,12 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 		return err;
 	}
 	vma = find_vma(c, p, at, ts);
+	if (vma && !vma->path[0]) {	/* anonymous: a bare address, in a named place */
+		jt_late__unnamed(&p->late, at, ts);	/* a line read later may name it */
+		err = module_define(c, p, vma, ts);
+		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, vma->module_id), ip };
+		return err;
+	}
 	if (vma) {
 		uint64_t off = ip - vma->start + vma->pgoff;
 
@@ -960,6 +997,51 @@ static int thread_define(struct jt_collector *c, struct proc *p, const struct jt
 	return jt_sink__emit(&c->sink, &rec.h);
 }
 
+/* What the unwinder asks of a process: where code at an address is, and its unwind table. */
+struct unwind_ctx {
+	struct jt_collector *c;
+	struct proc *p;
+	uint64_t ts;
+};
+
+static bool unwind_find(void *ctx, uint64_t ip, const struct jt_cfi **cfi, uint64_t *off)
+{
+	struct unwind_ctx *u = ctx;
+	struct jt_vma *vma;
+
+	*cfi = NULL;
+	*off = 0;
+	if (ip < USER_MIN || ip >= USER_END)
+		return false;
+	vma = find_vma(u->c, u->p, ip, u->ts);
+	if (vma && vma->path[0]) {	/* a file: its table, if it has one */
+		file_look(u->c, u->p, vma);
+		*cfi = vma->file ? vma->file->cfi : NULL;
+		*off = ip - vma->start + vma->pgoff;
+	}
+	return true;	/* JIT code, or memory nothing names: frame pointers */
+}
+
+/*
+ * An off-CPU stack's user frames into out: unwound through the copy of its stack by the
+ * code's unwind tables (the C library, built without frame pointers, is where a thread
+ * blocks), the kernel's frame-pointer walk spliced on where the copy ends.
+ */
+static unsigned int offcpu_user_ips(struct jt_collector *c, struct proc *p,
+				    const struct jt_event *ev, uint64_t *out)
+{
+	const uint64_t *fp = jt_event__ips(ev) + ev->nr_kernel;
+	struct unwind_ctx u = { c, p, ev->ts };
+	struct jt_unwind_regs regs = { fp[0], ev->off_sp, ev->off_bp };
+	uint64_t ips[JT_MAX_FRAMES];
+	enum jt_unwind_end end;
+	unsigned int n;
+
+	n = jt_unwind(&regs, jt_event__stack(ev), ev->off_sp, ev->off_stack_len, unwind_find,
+		      &u, ips, JT_MAX_FRAMES, &end);
+	return jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
+}
+
 /*
  * A sample's (or off-CPU record's) stack into rec: its frames named as of ev->ts, the process
  * and thread defined before it.
@@ -968,8 +1050,9 @@ static int stack_build(struct jt_collector *c, struct proc *p, const struct jt_e
 		       struct jt_rec_sample *rec)
 {
 	struct jt_frame *f = rec->frames;
-	const uint64_t *ips = jt_event__ips(ev);
-	unsigned int i, n = 0, nr_user;
+	const uint64_t *ips = jt_event__ips(ev), *uips = ips + ev->nr_kernel;
+	unsigned int i, n = 0, nr_user = ev->nr_user, kept;
+	uint64_t unwound[JT_MAX_FRAMES];
 	bool cut;
 	int err;
 
@@ -978,9 +1061,13 @@ static int stack_build(struct jt_collector *c, struct proc *p, const struct jt_e
 		if (err)
 			return err;
 	}
-	nr_user = user_frames_kept(ips + ev->nr_kernel, ev->nr_user, &cut);
-	for (i = 0; i < nr_user; i++) {
-		uint64_t ip = ips[ev->nr_kernel + i];
+	if (ev->type == JT_EV_OFFCPU && ev->off_stack_len && nr_user) {
+		nr_user = offcpu_user_ips(c, p, ev, unwound);
+		uips = unwound;
+	}
+	kept = user_frames_kept(uips, nr_user, &cut);
+	for (i = 0; i < kept; i++) {
+		uint64_t ip = uips[i];
 
 		if (i == 0 && (ev->flags & JT_EVENT_LEAF_XOL))
 			err = uprobes_frame(c, p, ip, "[uprobes]", ev->ts, &f[n++]);
@@ -993,8 +1080,7 @@ static int stack_build(struct jt_collector *c, struct proc *p, const struct jt_e
 	}
 	if (cut) {
 		c->st.broken_stacks++;
-		f[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_TRUNCATED, 0),
-					    ev->nr_user - nr_user };
+		f[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_TRUNCATED, 0), nr_user - kept };
 	}
 	err = proc_define(c, p, ev->ts);
 	err = err ?: thread_define(c, p, ev);
@@ -1096,10 +1182,10 @@ static int on_mmap(struct jt_collector *c, struct proc *p, const struct jt_event
 		jt_err("out of memory");
 		return -ENOMEM;
 	}
-	if (ev->map_ino && !jt_symbols__known(c->symbols, ev, &vma->syms))
-		vma->syms = jt_symbols__mapped(c->symbols, p->pid, ev);	/* not read yet */
+	if (ev->map_ino && !jt_symbols__known(c->symbols, ev, &vma->file))
+		vma->file = jt_symbols__mapped(c->symbols, p->pid, ev);	/* not read yet */
 	else if (!strcmp(vma->path, "[vdso]"))
-		vma->syms = jt_symbols__vdso(c->symbols);
+		vma->file = jt_symbols__vdso(c->symbols);
 	vma->syms_looked = true;
 	p->vmas_read = true;	/* a miss still reads /proc, at most once a second */
 	c->st.mmaps++;

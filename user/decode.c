@@ -76,23 +76,34 @@ static int decode_offcpu(const struct jt_ev_offcpu *o, size_t len, struct jt_eve
 {
 	size_t n;
 
-	if (len < JT_EV_OFFCPU_FIXED || o->nr_kernel > JT_MAX_FRAMES ||
-	    o->nr_user > JT_MAX_FRAMES || !o->state || o->state >= JT_OFF_MAX ||
+	if (len < JT_EV_OFFCPU_SHORT || !o->state || o->state >= JT_OFF_MAX ||
 	    o->left_ts > o->h.ts || !o->count)
 		return -EINVAL;
-	n = (size_t)o->nr_kernel + o->nr_user;
-	if (len < JT_EV_OFFCPU_FIXED + 8 * n)
-		return -EINVAL;
-	ev->cpu = o->cpu;
 	memcpy(ev->thread, o->comm, sizeof(ev->thread));
-	ev->nr_kernel = o->nr_kernel;
-	ev->nr_user = o->nr_user;
+	ev->cpu = o->cpu;
 	ev->off_ns = o->off_ns;
 	ev->off_left_ts = o->left_ts;
 	ev->off_count = o->count;
 	ev->off_state = o->state;
-	ev->len = jt_event__size(8 * n);
+	if (len < JT_EV_OFFCPU_FIXED) {	/* a sum of short waits: no stacks */
+		if (o->nr_kernel || o->nr_user || o->stack_len)
+			return -EINVAL;
+		return 0;
+	}
+	if (o->nr_kernel > JT_MAX_FRAMES || o->nr_user > JT_MAX_FRAMES ||
+	    o->stack_len > JT_OFF_STACK_BYTES)
+		return -EINVAL;
+	n = (size_t)o->nr_kernel + o->nr_user;
+	if (len < JT_EV_OFFCPU_FIXED + 8 * n)
+		return -EINVAL;
+	ev->nr_kernel = o->nr_kernel;
+	ev->nr_user = o->nr_user;
+	ev->off_sp = o->sp;
+	ev->off_bp = o->bp;
+	ev->off_stack_len = o->stack_len;
+	ev->len = jt_event__size(8 * n + o->stack_len);
 	memcpy(ev->tail, o->ips, 8 * n);
+	memcpy((char *)ev->tail + 8 * n, o->stack, o->stack_len);
 	return 0;
 }
 
@@ -139,6 +150,10 @@ static int decode_mmap(const struct jt_ev_mmap *m, size_t len, struct jt_event *
 	ev->map_pgoff = m->pgoff;
 	if (m->flags & JT_MMAP_VDSO) {
 		jt_event__put_str(ev, "[vdso]", 6);
+		return 0;
+	}
+	if (m->flags & JT_MMAP_ANON) {	/* no file: the empty path, as /proc/PID/maps has it */
+		jt_event__put_str(ev, "", 0);
 		return 0;
 	}
 

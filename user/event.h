@@ -34,7 +34,8 @@ struct jt_event {
 			 * span (ts, latest_ts]; 0 when ts is exact */
 			uint64_t latest_ts;
 		};
-		struct {		/* sample and off-CPU: tail holds ips */
+		struct {		/* sample and off-CPU: tail holds ips (then off-CPU's
+					 * stack copy, off_stack_len bytes) */
 			uint32_t cpu;
 			uint16_t nr_kernel;	/* ips[0, nr_kernel) are kernel frames, */
 			uint16_t nr_user;	/* then nr_user user frames, leaf first */
@@ -45,6 +46,8 @@ struct jt_event {
 			uint64_t off_left_ts;
 			uint32_t off_count;	/* waits: 1, or the short waits summed */
 			uint16_t off_state;	/* enum jt_off_state */
+			uint16_t off_stack_len;	/* bytes of user stack copied from off_sp */
+			uint64_t off_sp, off_bp;	/* user registers when it left */
 		};
 		struct {		/* code lines: tail holds nr_lines struct jt_line
 					 * (jt_log_format.h), then names_len bytes of names */
@@ -82,8 +85,9 @@ struct jt_event {
 #define JT_EVENT_LEAF_TRAMP 4u		/* an [uprobes-trampoline] page */
 
 #define JT_EVENT_FIXED sizeof(struct jt_event)
-/* The largest event: a sample of two full stacks (names and paths are shorter). */
-#define JT_EVENT_MAX (JT_EVENT_FIXED + 2 * JT_MAX_FRAMES * sizeof(uint64_t))
+/* The largest event: an off-CPU record of two full stacks and a stack copy (names and paths
+ * are shorter). */
+#define JT_EVENT_MAX (JT_EVENT_FIXED + 2 * JT_MAX_FRAMES * sizeof(uint64_t) + JT_OFF_STACK_BYTES)
 
 /* Room for any one event, for a source to build it in. */
 union jt_event_buf {
@@ -108,6 +112,12 @@ static inline const char *jt_event__args(const struct jt_event *ev)
 static inline const uint64_t *jt_event__ips(const struct jt_event *ev)
 {
 	return ev->tail;
+}
+
+/* An off-CPU event's copy of the user stack: off_stack_len bytes from address off_sp. */
+static inline const void *jt_event__stack(const struct jt_event *ev)
+{
+	return ev->tail + ev->nr_kernel + ev->nr_user;
 }
 
 /* The bytes an event with a tail of n bytes takes (a string's NUL counted in n). */

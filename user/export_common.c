@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Shared by the exports: interning, call balancing, buffered output and JSON strings. */
+/*
+ * Shared by the exports: interning, call balancing, off-CPU wait names, buffered output and
+ * JSON strings.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -7,6 +10,8 @@
 #include <string.h>
 
 #include "export_common.h"
+#include "jt_events.h"
+#include "names.h"
 #include "text.h"
 #include "util.h"
 
@@ -121,6 +126,11 @@ static struct xstack *stack_of(struct jt_xcalls *c, uint64_t key)
 	return st;
 }
 
+int jt_xcalls__see(struct jt_xcalls *c, uint32_t pid, uint32_t tid)
+{
+	return stack_of(c, thread_key(pid, tid)) ? 0 : -ENOMEM;
+}
+
 int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec, jt_xcalls_fn *fn,
 		    void *ctx)
 {
@@ -205,6 +215,15 @@ void jt_xcalls__fini(struct jt_xcalls *c)
 	jt_hash__fini(&c->threads);
 	free(c->order);
 	memset(c, 0, sizeof(*c));
+}
+
+/* ---- off-CPU waits ---- */
+
+const char *jt_xoff__name(unsigned state, char *buf)
+{
+	snprintf(buf, JT_XOFF_NAME_CAP, "off-CPU: %s%s", jt_off_state__name(state),
+		 state == JT_OFF_SHORT ? " waits" : "");
+	return buf;
 }
 
 /* ---- output ---- */

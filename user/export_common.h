@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the exports (pprof, speedscope, chrome) share beyond reading the log (logsrc.h):
- * interning, balancing enter/leave per thread, and a buffered writer with JSON string
- * escaping, which report --json writes through too.
+ * interning, balancing enter/leave per thread, the names of off-CPU waits, and a buffered
+ * writer with JSON string escaping, which report --json writes through too.
  */
 #ifndef JT_EXPORT_COMMON_H
 #define JT_EXPORT_COMMON_H
@@ -42,6 +42,11 @@ struct jt_xcalls {
 	uint64_t open_at_end;		/* calls still open at the end: closed at the last time */
 };
 
+/*
+ * Give thread (pid, tid) its place in order at first sight though it made no call yet (an
+ * export that lists threads with calls and with something else, off-CPU waits). 0 or -ENOMEM.
+ */
+int jt_xcalls__see(struct jt_xcalls *c, uint32_t pid, uint32_t tid);
 /* Feed one enter or leave record. Returns 0, -ENOMEM, or what a callback returned. */
 int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec, jt_xcalls_fn *fn,
 		    void *ctx);
@@ -50,6 +55,16 @@ int jt_xcalls__finish(struct jt_xcalls *c, uint64_t ts, jt_xcalls_fn *fn, void *
 /* Tell what was fixed up (if anything) on stderr, naming the log. */
 void jt_xcalls__report(const struct jt_xcalls *c, const char *path);
 void jt_xcalls__fini(struct jt_xcalls *c);
+
+/* ---- off-CPU waits (JT_REC_OFFCPU) ---- */
+#define JT_XOFF_NAME_CAP 32
+
+/*
+ * What a wait in state (enum jt_off_state) is called on a timeline, into buf
+ * (JT_XOFF_NAME_CAP bytes): "off-CPU: sleep", "off-CPU: blocked", ..., and "off-CPU: short
+ * waits" for a sum of waits under the recording's threshold.
+ */
+const char *jt_xoff__name(unsigned state, char *buf);
 
 /* ---- buffered output ---- */
 struct jt_xout {

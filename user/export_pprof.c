@@ -3,7 +3,8 @@
  * pprof export: samples merged by stack, encoded as profile.proto by hand, then gzipped. A
  * mapping per module the samples ran in (its file, range and file offset, from the log's
  * module records), "[jit]", "[kernel]" and "[unknown]" for the rest; every location at the
- * address its frame had in the process.
+ * address its frame had in the process. Off-CPU waits are samples of their own, merged the
+ * same way (and by state), with their time in an off_cpu sample type.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "export_pprof.h"
 #include "hash.h"
 #include "logsrc.h"
+#include "names.h"
 #include "pb.h"
 #include "util.h"
 
@@ -24,15 +26,18 @@ enum {
 	P_COMMENT, P_DEFAULT_SAMPLE_TYPE,
 };
 
-/* The key samples are merged by: who, then the locations leaf first. */
+/* The key samples are merged by: who, on or off the CPU, then the locations leaf first. */
 struct skey {
 	uint32_t pid, tid;
 	uint32_t comm;		/* string index */
 	uint32_t thread;	/* string index of the thread's name, 0 if the log has none */
-	uint32_t zero;		/* keys are compared as bytes: no padding */
-	uint32_t nr;
+	uint32_t state;		/* 0: on the CPU; else the wait's enum jt_off_state */
+	uint32_t nr;		/* (keys are compared as bytes: no padding above) */
 	uint64_t locs[];	/* location ids */
 };
+
+/* loc_map of a location in no mapping: the one of sums of short waits */
+#define NO_MAP UINT32_MAX
 
 /* A module of the log (JT_REC_MODULE), by id, and its pprof mapping once a frame is in it. */
 struct pmod {
@@ -55,7 +60,8 @@ struct pmap {
 	bool has_functions;	/* some frame in it was named by a symbol (or all are) */
 	bool program;		/* its file is a program (is_program()) */
 	uint64_t weight;	/* samples with a frame in it */
-	uint64_t last;		/* the sample (nr_samples + 1) that last counted in weight */
+	uint64_t off_weight;	/* off-CPU waits with a frame in it */
+	uint64_t last;		/* the stack (nr_stacks) that last counted in a weight */
 };
 
 /* The mappings that are no module. */
@@ -77,12 +83,17 @@ struct pprof {
 	uint32_t *loc_func;		/* function index by location index */
 	uint32_t *loc_line;		/* source line by location index, 0 if none */
 	uint32_t *func_start;		/* start_line by function index, 0 if not known */
-	uint64_t *counts;		/* by sample index */
-	size_t cap_locs, cap_lines, cap_funcs, cap_samples;
+	uint64_t *counts;		/* by sample index: CPU samples */
+	uint64_t *off_ns;		/* by sample index: time off the CPU */
+	size_t cap_locs, cap_lines, cap_funcs, cap_samples, cap_off;
 	struct skey *key;		/* scratch for one sample's key */
-	uint64_t nr_samples;
+	uint64_t nr_samples;		/* CPU samples */
+	uint64_t nr_offcpu;		/* off-CPU records */
+	uint64_t nr_stacks;		/* both, for pmap.last */
+	long short_loc;			/* location of "[short waits]", -1 until used */
 	long s[8];			/* string indexes of fixed_strings() */
 	long s_thread;			/* "thread", interned once a thread has a name */
+	long s_state;			/* "state", interned at the first off-CPU wait */
 };
 
 static long str_idx(struct pprof *p, const char *s)
@@ -245,6 +256,43 @@ static long frame_map(struct pprof *p, const struct jt_frame *f, uint64_t *addr)
 }
 
 /*
+ * The function named name in file, created at first sight (*added says so) with its
+ * strings. Returns its index or -ENOMEM.
+ */
+static long function(struct pprof *p, const char *name, const char *file, bool *added)
+{
+	size_t nlen = strlen(name), flen = strlen(file);
+	char *fkey = malloc(nlen + 1 + flen);
+	long fn;
+
+	if (!fkey)
+		return -ENOMEM;
+	memcpy(fkey, name, nlen + 1);
+	memcpy(fkey + nlen + 1, file, flen);
+	fn = jt_xintern__get(&p->functions, fkey, nlen + 1 + flen, added);
+	free(fkey);
+	if (fn < 0 || (*added && (str_idx(p, name) < 0 || str_idx(p, file) < 0)))
+		return -ENOMEM;
+	if (*added && jt_array_grow(&p->func_start, &p->cap_funcs, fn + 1,
+				    sizeof(*p->func_start)))
+		return -ENOMEM;
+	return fn;
+}
+
+/* Room for location loc in the arrays by location. 0 or -ENOMEM. */
+static int grow_locations(struct pprof *p, long loc)
+{
+	size_t cap_func = p->cap_locs, cap_map = p->cap_locs;
+
+	if (jt_array_grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
+	    jt_array_grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)) ||
+	    jt_array_grow(&p->loc_map, &cap_map, loc + 1, sizeof(*p->loc_map)) ||
+	    jt_array_grow(&p->loc_line, &p->cap_lines, loc + 1, sizeof(*p->loc_line)))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
  * The location of a frame, with its function, created at first sight. Returns its index.
  * A JIT frame whose method has source lines gets its line (a caller's: that of its call,
  * so the same address as a leaf is another location) and a function named by its source
@@ -252,11 +300,11 @@ static long frame_map(struct pprof *p, const struct jt_frame *f, uint64_t *addr)
  */
 static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 {
-	char buf[JT_LOGSRC_NAME_CAP], *fkey;
+	char buf[JT_LOGSRC_NAME_CAP];
 	unsigned char lkey[sizeof(*f) + 1];
 	uint64_t id = JT_FRAME_ID(f->ref);
 	bool method = JT_FRAME_KIND(f->ref) == JT_FRAME_METHOD, added, has_line;
-	size_t nlen, flen, cap_func, cap_map, klen = sizeof(*f);
+	size_t klen = sizeof(*f);
 	const char *name, *file;
 	uint32_t src_file = 0, line = 0;
 	enum jt_lv_kind kind;
@@ -273,29 +321,12 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 	has_line = jt_lv__frame_line(p->src.lv, f, caller, &src_file, &line);
 	if (has_line)
 		file = jt_lv__file(p->src.lv, src_file);
-	nlen = strlen(name);
-	flen = strlen(file);
-	fkey = malloc(nlen + 1 + flen);
-	if (!fkey)
+	fn = function(p, name, file, &added);
+	if (fn < 0)
 		return -ENOMEM;
-	memcpy(fkey, name, nlen + 1);
-	memcpy(fkey + nlen + 1, file, flen);
-	fn = jt_xintern__get(&p->functions, fkey, nlen + 1 + flen, &added);
-	free(fkey);
-	if (fn < 0 || (added && (str_idx(p, name) < 0 || str_idx(p, file) < 0)))
-		return -ENOMEM;
-	if (added) {
-		if (jt_array_grow(&p->func_start, &p->cap_funcs, fn + 1, sizeof(*p->func_start)))
-			return -ENOMEM;
+	if (added)
 		p->func_start[fn] = has_line ? jt_lv__first_line(p->src.lv, id, src_file) : 0;
-	}
-
-	cap_func = p->cap_locs;
-	cap_map = p->cap_locs;
-	if (jt_array_grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
-	    jt_array_grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)) ||
-	    jt_array_grow(&p->loc_map, &cap_map, loc + 1, sizeof(*p->loc_map)) ||
-	    jt_array_grow(&p->loc_line, &p->cap_lines, loc + 1, sizeof(*p->loc_line)))
+	if (grow_locations(p, loc))
 		return -ENOMEM;
 	map = frame_map(p, f, &addr);
 	if (map < 0)
@@ -313,11 +344,47 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 	return loc;
 }
 
-static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
+/*
+ * The location of sums of short waits, which have no stack: "[short waits]", in no mapping
+ * and at no address (pprof takes both as unknown). Returns its index or -ENOMEM.
+ */
+static long short_location(struct pprof *p)
+{
+	static const char name[] = "[short waits]";	/* no frame's key is this long */
+	bool added;
+	long loc, fn;
+
+	if (p->short_loc >= 0)
+		return p->short_loc;
+	loc = jt_xintern__get(&p->locations, name, sizeof(name) - 1, &added);
+	if (loc < 0)
+		return -ENOMEM;
+	fn = function(p, name, "", &added);
+	if (fn < 0 || grow_locations(p, loc))
+		return -ENOMEM;
+	if (added)
+		p->func_start[fn] = 0;
+	p->loc_addr[loc] = 0;
+	p->loc_func[loc] = fn;
+	p->loc_map[loc] = NO_MAP;
+	p->loc_line[loc] = 0;
+	p->short_loc = loc;
+	return loc;
+}
+
+/*
+ * A stack into the samples it is merged into: a CPU sample (state 0) counts one, an
+ * off-CPU wait (state: enum jt_off_state) adds off ns. A sum of short waits has no frames:
+ * its one location is "[short waits]".
+ */
+static int add_stack(struct pprof *p, const struct jt_rec_sample *s, unsigned state,
+		     uint64_t off)
 {
 	const struct jt_lv_proc *proc = jt_lv__proc(p->src.lv, s->pid);
-	size_t klen = sizeof(*p->key) + s->nr_frames * sizeof(p->key->locs[0]);
-	unsigned i, user = jt_lv__has_lines(p->src.lv) ? jt_lv__user_leaf(p->src.lv, s) : 0;
+	bool short_waits = state == JT_OFF_SHORT;
+	unsigned i, nr = short_waits ? 1 : s->nr_frames;
+	size_t klen = sizeof(*p->key) + nr * sizeof(p->key->locs[0]);
+	unsigned user = jt_lv__has_lines(p->src.lv) ? jt_lv__user_leaf(p->src.lv, s) : 0;
 	const char *tname;
 	long idx, comm;
 	bool added;
@@ -329,7 +396,7 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 	p->key->tid = s->tid;
 	p->key->comm = comm;
 	p->key->thread = 0;
-	p->key->zero = 0;
+	p->key->state = state;
 	tname = jt_lv__thread(p->src.lv, s->tid);
 	if (tname) {	/* its name as of this sample */
 		if (!p->s_thread)
@@ -339,8 +406,17 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 			return -ENOMEM;
 		p->key->thread = idx;
 	}
-	p->key->nr = s->nr_frames;
-	for (i = 0; i < s->nr_frames; i++) {
+	if (state && !p->s_state && (p->s_state = str_idx(p, "state")) < 0)
+		return -ENOMEM;
+	p->key->nr = nr;
+	p->nr_stacks++;
+	if (short_waits) {
+		idx = short_location(p);
+		if (idx < 0)
+			return -ENOMEM;
+		p->key->locs[0] = idx + 1;
+	}
+	for (i = 0; !short_waits && i < nr; i++) {
 		/* frames past the first user frame are callers (without lines: no matter) */
 		long loc = location(p, &s->frames[i], user < i);
 		struct pmap *map;
@@ -349,19 +425,37 @@ static int add_sample(struct pprof *p, const struct jt_rec_sample *s)
 			return -ENOMEM;
 		p->key->locs[i] = loc + 1;
 		map = &p->maps[p->loc_map[loc]];
-		if (map->last != p->nr_samples + 1) {	/* once a sample */
-			map->last = p->nr_samples + 1;
-			map->weight++;
+		if (map->last != p->nr_stacks) {	/* once a stack */
+			map->last = p->nr_stacks;
+			if (state)
+				map->off_weight++;
+			else
+				map->weight++;
 		}
 	}
 	idx = jt_xintern__get(&p->samples, p->key, klen, &added);
-	if (idx < 0 || jt_array_grow(&p->counts, &p->cap_samples, idx + 1, sizeof(*p->counts)))
+	if (idx < 0 || jt_array_grow(&p->counts, &p->cap_samples, idx + 1, sizeof(*p->counts)) ||
+	    jt_array_grow(&p->off_ns, &p->cap_off, idx + 1, sizeof(*p->off_ns)))
 		return -ENOMEM;
-	if (added)
+	if (added) {
 		p->counts[idx] = 0;
-	p->counts[idx]++;
-	p->nr_samples++;
+		p->off_ns[idx] = 0;
+	}
+	if (state) {
+		p->off_ns[idx] = off > UINT64_MAX - p->off_ns[idx] ? UINT64_MAX :
+				 p->off_ns[idx] + off;
+		p->nr_offcpu++;
+	} else {
+		p->counts[idx]++;
+		p->nr_samples++;
+	}
 	return 0;
+}
+
+/* An off-CPU wait: the stack it left with, its time off the CPU, its state. */
+static int add_wait(struct pprof *p, const struct jt_rec_offcpu *r)
+{
+	return add_stack(p, &r->smp, r->state, r->off_ns);
 }
 
 static void value_type(struct jt_pb *b, unsigned field, long type, long unit)
@@ -430,13 +524,15 @@ static int cmp_maps(const void *a, const void *b, void *ctx)
 
 	if (maps[x].weight != maps[y].weight)
 		return maps[x].weight > maps[y].weight ? -1 : 1;
+	if (maps[x].off_weight != maps[y].off_weight)
+		return maps[x].off_weight > maps[y].off_weight ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
 /*
  * The mappings: the busiest program first (pprof's main binary, which names the profile:
- * "File: toyjit"), then the rest busiest first (most samples with a frame in them); each
- * one's id by index in *ids (malloc'd).
+ * "File: toyjit"), then the rest busiest first (most samples with a frame in them, then
+ * most off-CPU waits); each one's id by index in *ids (malloc'd).
  */
 static int encode_mappings(struct pprof *p, struct jt_pb *b, uint32_t **ids)
 {
@@ -479,14 +575,27 @@ static int encode_mappings(struct pprof *p, struct jt_pb *b, uint32_t **ids)
 	return 0;
 }
 
+/* The most samples first, then the most time off the CPU. */
 static int cmp_samples(const void *a, const void *b, void *ctx)
 {
-	const uint64_t *counts = ctx;
+	const struct pprof *p = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (counts[x] != counts[y])
-		return counts[x] > counts[y] ? -1 : 1;
+	if (p->counts[x] != p->counts[y])
+		return p->counts[x] > p->counts[y] ? -1 : 1;
+	if (p->off_ns[x] != p->off_ns[y])
+		return p->off_ns[x] > p->off_ns[y] ? -1 : 1;
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * Whether the profile has the off_cpu sample type: when the log was recorded with
+ * --off-cpu (so that every profile of a recording, each segment's, has the same types,
+ * waits or none), or has waits anyway.
+ */
+static bool has_offcpu(const struct pprof *p)
+{
+	return (p->src.hdr->flags & JT_LOG_F_OFFCPU) || p->nr_offcpu;
 }
 
 static int encode(struct pprof *p, struct jt_pb *b)
@@ -495,7 +604,8 @@ static int encode(struct pprof *p, struct jt_pb *b)
 	uint32_t hz = h->sample_hz, *map_ids, *order;
 	long s_samples = p->s[S_SAMPLES], s_count = p->s[S_COUNT], s_cpu = p->s[S_CPU];
 	long s_ns = p->s[S_NS], s_pid = p->s[S_PID], s_tid = p->s[S_TID];
-	long s_comm = p->s[S_COMM], s_host = p->s[S_HOST];
+	long s_comm = p->s[S_COMM], s_host = p->s[S_HOST], s_off = 0;
+	bool off = has_offcpu(p);
 	size_t i, j, m, mm, len;
 
 	/*
@@ -507,12 +617,19 @@ static int encode(struct pprof *p, struct jt_pb *b)
 		return -ENOMEM;
 	for (i = 0; i < p->samples.n; i++)
 		order[i] = i;
-	qsort_r(order, p->samples.n, sizeof(*order), cmp_samples, p->counts);
+	qsort_r(order, p->samples.n, sizeof(*order), cmp_samples, p);
+	if (off && (s_off = str_idx(p, "off_cpu")) < 0) {
+		free(order);
+		return -ENOMEM;
+	}
 	value_type(b, P_SAMPLE_TYPE, s_samples, s_count);
 	value_type(b, P_SAMPLE_TYPE, s_cpu, s_ns);
+	if (off)	/* a wait's time off the CPU (0 in CPU samples; samples, cpu 0 in it) */
+		value_type(b, P_SAMPLE_TYPE, s_off, s_ns);
 	for (i = 0; i < p->samples.n; i++) {
 		uint64_t n = p->counts[order[i]];
 		const struct skey *k = jt_xintern__key(&p->samples, order[i], &len);
+		long state;
 
 		m = jt_pb__begin(b, P_SAMPLE);
 		mm = jt_pb__begin(b, 1);		/* location_id, packed */
@@ -522,6 +639,8 @@ static int encode(struct pprof *p, struct jt_pb *b)
 		mm = jt_pb__begin(b, 2);		/* value, packed */
 		jt_pb__varint(b, n);
 		jt_pb__varint(b, cpu_ns(n, hz));
+		if (off)
+			jt_pb__varint(b, p->off_ns[order[i]]);
 		jt_pb__end(b, mm);
 		label(b, s_pid, 0, k->pid);
 		label(b, s_tid, 0, k->tid);
@@ -529,6 +648,14 @@ static int encode(struct pprof *p, struct jt_pb *b)
 			label(b, s_comm, k->comm, 0);
 		if (k->thread)
 			label(b, p->s_thread, k->thread, 0);
+		if (k->state) {
+			state = str_idx(p, jt_off_state__name(k->state));
+			if (state < 0) {
+				free(order);
+				return -ENOMEM;
+			}
+			label(b, p->s_state, state, 0);
+		}
 		jt_pb__end(b, m);
 	}
 	free(order);
@@ -537,7 +664,8 @@ static int encode(struct pprof *p, struct jt_pb *b)
 	for (i = 0; i < p->locations.n; i++) {
 		m = jt_pb__begin(b, P_LOCATION);
 		jt_pb__uint(b, 1, i + 1);
-		jt_pb__uint(b, 2, map_ids[p->loc_map[i]]);
+		if (p->loc_map[i] != NO_MAP)
+			jt_pb__uint(b, 2, map_ids[p->loc_map[i]]);
 		if (p->loc_addr[i])
 			jt_pb__uint(b, 3, p->loc_addr[i]);
 		mm = jt_pb__begin(b, 4);		/* line */
@@ -623,7 +751,7 @@ static int gzip_to(FILE *out, const struct jt_pb *b, const char *what)
 
 int jt_export_pprof(FILE *out, const char *path, const struct jt_filter *filter)
 {
-	struct pprof p = { .special = { -1, -1, -1 } };
+	struct pprof p = { .special = { -1, -1, -1 }, .short_loc = -1 };
 	const struct jt_rec_hdr *rec;
 	struct jt_pb b = { 0 };
 	size_t pos = 0;
@@ -639,15 +767,17 @@ int jt_export_pprof(FILE *out, const char *path, const struct jt_filter *filter)
 		goto nomem;
 	while ((rec = jt_logsrc__next(&p.src, &kept))) {
 		if (define(&p, rec) ||
-		    (kept && rec->type == JT_REC_SAMPLE && add_sample(&p, (const void *)rec)))
+		    (kept && rec->type == JT_REC_SAMPLE && add_stack(&p, (const void *)rec, 0, 0)) ||
+		    (kept && rec->type == JT_REC_OFFCPU && add_wait(&p, (const void *)rec)))
 			goto nomem;
 	}
 	if (jt_logsrc__finish(&p.src, "exported"))
 		goto cleanup;
 	if (encode(&p, &b))
 		goto nomem;
-	if (!p.nr_samples)
-		jt_err("%s: no samples to export%s", path,
+	if (!p.nr_samples && !p.nr_offcpu)
+		jt_err("%s: no samples%s to export%s", path,
+		       has_offcpu(&p) ? " or off-CPU waits" : "",
 		       p.src.filtered ? " (the filter left none)" : "");
 	ret = gzip_to(out, &b, path) ? 1 : 0;
 	goto cleanup;
@@ -670,6 +800,7 @@ cleanup:
 		free(val);
 	jt_hash__fini(&p.syms);
 	free(p.counts);
+	free(p.off_ns);
 	jt_xintern__fini(&p.strings);
 	jt_xintern__fini(&p.functions);
 	jt_xintern__fini(&p.locations);

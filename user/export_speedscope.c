@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* speedscope export: frames shared, samples and balanced calls kept per thread. */
+/*
+ * speedscope export: frames shared, samples, off-CPU waits and balanced calls kept per
+ * thread.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,12 @@ struct sevent {
 	char type;		/* 'O' or 'C' */
 };
 
+/* An off-CPU wait, for the calls profile: its state's frame from left to back. */
+struct swait {
+	uint64_t left, back;	/* ns since the recording began */
+	uint32_t frame;
+};
+
 struct sthread {
 	uint32_t pid, tid;
 	char comm[16];
@@ -34,6 +43,8 @@ struct sthread {
 	size_t nr_samples, cap_samples;
 	struct sevent *events;
 	size_t nr_events, cap_events;
+	struct swait *waits;
+	size_t nr_waits, cap_waits;
 };
 
 struct sscope {
@@ -47,8 +58,9 @@ struct sscope {
 	struct sthread **threads;	/* in order of first sight */
 	size_t nr_threads, cap_threads;
 	struct jt_xcalls calls;
-	uint32_t *stack;		/* scratch: one sample, root first */
+	uint32_t *stack;		/* scratch: one sample, root first, and a wait's state */
 	uint64_t period;
+	uint32_t state_frame[JT_OFF_MAX];	/* "[off-CPU: STATE]"'s frame index + 1; 0: none */
 };
 
 static long frame_idx(struct sscope *s, const char *name, const char *file)
@@ -110,22 +122,26 @@ static struct sthread *thread(struct sscope *s, uint32_t pid, uint32_t tid)
 	return t;
 }
 
-static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
+/* s->stack, root first, from r's frames (leaf first); 0 or -ENOMEM. */
+static int root_first(struct sscope *s, const struct jt_rec_sample *r)
 {
-	struct sthread *t = thread(s, r->pid, r->tid);
-	struct ssample *last;
 	unsigned i, n = r->nr_frames;
 
-	if (!t)
-		return -ENOMEM;
-	t->count++;
 	for (i = 0; i < n; i++) {
-		long idx = raw_idx(s, &r->frames[n - 1 - i]);	/* root first */
+		long idx = raw_idx(s, &r->frames[n - 1 - i]);
 
 		if (idx < 0)
 			return -ENOMEM;
 		s->stack[i] = idx;
 	}
+	return 0;
+}
+
+/* The n frames of s->stack as t's next sample, weighing weight ns; 0 or -ENOMEM. */
+static int push_sample(struct sscope *s, struct sthread *t, unsigned n, uint64_t weight)
+{
+	struct ssample *last;
+
 	/*
 	 * The same stack as the thread's last sample: one longer sample. A sample without
 	 * frames stores none, and t->frames may still be NULL: memcmp and memcpy are not
@@ -134,7 +150,7 @@ static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
 	last = t->nr_samples ? &t->samples[t->nr_samples - 1] : NULL;
 	if (last && last->n == n &&
 	    (!n || !memcmp(t->frames + last->off, s->stack, n * sizeof(*s->stack)))) {
-		last->weight += s->period;
+		last->weight += weight;
 		return 0;
 	}
 	if (jt_array_grow(&t->frames, &t->cap_frames, t->nr_frames + n, sizeof(*t->frames)) ||
@@ -142,8 +158,53 @@ static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
 		return -ENOMEM;
 	if (n)
 		memcpy(t->frames + t->nr_frames, s->stack, n * sizeof(*s->stack));
-	t->samples[t->nr_samples++] = (struct ssample){ t->nr_frames, n, s->period };
+	t->samples[t->nr_samples++] = (struct ssample){ t->nr_frames, n, weight };
 	t->nr_frames += n;
+	return 0;
+}
+
+static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
+{
+	struct sthread *t = thread(s, r->pid, r->tid);
+
+	if (!t || root_first(s, r))
+		return -ENOMEM;
+	t->count++;
+	return push_sample(s, t, r->nr_frames, s->period);
+}
+
+/*
+ * An off-CPU wait on its thread's timeline: in its sampled profile, where the log has it
+ * (in time order with the samples: it ran again at its time), a sample of the stack it
+ * left with and its state as the leaf ("[off-CPU: sleep]"), weighing its time off the CPU
+ * as a CPU sample weighs its period; kept for the calls profile too. A sum of short waits
+ * has no stack: its sample is its state's frame alone, and it has no single interval.
+ */
+static int add_wait(struct sscope *s, const struct jt_rec_offcpu *r)
+{
+	struct sthread *t = thread(s, r->smp.pid, r->smp.tid);
+	char name[JT_XOFF_NAME_CAP], buf[JT_XOFF_NAME_CAP + 2];
+	unsigned n = r->state == JT_OFF_SHORT ? 0 : r->smp.nr_frames;
+	long f = (long)s->state_frame[r->state] - 1;	/* the reader checked the state */
+
+	if (!t || (n && root_first(s, &r->smp)))
+		return -ENOMEM;
+	if (f < 0) {
+		snprintf(buf, sizeof(buf), "[%s]", jt_xoff__name(r->state, name));
+		f = frame_idx(s, buf, "");
+		if (f < 0)
+			return -ENOMEM;
+		s->state_frame[r->state] = f + 1;
+	}
+	s->stack[n] = f;
+	if (push_sample(s, t, n + 1, r->off_ns))
+		return -ENOMEM;
+	if (r->state == JT_OFF_SHORT)
+		return 0;
+	if (jt_array_grow(&t->waits, &t->cap_waits, t->nr_waits + 1, sizeof(*t->waits)))
+		return -ENOMEM;
+	t->waits[t->nr_waits++] = (struct swait){ jt_logsrc__rel(&s->src, r->smp.h.ts),
+						  jt_logsrc__rel(&s->src, r->h.ts), f };
 	return 0;
 }
 
@@ -203,6 +264,45 @@ static int cmp_busiest(const void *pa, const void *pb)
 	return (a->order > b->order) - (a->order < b->order);
 }
 
+static void write_event(struct jt_xout *o, bool first, char type, uint32_t frame, uint64_t at)
+{
+	jt_xout__printf(o, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":", first ? "" : ",\n", type,
+			frame);
+	jt_xout__u64(o, at);
+	jt_xout__str(o, "}");
+}
+
+/*
+ * A thread's calls and, between them, its waits: each its state's frame opened when the
+ * thread left and closed when it ran again, atop the calls open then. No call begins or
+ * ends while a thread is off the CPU; if a log says one did, the wait is closed there.
+ */
+static void write_events(const struct sthread *t, struct jt_xout *o)
+{
+	size_t j = 0, k = 0, n = 0;
+	uint64_t last = 0, open, close;
+
+	while (j < t->nr_events || k < t->nr_waits) {
+		const struct sevent *e = j < t->nr_events ? &t->events[j] : NULL;
+		const struct swait *w = k < t->nr_waits ? &t->waits[k] : NULL;
+
+		if (!w || (e && e->at <= w->left)) {
+			write_event(o, !n++, e->type, e->frame, e->at);
+			last = e->at;
+			j++;
+			continue;
+		}
+		open = w->left > last ? w->left : last;
+		close = w->back > open ? w->back : open;
+		if (e && e->at < close)
+			close = e->at;
+		write_event(o, !n++, 'O', w->frame, open);
+		write_event(o, !n++, 'C', w->frame, close);
+		last = close;
+		k++;
+	}
+}
+
 static void write_json(struct sscope *s, struct jt_xout *o)
 {
 	const char *base = strrchr(s->src.path, '/');
@@ -258,14 +358,7 @@ static void write_json(struct sscope *s, struct jt_xout *o)
 			continue;
 		profile_head(s, o, t, &first, "evented", " calls", end);
 		jt_xout__str(o, ",\n\"events\":[");
-		for (j = 0; j < t->nr_events; j++) {
-			const struct sevent *e = &t->events[j];
-
-			jt_xout__printf(o, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":",
-					j ? ",\n" : "", e->type, e->frame);
-			jt_xout__u64(o, e->at);
-			jt_xout__str(o, "}");
-		}
+		write_events(t, o);
 		jt_xout__str(o, "]}");
 	}
 	jt_xout__str(o, "]}\n");
@@ -284,7 +377,7 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *fi
 		return 1;
 	if (s.src.hdr->sample_hz)
 		s.period = 1000000000ULL / s.src.hdr->sample_hz;
-	s.stack = malloc(UINT16_MAX * sizeof(*s.stack));
+	s.stack = malloc((UINT16_MAX + 1) * sizeof(*s.stack));	/* + a wait's state */
 	if (!s.stack)
 		goto nomem;
 	while ((rec = jt_logsrc__next(&s.src, &kept))) {
@@ -292,6 +385,8 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *fi
 			continue;
 		if (rec->type == JT_REC_SAMPLE)
 			err = add_sample(&s, (const void *)rec);
+		else if (rec->type == JT_REC_OFFCPU)
+			err = add_wait(&s, (const void *)rec);
 		else
 			err = jt_xcalls__feed(&s.calls, (const void *)rec, event, &s);
 		if (err)
@@ -303,7 +398,8 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *fi
 		goto nomem;
 	jt_xcalls__report(&s.calls, path);
 	if (!s.nr_threads)
-		jt_err("%s: no samples or calls to export%s", path,
+		jt_err("%s: no samples%s or calls to export%s", path,
+		       s.src.hdr->flags & JT_LOG_F_OFFCPU ? ", off-CPU waits" : "",
 		       s.src.filtered ? " (the filter left none)" : "");
 	if (jt_xout__init(&o, out))
 		goto nomem;
@@ -321,6 +417,7 @@ cleanup:
 		free(s.threads[i]->frames);
 		free(s.threads[i]->samples);
 		free(s.threads[i]->events);
+		free(s.threads[i]->waits);
 		free(s.threads[i]);
 	}
 	free(s.threads);

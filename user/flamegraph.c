@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `jitrace flamegraph`: the log's stacks merged and drawn as a self-contained SVG with its
- * own script (zoom, search, tooltips), or written as folded stacks. */
+ * own script (zoom, search, tooltips), or written as folded stacks; CPU samples, or with
+ * --off-cpu the time threads waited off the CPU. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include "folded.h"
 #include "hash.h"
 #include "logsrc.h"
+#include "names.h"
 #include "stacks.h"
 #include "text.h"
 #include "util.h"
@@ -21,6 +23,18 @@
 #define PAD_TOP 44		/* title and buttons */
 #define PAD_BOTTOM 28		/* the detail line */
 #define CHAR_W 7.2		/* 12 px monospace */
+#define SHORT_WAITS "[short waits]"	/* the frame of waits the log has no stacks for */
+#define KIND_SHORT -3		/* its kind in the drawing (-1 a process, -2 everything) */
+
+/*
+ * --off-cpu: the time a log's kept records waited, in the tree's unit (us: each record's
+ * off_ns / 1000, as folded stacks weigh it), and waits, by state (enum jt_off_state; a
+ * state this jitrace does not know counts as other); [0]: every state.
+ */
+struct offtime {
+	uint64_t us[JT_OFF_MAX], n[JT_OFF_MAX];
+	bool any;		/* the log says it recorded off-CPU time, or has a record of it */
+};
 
 /* The source lines a frame's samples were at: how many at each (file, line). */
 struct line_n {
@@ -43,7 +57,7 @@ struct fdiff {
 	const struct jt_logsrc *base_src;
 	const char *base_path;
 	uint32_t *match;	/* by new node: the base node at the same path, or JT_STK_NONE */
-	uint64_t base_total;
+	uint64_t base_total;	/* samples, or us off CPU */
 	double scale;		/* the change, in points, that gets the deepest colour */
 	struct jt_xintern *comms;	/* the node name of a process node - 1: its comm */
 };
@@ -54,9 +68,10 @@ struct svg {
 	const struct jt_lv *lv;
 	const struct jt_hash *lines;	/* node -> struct node_lines, JIT frames with lines */
 	const struct fdiff *diff;	/* NULL unless --diff */
+	const struct offtime *off;	/* --off-cpu: weights are us waited; NULL: samples */
 	bool per_proc;
 	uint64_t total;
-	double scale;		/* pixels per sample */
+	double scale;		/* pixels per sample (per us) */
 	double min_width;
 	unsigned int width, height, levels;
 };
@@ -158,7 +173,7 @@ static void colour(char *buf, size_t cap, const char *name, int kind)
 	case -1:		/* a process */
 		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(180 + 30 * a), (int)(160 + 30 * b), 225);
 		break;
-	default:		/* everything */
+	default:		/* everything, short waits */
 		snprintf(buf, cap, "rgb(200,200,200)");
 		break;
 	}
@@ -166,7 +181,9 @@ static void colour(char *buf, size_t cap, const char *name, int kind)
 
 static const char *kind_word(int kind)
 {
-	return kind == -1 ? "process" : kind == -2 ? "all" : jt_lv__kind_name(kind);
+	return kind == -1 ? "process" : kind == -2 ? "all" :
+	       kind == KIND_SHORT ? "waits too short to record their stacks" :
+	       jt_lv__kind_name(kind);
 }
 
 static double share(uint64_t n, uint64_t of)
@@ -219,11 +236,18 @@ static void frame(struct svg *g, uint32_t idx, const char *name, int kind, uint6
 	fprintf(g->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
 		"\" data-d=\"%u\"><title>", start, n, level);
 	xml(g->out, name, SIZE_MAX);
-	fprintf(g->out, "\n%" PRIu64 " sample%s, %.2f%%, %s", n, n == 1 ? "" : "s",
-		share(n, g->total), kind_word(kind));
+	if (g->off)
+		fprintf(g->out, "\n%.3f ms, %.2f%%, %s", n / 1e3, share(n, g->total),
+			kind_word(kind));
+	else
+		fprintf(g->out, "\n%" PRIu64 " sample%s, %.2f%%, %s", n, n == 1 ? "" : "s",
+			share(n, g->total), kind_word(kind));
 	if (more)
 		xml(g->out, more, SIZE_MAX);
-	if (g->diff)
+	if (g->diff && g->off)
+		fprintf(g->out, "; base: %.3f ms, %.2f%%; change: %+.2f points", base_n / 1e3,
+			share(base_n, g->diff->base_total), chg);
+	else if (g->diff)
 		fprintf(g->out, "; base: %" PRIu64 " sample%s, %.2f%%; change: %+.2f points",
 			base_n, base_n == 1 ? "" : "s", share(base_n, g->diff->base_total),
 			chg);
@@ -242,9 +266,10 @@ static bool drawn(const struct svg *g, const struct jt_stk_node *n)
 
 /*
  * For a JIT frame with source lines: ", FILE:LINE in K of them", the line most of its
- * samples were at (a caller's: the line of its call), into buf; NULL for other frames. The
- * file's name is the traced process's: escaped as report escapes it (\xHH), so that it is
- * UTF-8 XML can hold.
+ * samples were at (a caller's: the line of its call; --off-cpu: "in K of its waits", the
+ * line most of its waits left from), into buf; NULL for other frames. The file's name is
+ * the traced process's: escaped as report escapes it (\xHH), so that it is UTF-8 XML can
+ * hold.
  */
 static const char *line_note(const struct svg *g, uint32_t idx, char *buf, size_t cap)
 {
@@ -271,7 +296,8 @@ static const char *line_note(const struct svg *g, uint32_t idx, char *buf, size_
 		return NULL;
 	file = jt_lv__file(g->lv, best->file);
 	jt_text__escape(esc, sizeof(esc), file, strlen(file));
-	snprintf(buf, cap, ", %s:%u in %" PRIu64 " of them", esc, best->line, best->n);
+	snprintf(buf, cap, ", %s:%u in %" PRIu64 " of %s", esc, best->line, best->n,
+		 g->off ? "its waits" : "them");
 	return buf;
 }
 
@@ -301,8 +327,12 @@ static void draw_node(struct svg *g, uint32_t idx, uint64_t start, unsigned int 
 		frame(g, idx, label_buf, -1, start, n->total, level, NULL);
 	} else {
 		name = jt_stacks__name(g->s, n->name, &kind);
-		frame(g, idx, name, kind, start, n->total, level,
-		      line_note(g, idx, note, sizeof(note)));
+		/* no frame the log names is unknown and called so: it is read_stacks' own */
+		if (g->off && kind == JT_LV_UNKNOWN && !strcmp(name, SHORT_WAITS))
+			frame(g, idx, name, KIND_SHORT, start, n->total, level, NULL);
+		else
+			frame(g, idx, name, kind, start, n->total, level,
+			      line_note(g, idx, note, sizeof(note)));
 	}
 }
 
@@ -477,13 +507,27 @@ static const char style[] =
 ".btn.active { fill: rgb(180,0,180); }\n"
 ".hide { display: none; }\n";
 
+/* --off-cpu: the subtitle's account of the time: "T ms off CPU in N waits (sleep T, ...)". */
+static void off_subtitle(FILE *out, const struct offtime *off)
+{
+	unsigned int k;
+
+	fprintf(out, "%.3f ms off CPU in %" PRIu64 " wait%s (", off->us[0] / 1e3, off->n[0],
+		off->n[0] == 1 ? "" : "s");
+	for (k = 1; k < JT_OFF_MAX; k++)
+		fprintf(out, "%s%s %.3f ms", k > 1 ? ", " : "", jt_off_state__name(k),
+			off->us[k] / 1e3);
+	fputs(")", out);
+}
+
 static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_logsrc *src,
 		     const struct jt_hash *lines, const struct fdiff *diff,
-		     const struct jt_flame_opts *o)
+		     const struct offtime *off, const struct jt_flame_opts *o)
 {
 	const struct jt_stk_node *root = jt_stacks__node(s, JT_STK_ROOT);
 	struct svg g = { .out = out, .s = s, .lv = src->lv, .lines = lines, .diff = diff,
-			 .total = root->total };
+			 .off = off, .total = root->total };
+	const char *what = off ? "Off-CPU time: " : "Flame graph: ";
 	unsigned int width = o->width ? o->width : 1200;
 
 	g.per_proc = jt_stacks__per_proc(s, src->hdr->flags) ||
@@ -506,19 +550,26 @@ static int write_svg(FILE *out, const struct jt_stacks *s, const struct jt_logsr
 	if (o->title) {
 		xml(out, o->title, SIZE_MAX);
 	} else if (diff) {
-		fputs("Flame graph: ", out);
+		fputs(what, out);
 		xml(out, o->path, SIZE_MAX);
 		fputs(" against ", out);
 		xml(out, diff->base_path, SIZE_MAX);
 	} else {
-		fputs("Flame graph: ", out);
+		fputs(what, out);
 		xml(out, o->path, SIZE_MAX);
 	}
-	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"38\" text-anchor=\"middle\">"
-		"%" PRIu64 " samples at %u Hz, %" PRIu64 " lost; ", width / 2, g.total,
-		src->hdr->sample_hz,
+	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"38\" text-anchor=\"middle\">",
+		width / 2);
+	if (off)
+		off_subtitle(out, off);
+	else
+		fprintf(out, "%" PRIu64 " samples at %u Hz", g.total, src->hdr->sample_hz);
+	fprintf(out, ", %" PRIu64 " lost; ",
 		jt_logsrc__dropped(src) + (diff ? jt_logsrc__dropped(diff->base_src) : 0));
-	if (diff)
+	if (diff && off)
+		fprintf(out, "base %.3f ms; shares of each log's off-CPU time: red grew, blue "
+			"shrank; click to zoom</text>\n", diff->base_total / 1e3);
+	else if (diff)
 		fprintf(out, "base %" PRIu64 " samples; shares of each log's samples: red grew, "
 			"blue shrank; click to zoom</text>\n", diff->base_total);
 	else
@@ -622,32 +673,62 @@ static const struct jt_rec_sample *by_comm(const struct jt_rec_sample *smp, cons
 	return *buf;
 }
 
+/* --off-cpu: take in a kept record's time and waits. Its weight in the tree: us. */
+static uint64_t off_tally(struct offtime *off, const struct jt_rec_offcpu *rec)
+{
+	unsigned int st = rec->state && rec->state < JT_OFF_MAX ? rec->state : JT_OFF_OTHER;
+	uint64_t us = rec->off_ns / 1000;
+
+	off->us[0] += us;
+	off->us[st] += us;
+	off->n[0] += rec->count;
+	off->n[st] += rec->count;
+	return us;
+}
+
 /*
- * Read the log src was opened on into s: each kept sample, and with lines the source line
- * of each JIT frame (tally_sample); with comms, each under its command name (by_comm).
- * Returns 0 or -1 (reported).
+ * Read the log src was opened on into s: each kept sample, or with off (--off-cpu) each
+ * kept off-CPU record weighing its us (its short waits, which have no stack, as one
+ * SHORT_WAITS frame under the process); with lines the source line of each JIT frame
+ * (tally_sample); with comms, each under its command name (by_comm). Returns 0 or -1
+ * (reported; with off also a log that recorded no off-CPU time).
  */
 static int read_stacks(struct jt_logsrc *src, struct jt_stacks *s, struct jt_hash *lines,
-		       struct jt_xintern *comms)
+		       struct jt_xintern *comms, struct offtime *off)
 {
+	const struct jt_rec_offcpu *orec = NULL;
 	const struct jt_rec_sample *smp;
 	const struct jt_rec_hdr *rec;
 	struct jt_rec_sample *buf = NULL;
 	size_t cap = 0;
+	uint64_t weight = 1;
 	uint32_t leaf;
 	int err = 0;
 	bool kept;
 
 	while (!err && (rec = jt_logsrc__next(src, &kept))) {
 		err = jt_stacks__saw(s, rec);
-		if (err || !kept || rec->type != JT_REC_SAMPLE)
+		if (off && rec->type == JT_REC_OFFCPU)
+			off->any = true;
+		if (err || !kept || rec->type != (off ? JT_REC_OFFCPU : JT_REC_SAMPLE))
 			continue;
 		smp = (const void *)rec;
+		if (off) {
+			orec = (const void *)rec;
+			smp = &orec->smp;
+			weight = off_tally(off, orec);
+		}
 		if (comms && !(smp = by_comm(smp, src->lv, comms, &buf, &cap))) {
 			err = -ENOMEM;
 			break;
 		}
-		err = jt_stacks__add(s, src->lv, smp, &leaf);
+		if (off && orec->state == JT_OFF_SHORT) {
+			err = jt_stacks__add_named(s, smp->pid, SHORT_WAITS, JT_LV_UNKNOWN, weight,
+						   &leaf);
+			continue;
+		}
+		err = off ? jt_stacks__add_weight(s, src->lv, smp, weight, &leaf) :
+			    jt_stacks__add(s, src->lv, smp, &leaf);
 		if (!err && lines && jt_lv__has_lines(src->lv) &&
 		    tally_sample(lines, s, src->lv, smp, leaf)) {
 			jt_err("out of memory tallying source lines");
@@ -657,6 +738,11 @@ static int read_stacks(struct jt_logsrc *src, struct jt_stacks *s, struct jt_has
 	free(buf);
 	if (err || jt_logsrc__finish(src, "drawn"))
 		return -1;
+	if (off && !off->any && !(src->hdr->flags & JT_LOG_F_OFFCPU)) {
+		jt_err("%s: no off-CPU time in this log: record it with 'jitrace record --off-cpu'",
+		       src->path);
+		return -1;
+	}
 	jt_stacks__sort(s);
 	return 0;
 }
@@ -761,6 +847,7 @@ static int flame_diff(FILE *out, const struct jt_flame_opts *o)
 	struct jt_xintern comms = { 0 };
 	struct jt_logsrc src, bsrc;
 	struct fdiff d = { .base_path = o->base, .comms = &comms };
+	struct offtime boff = { 0 }, off = { 0 };
 	struct svg probe;
 	bool lone;
 	int ret = 1, err;
@@ -773,7 +860,8 @@ static int flame_diff(FILE *out, const struct jt_flame_opts *o)
 	}
 	bs = jt_stacks__new();
 	s = jt_stacks__new();
-	if (!bs || !s || read_stacks(&bsrc, bs, NULL, &comms) || read_stacks(&src, s, NULL, &comms))
+	if (!bs || !s || read_stacks(&bsrc, bs, NULL, &comms, o->off_cpu ? &boff : NULL) ||
+	    read_stacks(&src, s, NULL, &comms, o->off_cpu ? &off : NULL))
 		goto out;
 	lone = !jt_stacks__per_proc(s, src.hdr->flags) && !jt_stacks__per_proc(bs, bsrc.hdr->flags);
 	d.base = bs;
@@ -786,7 +874,7 @@ static int flame_diff(FILE *out, const struct jt_flame_opts *o)
 	}
 	probe = (struct svg){ .s = s, .diff = &d, .total = jt_stacks__node(s, JT_STK_ROOT)->total };
 	d.scale = largest_change(&probe);
-	err = write_svg(out, s, &src, NULL, &d, o);
+	err = write_svg(out, s, &src, NULL, &d, o->off_cpu ? &off : NULL, o);
 	if (err == -ENOMEM)
 		jt_err("out of memory writing the flame graph");
 	else if (err || fflush(out) || ferror(out))
@@ -807,6 +895,7 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 {
 	struct jt_stacks *s = NULL;
 	struct jt_hash lines = { 0 };
+	struct offtime off = { 0 };
 	struct jt_logsrc src;
 	int ret = 1, err;
 
@@ -819,13 +908,13 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 	if (jt_logsrc__open(&src, o->path, &o->filter))
 		return 1;
 	s = jt_stacks__new();
-	if (!s || read_stacks(&src, s, o->folded ? NULL : &lines, NULL))
+	if (!s || read_stacks(&src, s, o->folded ? NULL : &lines, NULL, o->off_cpu ? &off : NULL))
 		goto out;
 	if (o->folded)
 		err = jt_folded__write(out, s, src.lv, jt_stacks__per_proc(s, src.hdr->flags),
 				       o->annotate);
 	else
-		err = write_svg(out, s, &src, &lines, NULL, o);
+		err = write_svg(out, s, &src, &lines, NULL, o->off_cpu ? &off : NULL, o);
 	if (err == -ENOMEM)
 		jt_err("out of memory writing the flame graph");
 	else if (err || fflush(out) || ferror(out))

@@ -246,7 +246,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	struct jt_pipeline_opts po = {
 		.window_ns = o->window_ns, .max_pending = 1 << 20, .proc_root = "/proc",
 		.follow_perfmaps = !o->no_perfmap,
-		.follow_jitdumps = !o->no_jitdump,
+		.follow_jitdumps = !o->no_jitdump, .unwind_tables = o->offcpu,
 	};
 	int i, err = 0;
 

@@ -229,11 +229,22 @@ static int attach_samplers(struct jt_bpf *b, unsigned int hz)
 static int attach_mmaps(struct jt_bpf *b)
 {
 	struct bpf_link *link = bpf_program__attach(b->skel->progs.jt_mmap);
+	int err;
 
 	if (!link) {
 		jt_err("warning: attaching jt_mmap (the syscalls:sys_exit_mmap tracepoint): %s; the native frames of "
 		       "processes gone before their samples are joined stay file + offset",
 		       strerror(errno));
+		return 0;
+	}
+	err = keep_link(b, link);
+	if (err)
+		return err;
+	link = bpf_program__attach(b->skel->progs.jt_mprotect);
+	if (!link) {
+		jt_err("warning: attaching jt_mprotect (the syscalls:sys_enter_mprotect "
+		       "tracepoint): %s; code made executable by mprotect is named only once "
+		       "/proc shows it", strerror(errno));
 		return 0;
 	}
 	return keep_link(b, link);

@@ -571,10 +571,14 @@ static const char *unsound_frames(const struct jt_log_reader *r, const struct jt
 	for (i = 0; i < s->nr_frames; i++) {
 		kind = JT_FRAME_KIND(s->frames[i].ref);
 		id = JT_FRAME_ID(s->frames[i].ref);
-		/* only kinds that reference something are ever defined */
-		if (kind == JT_FRAME_USER || kind == JT_FRAME_KERNEL || kind == JT_FRAME_TRUNCATED ||
+		/* only kinds that reference something are ever defined; a user address may
+		 * name the anonymous memory (a module) it lies in */
+		if ((kind == JT_FRAME_USER && (!id || defined(r, JT_FRAME_MODULE, id))) ||
+		    kind == JT_FRAME_KERNEL || kind == JT_FRAME_TRUNCATED ||
 		    (kind < JT_ARRAY_SIZE(r->ids) && defined(r, kind, id)))
 			continue;
+		if (kind == JT_FRAME_USER)
+			kind = JT_FRAME_MODULE;	/* what it names is a module */
 		what = jt_logfmt__referenced(kind);
 		if (!what) {
 			*p = JT_LOGR_P_RECORD;

@@ -419,6 +419,26 @@ static int open_file(struct jt_logset *s, size_t idx)
 	return advance(s, idx);
 }
 
+/* A stack's references moved up by b (a user address's, the anonymous memory it lies in,
+ * too); -1 if one is too large for that. */
+static int renumber_frames(struct jt_rec_sample *smp, uint64_t b)
+{
+	unsigned int i;
+
+	for (i = 0; i < smp->nr_frames; i++) {
+		uint64_t ref = smp->frames[i].ref, id = JT_FRAME_ID(ref);
+		unsigned int kind = JT_FRAME_KIND(ref);
+
+		if (kind != JT_FRAME_METHOD && kind != JT_FRAME_MODULE &&
+		    kind != JT_FRAME_SYMBOL && (kind != JT_FRAME_USER || !id))
+			continue;
+		if (id >= JT_LOGSET_ID_MAX)
+			return -1;
+		smp->frames[i].ref = JT_FRAME_REF(kind, id + b);
+	}
+	return 0;
+}
+
 /* rec with its ids moved up by b, in s->buf; NULL if an id is too large for that. */
 static const struct jt_rec_hdr *renumber(struct jt_logset *s, const struct file *f,
 					 const struct jt_rec_hdr *rec, uint64_t b)
@@ -462,22 +482,14 @@ static const struct jt_rec_hdr *renumber(struct jt_logset *s, const struct file 
 	case JT_REC_UNLOAD:
 		ids[0] = &((struct jt_rec_call *)c)->id;
 		break;
-	case JT_REC_SAMPLE: {
-		struct jt_rec_sample *smp = (void *)c;
-
-		for (i = 0; i < smp->nr_frames; i++) {
-			uint64_t ref = smp->frames[i].ref, id = JT_FRAME_ID(ref);
-			unsigned int kind = JT_FRAME_KIND(ref);
-
-			if (kind != JT_FRAME_METHOD && kind != JT_FRAME_MODULE &&
-			    kind != JT_FRAME_SYMBOL)
-				continue;
-			if (id >= JT_LOGSET_ID_MAX)
-				goto too_large;
-			smp->frames[i].ref = JT_FRAME_REF(kind, id + b);
-		}
+	case JT_REC_SAMPLE:
+		if (renumber_frames((void *)c, b))
+			goto too_large;
 		break;
-	}
+	case JT_REC_OFFCPU:
+		if (renumber_frames(&((struct jt_rec_offcpu *)c)->smp, b))
+			goto too_large;
+		break;
 	default:
 		break;
 	}

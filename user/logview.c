@@ -409,6 +409,13 @@ const char *jt_lv__frame(const struct jt_lv *lv, const struct jt_frame *f, char 
 	case JT_FRAME_TRUNCATED:
 		*kind = JT_LV_UNKNOWN;
 		return "[truncated]";
+	case JT_FRAME_USER:	/* in anonymous executable memory: JIT code nothing named */
+		mod = id ? jt_hash__get(&lv->modules, id) : NULL;
+		if (!mod)
+			break;
+		*kind = JT_LV_JIT;
+		snprintf(buf, cap, "%.*s", (int)(cap - 1), mod->base);
+		return buf;
 	default:
 		break;
 	}

@@ -56,6 +56,7 @@ int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec);
  *   ELF / kernel symbol  the symbol               "JavaCalls::call_helper", "do_syscall_64"
  *   file + offset        base name + offset       "libjvm.so+0x5e1234"
  *   a kernel mapping     its name                 "[uprobes-trampoline]", "[vdso]"
+ *   anonymous code       its mapping's name       "[java jit]", "[anon exec]"
  *   a cut stack's end    "[truncated]"
  *   bare address         the address              "0x401a2b", "[k] 0xffffffff81a00b2c"
  */

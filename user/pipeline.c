@@ -52,6 +52,8 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 	pl->reorder = jt_reorder__new(o->max_pending, o->max_pending_bytes ?
 				      o->max_pending_bytes : JT_PIPELINE_PENDING_BYTES);
 	pl->symbols = jt_symbols__new(o->proc_root ? o->proc_root : "/proc");
+	if (pl->symbols && o->unwind_tables)
+		jt_symbols__want_cfi(pl->symbols);
 	co.symbols = pl->symbols;
 	if (pl->symbols)
 		pl->col = jt_collector__new(&co, sink);

@@ -27,6 +27,7 @@ struct jt_pipeline_opts {
 	const char *proc_root;	/* "/proc" */
 	bool follow_perfmaps;
 	bool follow_jitdumps;	/* jit-PID.dump files (user/jitwatch.h) */
+	bool unwind_tables;	/* read mapped files' unwind tables: off-CPU stacks need them */
 	size_t max_perfmap_methods;	/* a process's, 0: JT_PERFMAP_METHODS_MAX (collector.h) */
 	/* the clock perf-map reads are timed by (NULL: jt_now_ns; tests pass their own) */
 	uint64_t (*clock)(void *ctx);

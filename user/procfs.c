@@ -81,9 +81,10 @@ int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
 }
 
 /*
- * "start-end perms offset dev inode path": keep executable mappings that name a file, or
- * the kernel's special ones ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]): a frame
- * there is named by the mapping, never left an unknown address.
+ * "start-end perms offset dev inode path": keep executable mappings that name a file, the
+ * kernel's special ones ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]) and
+ * anonymous ones (JIT code; path ""): a frame there is named by the mapping, never left an
+ * unknown address.
  */
 static int parse_maps_line(char *line, struct jt_vma *vma)
 {
@@ -97,7 +98,7 @@ static int parse_maps_line(char *line, struct jt_vma *vma)
 		return 0;
 	path = line + path_at;
 	path[strcspn(path, "\n")] = 0;
-	if (path[0] != '/' && !(path[0] == '[' && strchr(path, ']')))
+	if (path[0] && path[0] != '/' && !(path[0] == '[' && strchr(path, ']')))
 		return 0;
 	*vma = (struct jt_vma){ .start = start, .end = end, .pgoff = pgoff };
 	vma->path = strdup(path);

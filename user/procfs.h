@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct jt_elfsyms;
+struct jt_file_info;
 
 /* An executable mapping of a file (the vdso counts as one). */
 struct jt_vma {
@@ -16,7 +16,8 @@ struct jt_vma {
 	uint64_t pgoff;
 	uint64_t module_id;	/* 0 until defined in the log */
 	char *path;
-	const struct jt_elfsyms *syms;	/* its symbols, once looked up (owned elsewhere) */
+	/* its symbols and unwind table, once looked up (owned elsewhere; NULL: none) */
+	const struct jt_file_info *file;
 	bool syms_looked;
 };
 

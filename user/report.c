@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* `jitrace report`: hot methods by self and total samples, per log and per process, and
- * call counts with inclusive and exclusive times from enter/leave records. */
+/* `jitrace report`: hot methods by self and total samples, per log and per process, call
+ * counts with inclusive and exclusive times from enter/leave records, and where threads
+ * waited off the CPU with each thread's time on and off it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -34,12 +35,23 @@ struct offc {
 #define SRC_MIXED 2		/* samples there from methods whose lines disagree */
 #define SRC_KNOWN(v) ((v) >> 32)
 
+/*
+ * Time off the CPU (off-CPU records) by state, enum jt_off_state (a state this jitrace
+ * does not know counts as other): ns and the waits they stand for; [0]: every state.
+ */
+struct offtime {
+	uint64_t ns[JT_OFF_MAX], n[JT_OFF_MAX];
+};
+
 /* A method (an interned name) in one process, or over every process. */
 struct entry {
 	uint32_t name;
 	uint64_t self, total;
 	uint64_t calls, incl_ns, excl_ns;
 	bool has_calls;
+	/* off-CPU records whose stack holds it (once each, recursion or not): time, waits */
+	uint64_t wait_ns, waits;
+	uint64_t inner_ns;	/* ... of those, whose innermost user frame it is */
 	struct jt_hash offs;	/* offset -> self samples there, held as the pointer's value */
 	struct jt_hash srcs;	/* offset -> its source line (SRC_*), if the log has lines */
 	struct offc top[NR_OFFS];
@@ -49,7 +61,15 @@ struct section {
 	uint32_t pid;
 	uint32_t tid;		/* a thread's section (--threads); 0 for a process's */
 	uint64_t samples, calls;
+	struct offtime off;
 	struct jt_hash entries;	/* name -> struct entry */
+};
+
+/* A thread's time: on the CPU (its samples) and off it. */
+struct wall {
+	uint32_t pid, tid;
+	uint64_t samples;
+	struct offtime off;
 };
 
 /* An activation on a thread's call stack. */
@@ -76,14 +96,18 @@ struct rep {
 	struct section all;
 	struct jt_hash threads;	/* pid << 32 | tid -> struct thread */
 	struct jt_hash tsecs;	/* --threads: pid << 32 | tid -> struct section */
-	uint64_t *seen;		/* by name: the last sample (r->samples) counted in its total */
+	uint64_t *seen;		/* by name: the last record (stamp) that counted it */
 	size_t cap_seen;
+	uint64_t stamp;		/* the record being added up by name, from 1 */
+	struct jt_hash walls;	/* pid << 32 | tid -> struct wall, every thread's */
+	struct wall *last_wall;	/* the last sample's: a thread's samples come in runs */
 	struct jt_hash mstats;	/* method id -> struct mstat */
 	uint64_t samples, enters, leaves;
 	uint64_t leave_no_enter;	/* a leave whose enter the log does not hold */
 	uint64_t closed_by_outer;	/* activations left without their own leave */
 	uint64_t open_at_end;		/* activations still open when the log ends */
 	bool any_calls;
+	bool any_offcpu;	/* the log recorded off-CPU time, or holds a record of it */
 };
 
 static const char nomem[] = "out of memory making the report";
@@ -161,6 +185,10 @@ static void rep_free(struct rep *r)
 		free(val);
 	}
 	jt_hash__fini(&r->tsecs);
+	pos = 0;
+	while (jt_hash__next(&r->walls, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(&r->walls);
 	free(r->seen);
 	pos = 0;
 	while (jt_hash__next(&r->mstats, &pos, &key, &val))
@@ -173,6 +201,54 @@ static void rep_free(struct rep *r)
 /* ---- reading ---- */
 
 /*
+ * Whether name is met for the first time in the record being added up (r->stamp): 1 the
+ * first time, 0 after; -ENOMEM.
+ */
+static int first_in_record(struct rep *r, uint32_t name)
+{
+	size_t old = r->cap_seen;
+
+	if (name >= r->cap_seen) {
+		if (jt_array_grow(&r->seen, &r->cap_seen, name + 1, sizeof(*r->seen)))
+			return -ENOMEM;
+		memset(r->seen + old, 0, (r->cap_seen - old) * sizeof(*r->seen));
+	}
+	if (r->seen[name] == r->stamp)
+		return 0;
+	r->seen[name] = r->stamp;
+	return 1;
+}
+
+/* --threads: thread tid's section, made if new; NULL without memory. */
+static struct section *tsec_get(struct rep *r, uint32_t pid, uint32_t tid)
+{
+	struct section *t = jt_hash__get_new(&r->tsecs, (uint64_t)pid << 32 | tid, sizeof(*t),
+					     NULL);
+
+	if (t) {
+		t->pid = pid;
+		t->tid = tid;
+	}
+	return t;
+}
+
+/* Thread tid's time, made if new; NULL without memory. */
+static struct wall *wall_get(struct rep *r, uint32_t pid, uint32_t tid)
+{
+	struct wall *w = r->last_wall;
+
+	if (w && w->pid == pid && w->tid == tid)
+		return w;
+	w = jt_hash__get_new(&r->walls, (uint64_t)pid << 32 | tid, sizeof(*w), NULL);
+	if (w) {
+		w->pid = pid;
+		w->tid = tid;
+		r->last_wall = w;
+	}
+	return w;
+}
+
+/*
  * --threads: the sample into its thread's section, self for the leaf's name and total once
  * for each name on the stack (walked up the tree from the leaf). Returns the leaf's entry
  * (NULL if the sample has no frames) in *leaf. Returns 0 or -ENOMEM.
@@ -180,37 +256,27 @@ static void rep_free(struct rep *r)
 static int thread_sample(struct rep *r, const struct jt_rec_sample *smp, uint32_t node,
 			 struct entry **leaf)
 {
-	struct section *t = jt_hash__get_new(&r->tsecs, (uint64_t)smp->pid << 32 | smp->tid,
-					     sizeof(*t), NULL);
+	struct section *t = tsec_get(r, smp->pid, smp->tid);
 	const struct jt_stk_node *n;
-	size_t old = r->cap_seen;
 	struct entry *e;
+	int first;
 
 	*leaf = NULL;
 	if (!t)
 		return -ENOMEM;
-	t->pid = smp->pid;
-	t->tid = smp->tid;
 	t->samples++;
+	r->stamp++;
 	for (n = jt_stacks__node(r->stk, node); n->depth >= 2;
 	     n = jt_stacks__node(r->stk, n->parent)) {
-		if (n->name >= r->cap_seen) {
-			if (jt_array_grow(&r->seen, &r->cap_seen, n->name + 1, sizeof(*r->seen)))
-				return -ENOMEM;
-			memset(r->seen + old, 0, (r->cap_seen - old) * sizeof(*r->seen));
-			old = r->cap_seen;
-		}
 		e = entry_get(t, n->name);
-		if (!e)
+		first = first_in_record(r, n->name);	/* once a sample, recursion or not */
+		if (!e || first < 0)
 			return -ENOMEM;
 		if (!*leaf) {
 			e->self++;
 			*leaf = e;
 		}
-		if (r->seen[n->name] != r->samples) {	/* once a sample, recursion or not */
-			r->seen[n->name] = r->samples;
-			e->total++;
-		}
+		e->total += first;
 	}
 	return 0;
 }
@@ -220,6 +286,7 @@ static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 	const struct jt_frame *leaf = smp->frames;
 	struct entry *e[2] = { NULL, NULL };	/* the process's entry, the thread's */
 	struct section *s;
+	struct wall *w;
 	uint32_t node, file, line;
 	uint64_t src = SRC_NONE;
 	int64_t name;
@@ -229,6 +296,10 @@ static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 	if (jt_stacks__add(r->stk, r->src.lv, smp, &node))
 		return -ENOMEM;
 	r->samples++;
+	w = wall_get(r, smp->pid, smp->tid);
+	if (!w)
+		goto nomem;
+	w->samples++;
 	if (r->o->threads && thread_sample(r, smp, node, &e[1]))
 		goto nomem;
 	if (!smp->nr_frames)
@@ -253,6 +324,64 @@ static int on_sample(struct rep *r, const struct jt_rec_sample *smp)
 	for (i = 0; i < 2; i++)
 		if (e[i] && srcs_add(&e[i]->srcs, leaf->off, src))
 			goto nomem;
+	return 0;
+nomem:
+	jt_err("%s", nomem);
+	return -ENOMEM;
+}
+
+static void off_add(struct offtime *t, unsigned int state, uint64_t ns, uint64_t n)
+{
+	t->ns[0] += ns;
+	t->ns[state] += ns;
+	t->n[0] += n;
+	t->n[state] += n;
+}
+
+/*
+ * An off-CPU record: its time and waits to its thread, its process and (--threads) its
+ * thread's section; to every name on its stack, once however often it recurs; and to the
+ * innermost user frame's name as where the thread blocked. Short waits have no stack:
+ * they count in the totals only.
+ */
+static int on_offcpu(struct rep *r, const struct jt_rec_offcpu *rec)
+{
+	const struct jt_rec_sample *smp = &rec->smp;
+	unsigned int st = rec->state && rec->state < JT_OFF_MAX ? rec->state : JT_OFF_OTHER;
+	unsigned int i, user = jt_lv__user_leaf(r->src.lv, smp);
+	struct section *sec[2] = { section_get(r, smp->pid), NULL };	/* process, thread */
+	struct wall *w = wall_get(r, smp->pid, smp->tid);
+	struct entry *e;
+	int64_t name;
+	int k, first;
+
+	if (!sec[0] || !w || (r->o->threads && !(sec[1] = tsec_get(r, smp->pid, smp->tid))))
+		goto nomem;
+	off_add(&w->off, st, rec->off_ns, rec->count);
+	for (k = 0; k < 2 && sec[k]; k++)
+		off_add(&sec[k]->off, st, rec->off_ns, rec->count);
+	r->stamp++;
+	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first */
+		name = jt_stacks__frame(r->stk, r->src.lv, &smp->frames[i]);
+		if (name < 0)
+			return -ENOMEM;
+		first = first_in_record(r, name);
+		if (first < 0)
+			goto nomem;
+		if (!first && i != user)
+			continue;
+		for (k = 0; k < 2 && sec[k]; k++) {
+			e = entry_get(sec[k], name);
+			if (!e)
+				goto nomem;
+			if (first) {
+				e->wait_ns += rec->off_ns;
+				e->waits += rec->count;
+			}
+			if (i == user)
+				e->inner_ns += rec->off_ns;
+		}
+	}
 	return 0;
 nomem:
 	jt_err("%s", nomem);
@@ -358,6 +487,11 @@ static int read_log(struct rep *r)
 			if (kept)
 				err = on_sample(r, (const void *)rec);
 			break;
+		case JT_REC_OFFCPU:
+			r->any_offcpu = true;
+			if (kept)
+				err = on_offcpu(r, (const void *)rec);
+			break;
 		case JT_REC_ENTER:
 		case JT_REC_LEAVE: {
 			const struct jt_rec_call *c = (const void *)rec;
@@ -446,6 +580,9 @@ static int merge_entry(struct rep *r, const struct entry *e)
 	g->incl_ns += e->incl_ns;
 	g->excl_ns += e->excl_ns;
 	g->has_calls |= e->has_calls;
+	g->wait_ns += e->wait_ns;
+	g->waits += e->waits;
+	g->inner_ns += e->inner_ns;
 	while (jt_hash__next(&e->offs, &pos, &off, &val))
 		if (offs_add(&g->offs, off, (uintptr_t)val))
 			return -ENOMEM;
@@ -465,7 +602,7 @@ static int add_up(struct rep *r)
 	uint64_t key;
 	void *val;
 	uint32_t c;
-	int err = -ENOMEM;
+	int err = -ENOMEM, k;
 
 	if (!onpath)
 		goto out;
@@ -497,6 +634,10 @@ static int add_up(struct rep *r)
 		s = val;
 		r->all.samples += s->samples;
 		r->all.calls += s->calls;
+		for (k = 0; k < JT_OFF_MAX; k++) {
+			r->all.off.ns[k] += s->off.ns[k];
+			r->all.off.n[k] += s->off.n[k];
+		}
 		epos = 0;
 		while (jt_hash__next(&s->entries, &epos, &key, &val)) {
 			top_offsets(val);
@@ -527,10 +668,17 @@ out:
 
 /* ---- ordering ---- */
 
+/* Which of a section's tables: hot methods, calls, off-CPU time. */
+enum table {
+	T_HOT,			/* by self or total samples (sort_ctx's by) */
+	T_CALLS,		/* by inclusive time */
+	T_OFF,			/* by time off the CPU */
+};
+
 struct sort_ctx {
 	const struct jt_stacks *stk;
 	enum jt_report_sort by;
-	bool calls;		/* order by inclusive time instead */
+	enum table table;
 };
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
@@ -546,8 +694,11 @@ static int cmp_entries(const void *pa, const void *pb, void *ctx)
 	enum jt_lv_kind ka, kb;
 	int c;
 
-	if (sc->calls)
+	if (sc->table == T_CALLS)
 		c = cmp_u64_desc(a->incl_ns, b->incl_ns) ?: cmp_u64_desc(a->calls, b->calls);
+	else if (sc->table == T_OFF)
+		c = cmp_u64_desc(a->wait_ns, b->wait_ns) ?:
+		    cmp_u64_desc(a->inner_ns, b->inner_ns) ?: cmp_u64_desc(a->waits, b->waits);
 	else if (sc->by == JT_REPORT_BY_TOTAL)
 		c = cmp_u64_desc(a->total, b->total) ?: cmp_u64_desc(a->self, b->self);
 	else
@@ -563,7 +714,14 @@ static bool keep_entry(const void *val, const void *ctx)
 	const struct entry *e = val;
 	const struct sort_ctx *sc = ctx;
 
-	return sc->calls ? e->has_calls : e->self || e->total;
+	switch (sc->table) {
+	case T_CALLS:
+		return e->has_calls;
+	case T_OFF:
+		return e->wait_ns || e->waits;
+	default:
+		return e->self || e->total;
+	}
 }
 
 static int cmp_sections(const void *pa, const void *pb, void *ctx)
@@ -573,7 +731,7 @@ static int cmp_sections(const void *pa, const void *pb, void *ctx)
 
 	(void)ctx;
 	return cmp_u64_desc(a->samples, b->samples) ?: cmp_u64_desc(a->calls, b->calls) ?:
-	       (a->pid > b->pid) - (a->pid < b->pid);
+	       cmp_u64_desc(a->off.ns[0], b->off.ns[0]) ?: (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 static bool keep_section(const void *val, const void *ctx)
@@ -581,7 +739,7 @@ static bool keep_section(const void *val, const void *ctx)
 	const struct section *s = val;
 
 	(void)ctx;
-	return s->samples || s->calls;
+	return s->samples || s->calls || s->off.n[0] || s->off.ns[0];
 }
 
 /*
@@ -609,10 +767,10 @@ static void **pick(const struct jt_hash *h, bool (*keep)(const void *val, const 
 	return v;
 }
 
-/* The section's rows (struct entry) in order, at most top of them; *n gets the count. */
-static void **rows(const struct rep *r, const struct section *s, bool calls, size_t *n)
+/* The rows (struct entry) of one of the section's tables in order, at most top of them. */
+static void **rows(const struct rep *r, const struct section *s, enum table table, size_t *n)
 {
-	struct sort_ctx sc = { r->stk, r->o->sort, calls };
+	struct sort_ctx sc = { r->stk, r->o->sort, table };
 
 	return pick(&s->entries, keep_entry, cmp_entries, &sc, r->o->top, n);
 }
@@ -629,7 +787,8 @@ static int cmp_threads(const void *pa, const void *pb, void *ctx)
 	const struct section *b = *(void *const *)pb;
 
 	(void)ctx;
-	return cmp_u64_desc(a->samples, b->samples) ?: (a->tid > b->tid) - (a->tid < b->tid);
+	return cmp_u64_desc(a->samples, b->samples) ?: cmp_u64_desc(a->off.ns[0], b->off.ns[0]) ?:
+	       (a->tid > b->tid) - (a->tid < b->tid);
 }
 
 static bool keep_thread(const void *val, const void *ctx)
@@ -643,6 +802,47 @@ static bool keep_thread(const void *val, const void *ctx)
 static void **threads_of(const struct rep *r, uint32_t pid, size_t *n)
 {
 	return pick(&r->tsecs, keep_thread, cmp_threads, &pid, 0, n);
+}
+
+/* The CPU time samples stand for: 1/hz s each. 0 when the log was not sampled. */
+static uint64_t cpu_ns(const struct rep *r, uint64_t samples)
+{
+	uint32_t hz = r->src.hdr->sample_hz;
+
+	return hz ? samples * 1000000000ULL / hz : 0;
+}
+
+struct wall_ctx {
+	const struct rep *r;
+	uint32_t pid;
+};
+
+/* Threads by their time on and off the CPU, the longest first. */
+static int cmp_walls(const void *pa, const void *pb, void *ctx)
+{
+	const struct wall *a = *(void *const *)pa;
+	const struct wall *b = *(void *const *)pb;
+	const struct wall_ctx *wc = ctx;
+
+	return cmp_u64_desc(cpu_ns(wc->r, a->samples) + a->off.ns[0],
+			    cpu_ns(wc->r, b->samples) + b->off.ns[0]) ?:
+	       cmp_u64_desc(a->samples, b->samples) ?: cmp_u64_desc(a->off.n[0], b->off.n[0]) ?:
+	       (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+static bool keep_wall(const void *val, const void *ctx)
+{
+	const struct wall *w = val;
+
+	return w->pid == ((const struct wall_ctx *)ctx)->pid;
+}
+
+/* The time of process pid's threads, the longest first, at most top of them. */
+static void **walls_of(const struct rep *r, uint32_t pid, size_t *n)
+{
+	struct wall_ctx wc = { r, pid };
+
+	return pick(&r->walls, keep_wall, cmp_walls, &wc, r->o->top, n);
 }
 
 /* How many processes have a section, --procs aside. */
@@ -718,10 +918,11 @@ static void text_header(FILE *out, const struct rep *r, const char *label, const
 	jt_text__put(out, h->hostname, sizeof(h->hostname));
 	fputs(" (", out);
 	jt_text__put(out, h->kernel, sizeof(h->kernel));
-	fprintf(out, "), %.3f s, %u CPUs, %u Hz%s%s%s\n", duration_s(r), h->ncpus, h->sample_hz,
-		h->flags & JT_LOG_F_SYSTEM_WIDE ? ", system-wide" : "",
+	fprintf(out, "), %.3f s, %u CPUs, %u Hz%s%s%s%s\n", duration_s(r), h->ncpus,
+		h->sample_hz, h->flags & JT_LOG_F_SYSTEM_WIDE ? ", system-wide" : "",
 		h->flags & JT_LOG_F_CALLS ? ", calls" : "",
-		h->flags & JT_LOG_F_KSTACK ? ", kernel stacks" : "");
+		h->flags & JT_LOG_F_KSTACK ? ", kernel stacks" : "",
+		h->flags & JT_LOG_F_OFFCPU ? ", off-CPU" : "");
 	fprintf(out, "%s%" PRIu64 " samples", indent, r->all.samples);
 	if (jt_logsrc__late(&r->src))	/* their perf-map lines came after them */
 		fprintf(out, " (%" PRIu64 " named late)", jt_logsrc__late(&r->src));
@@ -750,7 +951,7 @@ static const char *src_file(const struct rep *r, uint64_t src)
 static void text_methods(FILE *out, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
-	void **v = rows(r, s, false, &n);
+	void **v = rows(r, s, T_HOT, &n);
 	int k;
 
 	if (!v)
@@ -791,7 +992,7 @@ static void text_methods(FILE *out, const struct rep *r, const struct section *s
 static void text_calls(FILE *out, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
-	void **v = rows(r, s, true, &n);
+	void **v = rows(r, s, T_CALLS, &n);
 
 	if (!v)
 		return;
@@ -808,6 +1009,132 @@ static void text_calls(FILE *out, const struct rep *r, const struct section *s)
 		}
 	}
 	free(v);
+}
+
+/* ms, or "-" when the log was not sampled: its CPU time is not known. */
+static const char *cpu_ms(const struct rep *r, uint64_t samples, char *buf, size_t cap)
+{
+	if (!r->src.hdr->sample_hz)
+		return "-";
+	snprintf(buf, cap, "%.3f", cpu_ns(r, samples) / 1e6);
+	return buf;
+}
+
+/*
+ * The whole log's time off the CPU and its split by state, and on it:
+ * "off CPU 2504.000 ms in 15 waits: sleep 1500.000 ms (1), ..., short 4.000 ms (12)".
+ */
+static void text_off_totals(FILE *out, const struct rep *r)
+{
+	const struct offtime *t = &r->all.off;
+	unsigned int k;
+
+	fprintf(out, "off CPU %.3f ms in %" PRIu64 " waits:", t->ns[0] / 1e6, t->n[0]);
+	for (k = 1; k < JT_OFF_MAX; k++)
+		fprintf(out, "%s %s %.3f ms (%" PRIu64 ")", k > 1 ? "," : "",
+			jt_off_state__name(k), t->ns[k] / 1e6, t->n[k]);
+	if (r->src.hdr->sample_hz)
+		fprintf(out, "\non CPU %.3f ms: %" PRIu64 " samples at %u Hz\n",
+			cpu_ns(r, r->all.samples) / 1e6, r->all.samples, r->src.hdr->sample_hz);
+	else
+		fputs("\non CPU: not sampled (0 Hz)\n", out);
+}
+
+/* ", T ms off CPU (P%)" after a section's samples, P of the whole log's; nothing without. */
+static void text_off_head(FILE *out, const struct rep *r, const struct section *s, bool share)
+{
+	if (!r->any_offcpu)
+		return;
+	fprintf(out, ", %.3f ms off CPU", s->off.ns[0] / 1e6);
+	if (share)
+		fprintf(out, " (%.1f%%)", pct(s->off.ns[0], r->all.off.ns[0]));
+}
+
+/*
+ * Where the section's threads waited: per method, the time of the waits whose stack held
+ * it and their share of the section's, the time it was the innermost user frame (where
+ * the thread blocked), the waits, and its CPU time (samples whose stack held it).
+ */
+static void text_offcpu(FILE *out, const struct rep *r, const struct section *s)
+{
+	size_t n, i;
+	void **v;
+	char buf[32];
+
+	if (!r->any_offcpu)
+		return;
+	v = rows(r, s, T_OFF, &n);
+	if (!v)
+		return;
+	if (n) {
+		fprintf(out, "\n%11s %6s %11s %7s %10s  %-7s %s\n", "WAIT_MS", "WAIT%", "INNER_MS",
+			"WAITS", "CPU_MS", "KIND", "METHOD (off CPU)");
+		for (i = 0; i < n; i++) {
+			const struct entry *e = v[i];
+			enum jt_lv_kind kind;
+			const char *name = jt_stacks__name(r->stk, e->name, &kind);
+
+			fprintf(out, "%11.3f %5.1f%% %11.3f %7" PRIu64 " %10s  %-7s ",
+				e->wait_ns / 1e6, pct(e->wait_ns, s->off.ns[0]), e->inner_ns / 1e6,
+				e->waits, cpu_ms(r, e->total, buf, sizeof(buf)),
+				jt_lv__kind_name(kind));
+			text_line(out, "", name, "\n");
+		}
+	}
+	free(v);
+}
+
+/*
+ * Each thread of process pid, its time on the CPU (samples / hz) and off it by state (short
+ * waits too), the share of the two it ran: "CPU_MS WAIT_MS SLEEP_MS ... CPU% THREAD".
+ */
+static int text_walls(FILE *out, const struct rep *r, uint32_t pid)
+{
+	static const char *const state_cols[] = {
+		[JT_OFF_SLEEP] = "SLEEP_MS", [JT_OFF_BLOCKED] = "BLOCKED_MS",
+		[JT_OFF_PREEMPTED] = "PREEMPT_MS", [JT_OFF_OTHER] = "OTHER_MS",
+		[JT_OFF_SHORT] = "SHORT_MS",
+	};
+	_Static_assert(JT_ARRAY_SIZE(state_cols) == JT_OFF_MAX, "an off-CPU state has no column");
+	size_t n, i;
+	void **v;
+	char buf[32], share[16];
+	unsigned int k;
+
+	if (!r->any_offcpu)
+		return 0;
+	v = walls_of(r, pid, &n);
+	if (!v)
+		return -ENOMEM;
+	if (n) {
+		fprintf(out, "\n%10s %11s", "CPU_MS", "WAIT_MS");
+		for (k = 1; k < JT_OFF_MAX; k++)
+			fprintf(out, " %10s", state_cols[k]);
+		fprintf(out, " %7s %6s  %s\n", "WAITS", "CPU%", "THREAD (on and off CPU)");
+	}
+	for (i = 0; i < n; i++) {
+		const struct wall *w = v[i];
+		const char *name = jt_lv__thread(r->src.lv, w->tid);
+		uint64_t on = cpu_ns(r, w->samples);
+
+		if (r->src.hdr->sample_hz)
+			snprintf(share, sizeof(share), "%.1f%%", pct(on, on + w->off.ns[0]));
+		else
+			snprintf(share, sizeof(share), "-");
+		fprintf(out, "%10s %11.3f", cpu_ms(r, w->samples, buf, sizeof(buf)),
+			w->off.ns[0] / 1e6);
+		for (k = 1; k < JT_OFF_MAX; k++)
+			fprintf(out, " %10.3f", w->off.ns[k] / 1e6);
+		fprintf(out, " %7" PRIu64 " %6s  ", w->off.n[0], share);
+		if (name) {
+			text_line(out, "", name, "");
+			fprintf(out, " (%u)\n", w->tid);
+		} else {
+			fprintf(out, "%u\n", w->tid);
+		}
+	}
+	free(v);
+	return 0;
 }
 
 /* --threads: a table per thread of process s, "== thread NAME (TID) of COMM (PID): ...". */
@@ -834,9 +1161,12 @@ static int text_threads(FILE *out, const struct rep *r, const struct section *s)
 			fprintf(out, "\n== thread %u of ", t->tid);
 		}
 		text_line(out, "", label, ": ");
-		fprintf(out, "%" PRIu64 " samples (%.1f%%)\n", t->samples,
+		fprintf(out, "%" PRIu64 " samples (%.1f%%)", t->samples,
 			pct(t->samples, r->all.samples));
+		text_off_head(out, r, t, true);
+		fputc('\n', out);
 		text_methods(out, r, t);
+		text_offcpu(out, r, t);
 	}
 	free(v);
 	return 0;
@@ -856,6 +1186,8 @@ static int text_report(FILE *out, const struct rep *r)
 			" leaves without an enter, %" PRIu64 " closed by an outer leave, %" PRIu64
 			" open at the end\n", r->enters, r->leaves, r->leave_no_enter,
 			r->closed_by_outer, r->open_at_end);
+	if (r->any_offcpu)
+		text_off_totals(out, r);
 	procs = sections(r, &n);
 	if (!procs)
 		return -ENOMEM;
@@ -868,10 +1200,14 @@ static int text_report(FILE *out, const struct rep *r)
 		if (p && p->cmdline[0])
 			text_line(out, "   ", p->cmdline, "\n");
 	}
-	fprintf(out, "\n== all processes: %" PRIu64 " samples\n", r->all.samples);
+	fprintf(out, "\n== all processes: %" PRIu64 " samples", r->all.samples);
+	text_off_head(out, r, &r->all, false);
+	fputc('\n', out);
 	text_methods(out, r, &r->all);
 	text_calls(out, r, &r->all);
-	if (one && text_threads(out, r, procs[0]))
+	text_offcpu(out, r, &r->all);
+	if (one && (text_walls(out, r, ((struct section *)procs[0])->pid) ||
+		    text_threads(out, r, procs[0])))
 		goto nomem;
 	for (i = 0; i < n && !one; i++) {
 		const struct section *s = procs[i];
@@ -883,12 +1219,14 @@ static int text_report(FILE *out, const struct rep *r)
 			pct(s->samples, r->all.samples));
 		if (s->calls)
 			fprintf(out, ", %" PRIu64 " calls", s->calls);
+		text_off_head(out, r, s, true);
 		fprintf(out, "\n");
 		if (p && p->cmdline[0])
 			text_line(out, "   ", p->cmdline, "\n");
 		text_methods(out, r, s);
 		text_calls(out, r, s);
-		if (text_threads(out, r, s))
+		text_offcpu(out, r, s);
+		if (text_walls(out, r, s->pid) || text_threads(out, r, s))
 			goto nomem;
 	}
 	free(procs);
@@ -906,10 +1244,90 @@ static void json_str(struct jt_xout *x, const char *s)
 	jt_xout__json_str(x, s, strlen(s));
 }
 
+/* "on_cpu_ns": T (null when not sampled), "off_cpu": {"wait_ns": T, "waits": N, by state} */
+static void json_time(struct jt_xout *x, const struct rep *r, uint64_t samples,
+		      const struct offtime *t)
+{
+	unsigned int k;
+
+	if (r->src.hdr->sample_hz)
+		jt_xout__printf(x, "\"on_cpu_ns\": %" PRIu64, cpu_ns(r, samples));
+	else
+		jt_xout__str(x, "\"on_cpu_ns\": null");
+	jt_xout__printf(x, ", \"off_cpu\": {\"wait_ns\": %" PRIu64 ", \"waits\": %" PRIu64,
+			t->ns[0], t->n[0]);
+	for (k = 1; k < JT_OFF_MAX; k++)
+		jt_xout__printf(x, ", \"%s\": {\"wait_ns\": %" PRIu64 ", \"waits\": %" PRIu64 "}",
+				jt_off_state__name(k), t->ns[k], t->n[k]);
+	jt_xout__str(x, "}");
+}
+
+/* , the section's time on and off the CPU, "off_cpu_methods": [...] as text_offcpu's table */
+static int json_offcpu(struct jt_xout *x, const struct rep *r, const struct section *s)
+{
+	size_t n, i;
+	void **v;
+
+	if (!r->any_offcpu)
+		return 0;
+	v = rows(r, s, T_OFF, &n);
+	if (!v)
+		return -ENOMEM;
+	jt_xout__str(x, ", ");
+	json_time(x, r, s->samples, &s->off);
+	jt_xout__str(x, ", \"off_cpu_methods\": [");
+	for (i = 0; i < n; i++) {
+		const struct entry *e = v[i];
+		enum jt_lv_kind kind;
+		const char *name = jt_stacks__name(r->stk, e->name, &kind);
+
+		jt_xout__str(x, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		json_str(x, name);
+		jt_xout__printf(x, ", \"kind\": \"%s\", \"wait_ns\": %" PRIu64
+				", \"wait_pct\": %.2f, \"inner_ns\": %" PRIu64 ", \"waits\": %"
+				PRIu64 ", ", jt_lv__kind_name(kind), e->wait_ns,
+				pct(e->wait_ns, s->off.ns[0]), e->inner_ns, e->waits);
+		if (r->src.hdr->sample_hz)
+			jt_xout__printf(x, "\"cpu_ns\": %" PRIu64 "}", cpu_ns(r, e->total));
+		else
+			jt_xout__str(x, "\"cpu_ns\": null}");
+	}
+	free(v);
+	jt_xout__str(x, "]");
+	return 0;
+}
+
+/* , "thread_times": [{"tid": T, "name": NAME or "", "samples": N, time on and off}, ...] */
+static int json_walls(struct jt_xout *x, const struct rep *r, uint32_t pid)
+{
+	size_t n, i;
+	void **v;
+
+	if (!r->any_offcpu)
+		return 0;
+	v = walls_of(r, pid, &n);
+	if (!v)
+		return -ENOMEM;
+	jt_xout__str(x, ", \"thread_times\": [");
+	for (i = 0; i < n; i++) {
+		const struct wall *w = v[i];
+		const char *name = jt_lv__thread(r->src.lv, w->tid);
+
+		jt_xout__printf(x, "%s\n   {\"tid\": %u, \"name\": ", i ? "," : "", w->tid);
+		json_str(x, name ? name : "");
+		jt_xout__printf(x, ", \"samples\": %" PRIu64 ", ", w->samples);
+		json_time(x, r, w->samples, &w->off);
+		jt_xout__str(x, "}");
+	}
+	free(v);
+	jt_xout__str(x, "]");
+	return 0;
+}
+
 static int json_section(struct jt_xout *x, const struct rep *r, const struct section *s)
 {
 	size_t n, i;
-	void **v = rows(r, s, false, &n);
+	void **v = rows(r, s, T_HOT, &n);
 	int k;
 
 	if (!v)
@@ -945,7 +1363,7 @@ static int json_section(struct jt_xout *x, const struct rep *r, const struct sec
 	}
 	free(v);
 	jt_xout__str(x, "]");
-	v = rows(r, s, true, &n);
+	v = rows(r, s, T_CALLS, &n);
 	if (!v)
 		return -ENOMEM;
 	jt_xout__str(x, ", \"calls_by_time\": [");
@@ -959,7 +1377,7 @@ static int json_section(struct jt_xout *x, const struct rep *r, const struct sec
 	}
 	free(v);
 	jt_xout__str(x, "]");
-	return 0;
+	return json_offcpu(x, r, s);
 }
 
 /* --threads: , "threads": [{"tid": T, "name": NAME or "", samples, methods...}, ...] */
@@ -1048,7 +1466,7 @@ static int json_body(struct jt_xout *x, const struct rep *r)
 		jt_xout__str(x, ", \"cmdline\": ");
 		json_str(x, p ? p->cmdline : "");
 		jt_xout__str(x, ", ");
-		if (json_section(x, r, s) || json_threads(x, r, s)) {
+		if (json_section(x, r, s) || json_walls(x, r, s->pid) || json_threads(x, r, s)) {
 			free(procs);
 			return -ENOMEM;
 		}
@@ -1241,6 +1659,7 @@ static int load(struct rep *r)
 {
 	if (jt_logsrc__open(&r->src, r->o->path, &r->o->filter))
 		return -1;
+	r->any_offcpu = r->src.hdr->flags & JT_LOG_F_OFFCPU;
 	r->stk = jt_stacks__new();
 	if (!r->stk || read_log(r) || jt_logsrc__finish(&r->src, "reported") || add_up(r))
 		return -1;

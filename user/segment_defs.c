@@ -259,11 +259,29 @@ static int forget_method(struct jt_segdefs *d, uint64_t id)
 	return 0;
 }
 
+/* A sample's process, thread name and what its frames name (a user address: the
+ * anonymous memory it lies in, a module). */
+static int need_stack(struct jt_segdefs *d, const struct jt_rec_sample *s, uint64_t ts)
+{
+	unsigned int i;
+	int err = need_proc(d, s->pid, ts);
+
+	err = err ?: need(d, THREAD_NAMES, s->tid, ts, false);
+	for (i = 0; !err && i < s->nr_frames; i++) {
+		uint64_t ref = s->frames[i].ref;
+		unsigned int kind = JT_FRAME_KIND(ref);
+
+		if (kind == JT_FRAME_USER && JT_FRAME_ID(ref))
+			kind = JT_FRAME_MODULE;
+		err = need(d, kind, JT_FRAME_ID(ref), ts, true);
+	}
+	return err;
+}
+
 /* What rec needs defined before it, written now if this segment lacks it. */
 static int before(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 {
 	uint64_t ts = rec->ts;
-	unsigned int i;
 	int err;
 
 	switch (rec->type) {
@@ -287,18 +305,10 @@ static int before(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 	case JT_REC_LEAVE:
 	case JT_REC_UNLOAD:
 		return need(d, JT_FRAME_METHOD, ((const struct jt_rec_call *)rec)->id, ts, true);
-	case JT_REC_SAMPLE: {
-		const struct jt_rec_sample *s = (const void *)rec;
-
-		err = need_proc(d, s->pid, ts);
-		err = err ?: need(d, THREAD_NAMES, s->tid, ts, false);
-		for (i = 0; !err && i < s->nr_frames; i++) {
-			uint64_t ref = s->frames[i].ref;
-
-			err = need(d, JT_FRAME_KIND(ref), JT_FRAME_ID(ref), ts, true);
-		}
-		return err;
-	}
+	case JT_REC_SAMPLE:
+		return need_stack(d, (const void *)rec, ts);
+	case JT_REC_OFFCPU:
+		return need_stack(d, &((const struct jt_rec_offcpu *)rec)->smp, ts);
 	default:
 		return 0;
 	}

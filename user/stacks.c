@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Samples merged into a tree of interned frame names, one subtree per process. */
+/* Samples (or weighted records: off-CPU time) merged into a tree of interned frame names,
+ * one subtree per process. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -344,16 +345,20 @@ static uint32_t child(struct jt_stacks *s, uint32_t parent, uint32_t name)
 	return c;
 }
 
-int jt_stacks__add(struct jt_stacks *s, const struct jt_lv *lv, const struct jt_rec_sample *smp,
-		   uint32_t *leaf)
+/*
+ * The stack of smp under its process, each node's total and the leaf's self grown by
+ * weight. Inline in both adds, so that a sample's constant 1 costs what it always did.
+ */
+static inline int add(struct jt_stacks *s, const struct jt_lv *lv,
+		      const struct jt_rec_sample *smp, uint64_t weight, uint32_t *leaf)
 {
 	uint32_t node = child(s, JT_STK_ROOT, smp->pid);
 	int i;
 
 	if (node == JT_STK_NONE)
 		goto nomem;
-	s->nodes[JT_STK_ROOT].total++;
-	s->nodes[node].total++;
+	s->nodes[JT_STK_ROOT].total += weight;
+	s->nodes[node].total += weight;
 	for (i = (int)smp->nr_frames - 1; i >= 0; i--) {	/* outermost caller first */
 		int64_t name = jt_stacks__frame(s, lv, &smp->frames[i]);
 
@@ -362,9 +367,46 @@ int jt_stacks__add(struct jt_stacks *s, const struct jt_lv *lv, const struct jt_
 		node = child(s, node, name);
 		if (node == JT_STK_NONE)
 			goto nomem;
-		s->nodes[node].total++;
+		s->nodes[node].total += weight;
 	}
-	s->nodes[node].self++;
+	s->nodes[node].self += weight;
+	*leaf = node;
+	return 0;
+nomem:
+	jt_err("out of memory building stacks");
+	return -ENOMEM;
+}
+
+int jt_stacks__add(struct jt_stacks *s, const struct jt_lv *lv, const struct jt_rec_sample *smp,
+		   uint32_t *leaf)
+{
+	return add(s, lv, smp, 1, leaf);
+}
+
+int jt_stacks__add_weight(struct jt_stacks *s, const struct jt_lv *lv,
+			  const struct jt_rec_sample *smp, uint64_t weight, uint32_t *leaf)
+{
+	return add(s, lv, smp, weight, leaf);
+}
+
+int jt_stacks__add_named(struct jt_stacks *s, uint32_t pid, const char *name,
+			 enum jt_lv_kind kind, uint64_t weight, uint32_t *leaf)
+{
+	uint32_t node = child(s, JT_STK_ROOT, pid);
+	int64_t idx;
+
+	if (node == JT_STK_NONE)
+		goto nomem;
+	idx = intern(s, name, kind);
+	if (idx < 0)
+		goto nomem;
+	s->nodes[JT_STK_ROOT].total += weight;
+	s->nodes[node].total += weight;
+	node = child(s, node, idx);
+	if (node == JT_STK_NONE)
+		goto nomem;
+	s->nodes[node].total += weight;
+	s->nodes[node].self += weight;
 	*leaf = node;
 	return 0;
 nomem:

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Sampled stacks merged into one tree of named frames, a subtree per process: what the
- * report and the flame graph read. Frames are hashed by their reference while samples are
- * added and named once per distinct reference, so a million deep samples cost only hash
- * probes; names are interned, so a method's name is one number everywhere.
+ * report and the flame graph read. Each record adds 1 (a sample) or its weight (off-CPU
+ * time). Frames are hashed by their reference while samples are added and named once per
+ * distinct reference, so a million deep samples cost only hash probes; names are
+ * interned, so a method's name is one number everywhere.
  */
 #ifndef JT_STACKS_H
 #define JT_STACKS_H
@@ -24,8 +25,8 @@ struct jt_stk_node {
 	uint32_t child;		/* first child, JT_STK_NONE if none */
 	uint32_t next;		/* next sibling, JT_STK_NONE if none */
 	uint32_t depth;		/* 0 root, 1 process, 2 the outermost frame */
-	uint64_t self;		/* samples whose leaf is this node */
-	uint64_t total;		/* samples through this node */
+	uint64_t self;		/* samples (or weight) whose leaf is this node */
+	uint64_t total;		/* samples (or weight) through this node */
 };
 
 struct jt_stacks;
@@ -49,6 +50,18 @@ int64_t jt_stacks__frame(struct jt_stacks *s, const struct jt_lv *lv, const stru
  */
 int jt_stacks__add(struct jt_stacks *s, const struct jt_lv *lv, const struct jt_rec_sample *smp,
 		   uint32_t *leaf);
+/*
+ * The same for a record that weighs weight instead of 1 (off-CPU time: its microseconds).
+ * A tree holds one kind of weight: samples or time, not both.
+ */
+int jt_stacks__add_weight(struct jt_stacks *s, const struct jt_lv *lv,
+			  const struct jt_rec_sample *smp, uint64_t weight, uint32_t *leaf);
+/*
+ * Add weight under process pid as a one-frame stack named name (interned with kind): what
+ * the log gives no frames for, as "[short waits]". Returns 0 or -ENOMEM (reported).
+ */
+int jt_stacks__add_named(struct jt_stacks *s, uint32_t pid, const char *name,
+			 enum jt_lv_kind kind, uint64_t weight, uint32_t *leaf);
 
 /* Sort every node's children by name (kind, then bytes), for stable output. */
 void jt_stacks__sort(struct jt_stacks *s);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "hash.h"
 #include "symbols.h"
 #include "util.h"
@@ -24,7 +25,8 @@ struct file_syms {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	struct jt_elfsyms *syms;	/* NULL: the file has none */
+	struct jt_file_info info;	/* owned here: NULL members, the file has none */
+	bool cfi_read;			/* its unwind table was looked for */
 	struct file_syms *next;
 };
 
@@ -39,7 +41,8 @@ struct jt_symbols {
 	cxa_demangle_fn demangle;
 	bool demangle_tried;
 	bool said_denied;		/* map_files refused us: said once */
-	struct jt_elfsyms *vdso;	/* this kernel's vdso, read from our own */
+	bool want_cfi;			/* read unwind tables too */
+	struct jt_file_info vdso;	/* this kernel's vdso, read from our own */
 	bool vdso_tried;
 	char *dm_buf;			/* __cxa_demangle's reusable output buffer */
 	size_t dm_len;
@@ -57,6 +60,18 @@ struct jt_symbols *jt_symbols__new(const char *proc_root)
 	return s;
 }
 
+/* What a file holds is owned by s: const only to its users. */
+static void info_free(struct jt_file_info *i)
+{
+	jt_elfsyms__free((struct jt_elfsyms *)i->syms);
+	jt_cfi__free((struct jt_cfi *)i->cfi);
+}
+
+void jt_symbols__want_cfi(struct jt_symbols *s)
+{
+	s->want_cfi = true;
+}
+
 void jt_symbols__free(struct jt_symbols *s)
 {
 	size_t pos = 0;
@@ -70,13 +85,13 @@ void jt_symbols__free(struct jt_symbols *s)
 
 		for (; f; f = next) {
 			next = f->next;
-			jt_elfsyms__free(f->syms);
+			info_free(&f->info);
 			free(f);
 		}
 	}
 	jt_hash__fini(&s->files);
 	jt_kallsyms__free(s->kernel);
-	jt_elfsyms__free(s->vdso);
+	info_free(&s->vdso);
 	free(s->dm_buf);
 	if (s->libstdcxx)
 		dlclose(s->libstdcxx);
@@ -109,8 +124,19 @@ static int open_debug_file(int fd)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* The symbols of the file open at fd (closed here), loaded at its first use. */
-static const struct jt_elfsyms *syms_of(struct jt_symbols *s, int fd, const struct stat *st)
+/* The unwind table of the file open at fd, into f, if wanted and not read yet. */
+static void cfi_of(struct jt_symbols *s, int fd, struct file_syms *f)
+{
+	int err;
+
+	if (!s->want_cfi || f->cfi_read)
+		return;
+	f->cfi_read = true;
+	f->info.cfi = jt_cfi__load(fd, &err);
+}
+
+/* What the file open at fd (closed here) holds, loaded at its first use. */
+static const struct jt_file_info *info_of(struct jt_symbols *s, int fd, const struct stat *st)
 {
 	struct file_syms *head, *f;
 	uint64_t key = file_key(st->st_dev, st->st_ino);
@@ -119,8 +145,9 @@ static const struct jt_elfsyms *syms_of(struct jt_symbols *s, int fd, const stru
 	head = jt_hash__get(&s->files, key);
 	for (f = head; f; f = f->next)
 		if (same_file(f, st)) {
+			cfi_of(s, fd, f);
 			close(fd);
-			return f->syms;
+			return &f->info;
 		}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
@@ -132,17 +159,18 @@ static const struct jt_elfsyms *syms_of(struct jt_symbols *s, int fd, const stru
 	f->size = st->st_size;
 	f->mtime = st->st_mtim;
 	dfd = open_debug_file(fd);
-	f->syms = jt_elfsyms__load(fd, dfd, &err);
+	f->info.syms = jt_elfsyms__load(fd, dfd, &err);
 	if (dfd >= 0)
 		close(dfd);
+	cfi_of(s, fd, f);
 	close(fd);
 	f->next = head;
 	if (jt_hash__put(&s->files, key, f)) {
-		jt_elfsyms__free(f->syms);
+		info_free(&f->info);
 		free(f);
 		return NULL;
 	}
-	return f->syms;
+	return &f->info;
 }
 
 /* PROC_ROOT/PID/map_files/START-END, opened: -1 if it is gone or not a file. */
@@ -185,13 +213,13 @@ static int open_same(const char *path, uint64_t dev, uint64_t ino, struct stat *
 	return fd;
 }
 
-const struct jt_elfsyms *jt_symbols__file(struct jt_symbols *s, uint32_t pid, uint64_t start,
-					  uint64_t end)
+const struct jt_file_info *jt_symbols__file(struct jt_symbols *s, uint32_t pid,
+					    uint64_t start, uint64_t end)
 {
 	struct stat st;
 	int fd = open_map_file(s, pid, start, end, &st);
 
-	return fd < 0 ? NULL : syms_of(s, fd, &st);
+	return fd < 0 ? NULL : info_of(s, fd, &st);
 }
 
 /* The file (dev, ino) as it was read last (entries are chained newest first), or NULL. */
@@ -205,8 +233,8 @@ static const struct file_syms *known(const struct jt_symbols *s, uint64_t dev, u
 	return NULL;
 }
 
-const struct jt_elfsyms *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
-					    const struct jt_event *ev)
+const struct jt_file_info *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
+					      const struct jt_event *ev)
 {
 	const char *path = jt_event__str(ev);
 	const struct file_syms *f;
@@ -229,18 +257,18 @@ const struct jt_elfsyms *jt_symbols__mapped(struct jt_symbols *s, uint32_t pid,
 			fd = open_same(path, ev->map_dev, ev->map_ino, &st);
 	}
 	if (fd >= 0)
-		return syms_of(s, fd, &st);
+		return info_of(s, fd, &st);
 	/* nothing to open: what was read of that file before, if anything */
 	f = known(s, ev->map_dev, ev->map_ino);
-	return f ? f->syms : NULL;
+	return f ? &f->info : NULL;
 }
 
 bool jt_symbols__known(const struct jt_symbols *s, const struct jt_event *ev,
-		       const struct jt_elfsyms **syms)
+		       const struct jt_file_info **file)
 {
 	const struct file_syms *f = known(s, ev->map_dev, ev->map_ino);
 
-	*syms = f ? f->syms : NULL;
+	*file = f ? &f->info : NULL;
 	return f;
 }
 
@@ -262,24 +290,26 @@ static int own_vdso(uint64_t *start, uint64_t *end)
 	return err;
 }
 
-const struct jt_elfsyms *jt_symbols__vdso(struct jt_symbols *s)
+const struct jt_file_info *jt_symbols__vdso(struct jt_symbols *s)
 {
 	uint64_t start, end;
 	int fd, err;
 
 	if (s->vdso_tried)
-		return s->vdso;
+		return &s->vdso;
 	s->vdso_tried = true;
 	/* every process's vdso is the kernel's one image: ours, copied where ELF is read */
 	if (own_vdso(&start, &end) || end <= start || end - start > (1 << 20))
-		return NULL;
+		return &s->vdso;
 	fd = memfd_create("jitrace-vdso", MFD_CLOEXEC);
 	if (fd < 0)
-		return NULL;
-	if (write(fd, (const void *)(uintptr_t)start, end - start) == (ssize_t)(end - start))
-		s->vdso = jt_elfsyms__load(fd, -1, &err);
+		return &s->vdso;
+	if (write(fd, (const void *)(uintptr_t)start, end - start) == (ssize_t)(end - start)) {
+		s->vdso.syms = jt_elfsyms__load(fd, -1, &err);
+		s->vdso.cfi = jt_cfi__load(fd, &err);
+	}
 	close(fd);
-	return s->vdso;
+	return &s->vdso;
 }
 
 const struct jt_kallsyms *jt_symbols__kernel(struct jt_symbols *s)

@@ -19,6 +19,8 @@ FUZZ_SRCS_fuzz_perfmap := user/perfmap.c user/safeopen.c user/util.c
 FUZZ_SRCS_fuzz_log := user/log_read.c user/logfmt.c user/logview.c user/hash.c user/names.c user/util.c
 FUZZ_SRCS_fuzz_decode := user/decode.c user/event.c
 FUZZ_SRCS_fuzz_jitdump := user/jitdump.c
+FUZZ_SRCS_fuzz_cfi := user/cfi.c user/util.c
+FUZZ_LIBS_fuzz_cfi := -lelf
 # whole logs through every offline view: the modules the view commands link (not the pusher,
 # which needs libcurl)
 FUZZ_SRCS_fuzz_views := $(filter-out user/main.c user/cmd_%.c user/push.c $(BPF_SRCS),$(wildcard user/*.c))

@@ -456,6 +456,83 @@ static void test_unnamed_frames_aggregate_across_processes(void **state)
 	free(copy);
 }
 
+/*
+ * JIT code nothing names (the toy JIT recorded without its agent, perf map or jitdump) is
+ * anonymous executable memory the toy made by mmap and mprotect: its frames are named as
+ * such ("[anon exec]"), one row in report, never a bare address; Node's without
+ * --perf-basic-prof are "[node jit]".
+ */
+static void test_anonymous_code_is_named_as_such(void **state)
+{
+	char *log_path = it_path_dup("anon.jtl"), *rep = it_path_dup("anon.txt");
+	char *out = it_path_dup("anon.out");
+	char *node_log = it_path_dup("anon-node.jtl"), *node_rep = it_path_dup("anon-node.txt");
+	char *argv[] = { IT_JITRACE, "record", "--no-agent", "--no-perfmap", "--no-jitdump", "-F",
+			 "999", "-f", "-o", log_path, "--", IT_TOYJIT, "split", "--ms", "600",
+			 NULL };
+	char *rargv[] = { IT_JITRACE, "report", log_path, NULL };
+	char *nargv[] = { IT_JITRACE, "record", "-F", "999", "-f", "-o", node_log, "--",
+			  "/usr/bin/node", "tests/runtimes/node/hot.js", "600", NULL };
+	char *nrargv[] = { IT_JITRACE, "report", node_log, NULL };
+	uint64_t samples = 0, anon = 0, bare = 0, lo = UINT64_MAX, hi = 0;
+	unsigned long long start, size;
+	char name[256], *text, *at;
+	struct it_log log;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	/* where the toy put its code: "method NAME id=ID start=0xS size=0xZ" */
+	text = it_slurp(out);
+	for (at = text; (at = strstr(at, "start=0x")); at++)
+		if (sscanf(at, "start=0x%llx size=0x%llx", &start, &size) == 2) {
+			lo = start < lo ? start : lo;
+			hi = start + size > hi ? start + size : hi;
+		}
+	free(text);
+	assert_true(lo < hi);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_sample *s = (const void *)log.recs[i];
+
+		if (s->h.type != JT_REC_SAMPLE || !proc_is(&log, s->pid, "toyjit"))
+			continue;
+		samples++;
+		leaf_name(&log, s, name, sizeof(name));
+		anon += !strcmp(name, "[anon exec]");
+		/* a bare address in the JIT code: what must never be */
+		bare += !strncmp(name, "0x", 2) && strtoull(name, NULL, 16) >= lo &&
+			strtoull(name, NULL, 16) < hi;
+	}
+	print_message("%llu samples: %llu in [anon exec], %llu bare addresses in its code\n",
+		      (unsigned long long)samples, (unsigned long long)anon,
+		      (unsigned long long)bare);
+	/* toy_dispatch, hot_a and hot_b take all but the start's and the end's CPU */
+	it_assert_share_at_least("leaves in the toy's JIT code", anon, samples, 0.9,
+				 "the split spins in JIT code after its calibration");
+	assert_int_equal(bare, 0);
+	it_log_free(&log);
+	assert_int_equal(it_run(rargv, rep, NULL), 0);
+	text = it_slurp(rep);
+	assert_non_null(strstr(text, "jit     [anon exec]\n"));
+	free(text);
+	if (!access("/usr/bin/node", X_OK)) {
+		assert_int_equal(it_run(nargv, NULL, NULL), 0);
+		assert_int_equal(it_run(nrargv, node_rep, NULL), 0);
+		text = it_slurp(node_rep);
+		assert_non_null(strstr(text, "jit     [node jit]\n"));
+		free(text);
+	} else {
+		print_message("node is not installed: its part is not run\n");
+	}
+	free(node_rep);
+	free(node_log);
+	free(out);
+	free(rep);
+	free(log_path);
+}
+
 #define REWRITE_GRACE_NS 1100000000ULL	/* a map's name is looked up again every second */
 
 /*
@@ -532,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_short_lived_natives_are_named),
 		cmocka_unit_test(test_unnamed_frames_aggregate_across_processes),
 		cmocka_unit_test(test_uprobe_trampoline_is_named),
+		cmocka_unit_test(test_anonymous_code_is_named_as_such),
 		cmocka_unit_test(test_frame_pointer_loop_is_cut),
 		cmocka_unit_test(test_map_written_at_exit_names_late),
 		cmocka_unit_test(test_reused_address_is_never_named_late),

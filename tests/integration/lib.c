@@ -61,6 +61,9 @@ void it_log_load(const char *path, struct it_log *log)
 		if (h->type == JT_REC_SYMBOL)
 			by_id_put((const void ***)&log->symbols, &log->nr_symbols,
 				  ((const struct jt_rec_symbol *)copy)->id, copy);
+		if (h->type == JT_REC_MODULE)
+			by_id_put((const void ***)&log->modules, &log->nr_modules,
+				  ((const struct jt_rec_module *)copy)->id, copy);
 	}
 	log->state = jt_logr__state(r);
 	if (log->state != JT_LOGR_END)
@@ -77,6 +80,7 @@ void it_log_free(struct it_log *log)
 	free(log->recs);
 	free(log->methods);
 	free(log->symbols);
+	free(log->modules);
 	memset(log, 0, sizeof(*log));
 }
 
@@ -102,10 +106,17 @@ bool it_frame_is_kernel(const struct it_log *log, const struct jt_frame *f)
 
 int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf, size_t len)
 {
+	uint64_t id = JT_FRAME_ID(f->ref);
+	const struct jt_rec_module *mod;
 	const struct jt_rec_method *m;
 	const struct jt_rec_symbol *y;
 
 	switch (JT_FRAME_KIND(f->ref)) {
+	case JT_FRAME_USER:	/* in anonymous executable memory: named by it */
+		mod = id && id < log->nr_modules ? log->modules[id] : NULL;
+		if (mod)
+			return snprintf(buf, len, "%.*s", mod->path_len, mod->path), 0;
+		break;
 	case JT_FRAME_METHOD:
 		m = it_method(log, JT_FRAME_ID(f->ref));
 		if (m)
@@ -181,6 +192,30 @@ static void seen_set(struct seen *s, uint64_t id)
 	s->bits[id / 8] |= 1 << (id % 8);
 }
 
+/* promise 2 for a sample's (or off-CPU record's) frames: each defined before it */
+static void check_frames(size_t i, const struct jt_rec_sample *s, const struct seen *methods,
+			 const struct seen *modules, const struct seen *symbols)
+{
+	unsigned int k;
+
+	for (k = 0; k < s->nr_frames; k++) {
+		uint64_t ref = s->frames[k].ref, id = JT_FRAME_ID(ref);
+
+		if (JT_FRAME_KIND(ref) == JT_FRAME_METHOD && !seen_test(methods, id))
+			fail_msg("record %zu references method %llu before its definition", i,
+				 (unsigned long long)id);
+		if ((JT_FRAME_KIND(ref) == JT_FRAME_MODULE ||
+		     (JT_FRAME_KIND(ref) == JT_FRAME_USER && id)) && !seen_test(modules, id))
+			fail_msg("record %zu references module %llu before its definition", i,
+				 (unsigned long long)id);
+		if (JT_FRAME_KIND(ref) == JT_FRAME_SYMBOL && !seen_test(symbols, id))
+			fail_msg("record %zu references symbol %llu before its definition", i,
+				 (unsigned long long)id);
+		if (JT_FRAME_KIND(ref) == JT_FRAME_TRUNCATED && k != s->nr_frames - 1U)
+			fail_msg("record %zu is cut at frame %u of %u", i, k, s->nr_frames);
+	}
+}
+
 void it_check_promises(const struct it_log *log)
 {
 	struct seen methods = { 0 }, modules = { 0 }, symbols = { 0 };
@@ -241,29 +276,15 @@ void it_check_promises(const struct it_log *log)
 					 i, (unsigned long long)c->id);
 			break;
 		}
-		case JT_REC_SAMPLE: {
-			const struct jt_rec_sample *s = (const void *)h;
+		case JT_REC_SAMPLE:
+			check_frames(i, (const void *)h, &methods, &modules, &symbols);
+			break;
+		case JT_REC_OFFCPU: {
+			const struct jt_rec_offcpu *o = (const void *)h;
 
-			for (k = 0; k < s->nr_frames; k++) {
-				uint64_t ref = s->frames[k].ref, id = JT_FRAME_ID(ref);
-
-				if (JT_FRAME_KIND(ref) == JT_FRAME_METHOD &&
-				    !seen_test(&methods, id))
-					fail_msg("sample %zu references method %llu before its "
-						 "definition", i, (unsigned long long)id);
-				if (JT_FRAME_KIND(ref) == JT_FRAME_MODULE &&
-				    !seen_test(&modules, id))
-					fail_msg("sample %zu references module %llu before its "
-						 "definition", i, (unsigned long long)id);
-				if (JT_FRAME_KIND(ref) == JT_FRAME_SYMBOL &&
-				    !seen_test(&symbols, id))
-					fail_msg("sample %zu references symbol %llu before its "
-						 "definition", i, (unsigned long long)id);
-				if (JT_FRAME_KIND(ref) == JT_FRAME_TRUNCATED &&
-				    k != s->nr_frames - 1U)
-					fail_msg("sample %zu is cut at frame %u of %u", i, k,
-						 s->nr_frames);
-			}
+			assert_int_equal(o->smp.h.type, JT_REC_SAMPLE);
+			assert_true(o->smp.h.ts <= o->h.ts);
+			check_frames(i, &o->smp, &methods, &modules, &symbols);
 			break;
 		}
 		case JT_REC_DROP: {

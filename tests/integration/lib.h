@@ -19,6 +19,8 @@ struct it_log {
 	size_t nr_methods;
 	const struct jt_rec_symbol **symbols;	/* by id; [0] unused */
 	size_t nr_symbols;
+	const struct jt_rec_module **modules;	/* by id; [0] unused */
+	size_t nr_modules;
 };
 
 /* Load every record of path; fails the test if the log cannot be opened. */
@@ -28,7 +30,8 @@ const struct jt_rec_method *it_method(const struct it_log *log, uint64_t id);
 const struct jt_rec_symbol *it_symbol(const struct it_log *log, uint64_t id);
 /* A kernel frame: an address, or a symbol of the kernel (module 0). */
 bool it_frame_is_kernel(const struct it_log *log, const struct jt_frame *f);
-/* A method's or symbol's name into buf; else the address, and -1. */
+/* A method's or symbol's name (or the anonymous memory's a user address lies in) into buf;
+ * else the address, and -1. */
 int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf, size_t len);
 /* Whether m (which may be NULL) is called exactly name. */
 bool it_name_is(const struct jt_rec_method *m, const char *name);

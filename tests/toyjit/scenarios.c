@@ -423,6 +423,90 @@ cleanup:
 	return err;
 }
 
+/* What block's JIT functions call: the sleep they were handed, as a C function. */
+#define BLOCK_UNIT_MS 10	/* a unit of waiting */
+#define BLOCK_SLOTS 16
+
+/* The time spent in toy_block, by the ms asked: wait_a's and wait_b's, when they differ. */
+static struct {
+	uint64_t ms, ns;
+} blocked[BLOCK_SLOTS];
+
+static uint64_t toy_block(uint64_t ms)
+{
+	uint64_t t = toy_now_ns();
+	int i;
+
+	toy_sleep_ms(ms);
+	for (i = 0; i < BLOCK_SLOTS && blocked[i].ms && blocked[i].ms != ms; i++)
+		;
+	if (i < BLOCK_SLOTS) {
+		blocked[i].ms = ms;
+		blocked[i].ns += toy_now_ns() - t;
+	}
+	return 0;
+}
+
+static uint64_t blocked_ns(uint64_t ms)
+{
+	int i;
+
+	for (i = 0; i < BLOCK_SLOTS; i++)
+		if (blocked[i].ms == ms)
+			return blocked[i].ns;
+	return 0;
+}
+
+/* A JIT function that waits ms: calls toy_block(ms) through its absolute address. */
+static int emit_waiter(struct x86_buf *b, struct toy_fn *fn, uint32_t ms)
+{
+	toyfn__begin(b, fn);
+	x86__mov_imm32(b, X86_RDI, ms);
+	x86__call_abs(b, (uintptr_t)toy_block);
+	return toyfn__end(b, fn);
+}
+
+int scenario_block(const struct toy_opts *o)
+{
+	uint32_t a_ms = o->ratio_a * BLOCK_UNIT_MS, b_ms = o->ratio_b * BLOCK_UNIT_MS;
+	struct toy_fn *a, *bfn, *waiter;
+	struct toy_region *r;
+	uint64_t rounds;
+	struct toy_jit j;
+	struct x86_buf b;
+	int err = -1;
+
+	if (jit__init(&j, 3, o->instrument, o->sink))
+		return -1;
+	r = jit__map(&j, 3 * FN_BYTES);
+	a = jit__fn(&j, "wait_a", false);
+	bfn = jit__fn(&j, "wait_b", false);
+	waiter = jit__fn(&j, "toy_waiter", false);
+	if (!r || !a || !bfn || !waiter)
+		goto cleanup;
+	x86__init(&b, r->mem, r->size);
+	if (emit_waiter(&b, a, a_ms) || emit_waiter(&b, bfn, b_ms) ||
+	    emit_caller(&b, waiter, (struct toy_fn *const[]){ a, bfn }, 2, false) ||
+	    jit__protect(r, true) || load_all(&j))
+		goto cleanup;
+	rounds = o->ms / (a_ms + b_ms);
+	if (!rounds)
+		rounds = 1;
+	toy_out("block wait_a=%ums wait_b=%ums rounds=%llu", a_ms, b_ms,
+		(unsigned long long)rounds);
+	toyfn__entry(waiter)(rounds);
+	if (expect_calls(waiter, 1) || expect_calls(a, rounds) || expect_calls(bfn, rounds))
+		goto cleanup;
+	if (a_ms != b_ms)	/* CLOCK_MONOTONIC around each sleep, summed */
+		toy_out("blocked wait_a=%llu wait_b=%llu", (unsigned long long)blocked_ns(a_ms),
+			(unsigned long long)blocked_ns(b_ms));
+	jit__print_calls(&j);
+	err = 0;
+cleanup:
+	jit__destroy(&j);
+	return err;
+}
+
 /* One named thread of the threads scenario: calls its function until ms of its CPU passed. */
 struct worker {
 	const char *name;

@@ -48,6 +48,9 @@ static const char usage[] =
 "  threads                 two threads named worker-a and worker-b (pthread_setname_np)\n"
 "                          each call work_a / work_b (a unit of spin each) for MS ms of\n"
 "                          its own CPU (1000); each prints \"thread NAME tid=TID\".\n"
+"  block                   toy_waiter calls wait_a then wait_b, each of which calls a C\n"
+"                          sleep (toy_block, through its address) for A*10 and B*10 ms\n"
+"                          (--ratio, 3:1): off-CPU time split A:B, for about MS ms (1000)\n"
 "\n"
 "Options:\n"
 "  -i, --instrument        instrument every function (calls: always)\n"
@@ -67,8 +70,10 @@ static const char usage[] =
 "                          that buffers its map writes (mono --jitmap) does\n"
 "      --start-delay MS    after printing the pid, sleep MS ms before anything else\n"
 "      --ms MS             split: CPU ms (2000); recompile: CPU ms per phase (1000);\n"
-"                          many: CPU ms (2000); idle: ms asleep (1000)\n"
-"      --ratio A:B         split: units of work per hot_a and hot_b call (3:1)\n"
+"                          many: CPU ms (2000); idle: ms asleep (1000); block: ms of\n"
+"                          waiting (1000)\n"
+"      --ratio A:B         split: units of work per hot_a and hot_b call (3:1); block:\n"
+"                          tens of ms wait_a and wait_b wait a call\n"
 "      --rewrite-map HOW   split, with --perf-map: halfway through, write the map anew\n"
 "                          with hot_a renamed hot_a_rewritten, its line first; HOW is\n"
 "                          inplace (truncated, same file), rename or unlink; prints\n"
@@ -95,6 +100,8 @@ static const char usage[] =
 "  methods N                                  many: all N registered\n"
 "  hold                                       many with --hold: calls done, now asleep\n"
 "  split ratio=A:B chunk=N                    split: hot_a/hot_b pairs per toy_dispatch call\n"
+"  block wait_a=MSms wait_b=MSms rounds=N     block: what each waits, and how many rounds\n"
+"  blocked wait_a=NS wait_b=NS                block: the time each spent in the sleep\n"
 "  recompile chunk=N                          recompile: old_fn/new_fn calls per toy_caller\n"
 "  switch begin_ns=NS                         recompile: CLOCK_MONOTONIC before the unload\n"
 "  switch end_ns=NS                           recompile: CLOCK_MONOTONIC after the new load\n"
@@ -302,6 +309,7 @@ static const struct scenario scenarios[] = {
 	{ "many", scenario_many, 2000 },
 	{ "idle", scenario_idle, 1000 },
 	{ "threads", scenario_threads, 1000 },
+	{ "block", scenario_block, 1000 },
 };
 
 /* An option given to a scenario it does not apply to is a mistake worth hearing about. */
@@ -438,7 +446,8 @@ int main(int argc, char **argv)
 	}
 	if (nargs && parse_call_specs(&o, argv + optind + 1, nargs, specs))
 		return 2;
-	if (check_applies("--ratio", ratio_set, sc->name, "split") ||
+	if ((strcmp(sc->name, "block") &&
+	     check_applies("--ratio", ratio_set, sc->name, "split")) ||
 	    check_applies("--nested", nested_set, sc->name, "calls") ||
 	    check_applies("--methods", methods_set, sc->name, "many") ||
 	    check_applies("--hold", hold_set, sc->name, "many"))

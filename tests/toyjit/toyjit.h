@@ -49,5 +49,6 @@ int scenario_recompile(const struct toy_opts *o);
 int scenario_many(const struct toy_opts *o);
 int scenario_idle(const struct toy_opts *o);
 int scenario_threads(const struct toy_opts *o);
+int scenario_block(const struct toy_opts *o);
 
 #endif

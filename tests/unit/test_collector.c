@@ -131,6 +131,20 @@ static evbuf ev_sample(uint64_t ts, uint32_t pid, uint16_t nr_kernel, uint16_t n
 	return b;
 }
 
+/* Thread pid + 1 of pid ran again at ts after off_ns off the CPU, with these frames. */
+static evbuf ev_offcpu(uint64_t ts, uint32_t pid, uint64_t off_ns, uint16_t state,
+		       uint32_t count, uint16_t nr_user, const __u64 *ips)
+{
+	evbuf b = ev_sample(ts, pid, 0, nr_user, ips);
+
+	b.ev.type = JT_EV_OFFCPU;
+	b.ev.off_ns = off_ns;
+	b.ev.off_left_ts = ts - off_ns;
+	b.ev.off_count = count;
+	b.ev.off_state = state;
+	return b;
+}
+
 /* comm: JT_COMM_LEN bytes, as the ring buffer carries it */
 static evbuf ev_exec(uint64_t ts, uint32_t pid, const char *comm, const char *path)
 {
@@ -520,11 +534,55 @@ static void frames_in_one_module_share_one_module_record(void **state)
 	assert_log_promises(f);
 }
 
+/*
+ * An address nothing names stays a user frame (a perf-map line read later may name it);
+ * in anonymous executable memory (the fixture's JIT region) it says so, by a module named
+ * for that memory, so that views show "[anon exec]", never a bare address.
+ */
+/*
+ * An off-CPU record: its stack joined like a sample's, as of when the thread ran again, in a
+ * sample record whose time is when it left; a sum of short waits has no frames.
+ */
+static void offcpu_record_joins_its_stack_and_keeps_its_times(void **state)
+{
+	struct fx *f = *state;
+	__u64 ips[2] = { LIBC_X + 0x10, JIT + 0x1010 };
+	const struct jt_rec_offcpu *o;
+	size_t i;
+
+	send(f, ev_load(1, PID, 1, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Lock.await()"));
+	send(f, ev_offcpu(100, PID, 40, JT_OFF_SLEEP, 1, 2, ips));
+	send(f, ev_offcpu(200, PID, 7000, JT_OFF_SHORT, 12, 0, ips));
+	assert_int_equal(count_type(f, JT_REC_OFFCPU), 2);
+	i = nth_index(f, JT_REC_OFFCPU, 0);
+	o = (const void *)f->cap.recs[i];
+	assert_int_equal(o->h.ts, 100);
+	assert_int_equal(o->h.size, offsetof(struct jt_rec_offcpu, smp) + o->smp.h.size);
+	assert_int_equal(o->smp.h.type, JT_REC_SAMPLE);
+	assert_int_equal(o->smp.h.ts, 60);
+	assert_int_equal(o->off_ns, 40);
+	assert_int_equal(o->count, 1);
+	assert_int_equal(o->state, JT_OFF_SLEEP);
+	assert_int_equal(o->smp.pid, PID);
+	assert_int_equal(o->smp.tid, PID + 1);
+	assert_int_equal(o->smp.nr_frames, 2);
+	assert_int_equal(JT_FRAME_KIND(o->smp.frames[0].ref), JT_FRAME_MODULE);
+	assert_int_equal(JT_FRAME_KIND(o->smp.frames[1].ref), JT_FRAME_METHOD);
+	assert_int_equal(o->smp.frames[1].off, 0x10);
+	o = (const void *)f->cap.recs[nth_index(f, JT_REC_OFFCPU, 1)];
+	assert_int_equal(o->state, JT_OFF_SHORT);
+	assert_int_equal(o->count, 12);
+	assert_int_equal(o->off_ns, 7000);
+	assert_int_equal(o->smp.nr_frames, 0);
+	assert_log_promises(f);
+}
+
 static void unknown_address_is_a_user_frame(void **state)
 {
 	struct fx *f = *state;
-	/* anonymous, unmapped, a mapping that is not executable */
+	/* anonymous executable, unmapped, a mapping that is not executable */
 	__u64 ips[3] = { JIT + 0x5000, 0x10000, LIBC_X_END + 0x10 };
+	const struct jt_rec_module *m;
 	const struct jt_rec_sample *s;
 	size_t i;
 
@@ -537,7 +595,14 @@ static void unknown_address_is_a_user_frame(void **state)
 		assert_int_equal(s->frames[i].off, ips[i]);
 	}
 	assert_int_equal(count_type(f, JT_REC_METHOD), 0);
-	assert_int_equal(count_type(f, JT_REC_MODULE), 0);
+	assert_int_equal(count_type(f, JT_REC_MODULE), 1);
+	m = (const void *)f->cap.recs[nth_index(f, JT_REC_MODULE, 0)];
+	assert_int_equal(JT_FRAME_ID(s->frames[0].ref), m->id);
+	assert_int_equal(m->start, JIT);
+	assert_int_equal(m->path_len, strlen("[anon exec]"));
+	assert_memory_equal(m->path, "[anon exec]", m->path_len);
+	assert_int_equal(JT_FRAME_ID(s->frames[1].ref), 0);
+	assert_int_equal(JT_FRAME_ID(s->frames[2].ref), 0);
 	/* a process with no /proc entry at all */
 	sample_at(f, 71, OTHER_PID, LIBC_X + 0x10);
 	s = nth_sample(f, 1);
@@ -1775,6 +1840,7 @@ int main(void)
 		T(mappings_replace_what_they_overlap_and_forks_inherit_them),
 		T(frame_in_libc_is_a_module_frame_with_file_offset),
 		T(frames_in_one_module_share_one_module_record),
+		T(offcpu_record_joins_its_stack_and_keeps_its_times),
 		T(unknown_address_is_a_user_frame),
 		T(kernel_frames_come_first),
 		T(return_address_just_past_a_method_names_that_method),

@@ -361,6 +361,13 @@ static void mmap_decodes_range_file_and_path(void **state)
 	assert_int_equal(ev->map_ino, 0);
 	assert_string_equal(jt_event__str(ev), "[vdso]");
 
+	/* anonymous executable memory: no file, the empty path */
+	build_mmap(r, 0x7f0000000000ULL, 0x7f0000010000ULL, 0, 0, "", JT_MMAP_ANON);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->map_start, 0x7f0000000000ULL);
+	assert_int_equal(ev->map_ino, 0);
+	assert_string_equal(jt_event__str(ev), "");
+
 	/* an empty range or a path past its slot is refused */
 	build_mmap(r, 0x5000, 0x5000, 0, 1, "/x", 0);
 	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
@@ -368,6 +375,85 @@ static void mmap_decodes_range_file_and_path(void **state)
 	((struct jt_ev_mmap *)r->b)->path_len = JT_PATH_MAX;
 	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	free(r);
+}
+
+/* An off-CPU record with its stacks and stack copy, a short waits' sum, and lies about both. */
+static void offcpu_decodes_its_wait_stacks_and_stack_copy(void **state)
+{
+	struct jt_ev_offcpu *o = calloc(1, sizeof(*o));
+	union jt_event_buf *eb = malloc(sizeof(*eb));
+	struct jt_event *ev = &eb->ev;
+	const unsigned char *copy;
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(o);
+	assert_non_null(eb);
+	o->h = (struct jt_ev_hdr){ .type = JT_EV_OFFCPU, .ts = 5000000, .pid = 42, .tid = 43,
+				   .size = JT_EV_OFFCPU_FIXED + 3 * 8 };
+	o->off_ns = 3000000;
+	o->left_ts = 2000000;
+	o->count = 1;
+	o->state = JT_OFF_SLEEP;
+	o->cpu = 1;
+	o->nr_kernel = 1;
+	o->nr_user = 2;
+	memcpy(o->comm, "waiter", 7);
+	o->sp = 0x7ffc00001000ULL;
+	o->bp = 0x7ffc00001040ULL;
+	o->stack_len = 64;
+	for (i = 0; i < 64; i++)
+		o->stack[i] = i;
+	o->ips[0] = 0xffffffff81000000ULL;
+	o->ips[1] = 0x7f0000001000ULL;
+	o->ips[2] = 0x7f0000002000ULL;
+	assert_int_equal(jt_decode(o, o->h.size, eb), 0);
+	assert_int_equal(ev->type, JT_EV_OFFCPU);
+	assert_int_equal(ev->ts, 5000000);
+	assert_int_equal(ev->off_ns, 3000000);
+	assert_int_equal(ev->off_left_ts, 2000000);
+	assert_int_equal(ev->off_count, 1);
+	assert_int_equal(ev->off_state, JT_OFF_SLEEP);
+	assert_int_equal(ev->nr_kernel, 1);
+	assert_int_equal(ev->nr_user, 2);
+	assert_int_equal(ev->off_sp, 0x7ffc00001000ULL);
+	assert_int_equal(ev->off_bp, 0x7ffc00001040ULL);
+	assert_int_equal(ev->off_stack_len, 64);
+	assert_string_equal(ev->thread, "waiter");
+	assert_int_equal(jt_event__ips(ev)[2], 0x7f0000002000ULL);
+	copy = jt_event__stack(ev);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(copy[i], i);
+	assert_true(ev->len >= JT_EVENT_FIXED + 3 * 8 + 64);
+
+	/* lies: a stack copy past its slot, frames past the record, left after it came back */
+	o->stack_len = JT_OFF_STACK_BYTES + 8;
+	assert_int_equal(jt_decode(o, o->h.size, eb), -EINVAL);
+	o->stack_len = 64;
+	assert_int_equal(jt_decode(o, o->h.size - 8, eb), -EINVAL);
+	o->left_ts = o->h.ts + 1;
+	assert_int_equal(jt_decode(o, o->h.size, eb), -EINVAL);
+	o->left_ts = 2000000;
+	o->state = JT_OFF_MAX;
+	assert_int_equal(jt_decode(o, o->h.size, eb), -EINVAL);
+
+	/* a sum of short waits: the fixed part before the stack copy, no frames */
+	o->state = JT_OFF_SHORT;
+	o->count = 250;
+	o->nr_kernel = o->nr_user = 0;
+	o->stack_len = 0;
+	o->h.size = JT_EV_OFFCPU_SHORT;
+	assert_int_equal(jt_decode(o, o->h.size, eb), 0);
+	assert_int_equal(ev->off_count, 250);
+	assert_int_equal(ev->off_state, JT_OFF_SHORT);
+	assert_int_equal(ev->nr_user + ev->nr_kernel + ev->off_stack_len, 0);
+	o->nr_user = 1;		/* frames a short record cannot hold */
+	assert_int_equal(jt_decode(o, o->h.size, eb), -EINVAL);
+	o->nr_user = 0;
+	o->count = 0;		/* no wait at all */
+	assert_int_equal(jt_decode(o, o->h.size, eb), -EINVAL);
+	free(eb);
+	free(o);
 }
 
 static void exit_and_fork_decode_their_fields(void **state)
@@ -880,6 +966,7 @@ int main(void)
 		cmocka_unit_test(exec_decodes_comm_and_path),
 		cmocka_unit_test(exec_decodes_its_command_line),
 		cmocka_unit_test(mmap_decodes_range_file_and_path),
+		cmocka_unit_test(offcpu_decodes_its_wait_stacks_and_stack_copy),
 		cmocka_unit_test(exit_and_fork_decode_their_fields),
 		cmocka_unit_test(buffer_shorter_than_header_is_rejected),
 		cmocka_unit_test(truncated_records_are_rejected),

@@ -762,7 +762,10 @@ static int cmd_export(struct tmp *t, char **err, ...)
 	return ret;
 }
 
-/* Chrome trace of a log without calls: said why, no trace written, not a success. */
+/*
+ * Chrome trace of a log with neither calls nor off-CPU waits: said why, no trace written,
+ * not a success.
+ */
 static void test_chrome_without_calls_is_an_error(void **state)
 {
 	struct tmp *t = *state;
@@ -779,7 +782,8 @@ static void test_chrome_without_calls_is_an_error(void **state)
 
 	snprintf(out, sizeof(out), "%s/calls.trace.json", t->dir);
 	assert_int_equal(cmd_export(t, &err, "--format", "chrome", t->log, "-o", out, NULL), 1);
-	assert_non_null(strstr(err, "t.jtl: no enter/leave records: record with --calls\n"));
+	assert_non_null(strstr(err, "t.jtl: no enter/leave or off-CPU records: record with "
+				    "--calls or --off-cpu\n"));
 	assert_int_equal(stat(out, &st), -1);	/* the file it started is gone */
 	free(err);
 }

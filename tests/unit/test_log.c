@@ -1334,6 +1334,19 @@ static void references_to_undefined_ids_are_errors_and_salvage_skips_them(void *
 	hand_add(&h, &s->h);
 	check_one_bad_record(*state, &h, 1, 2, JT_LOGR_P_RECORD,
 			     "frame 1 is of no known kind (9)");
+
+	/* a user address in anonymous memory: its module defined first, or it is undefined */
+	h.len = 0;
+	hand_add(&h, mk_module(&rb, START_NS, 1, 42, "[java jit]"));
+	s = (void *)mk_sample(&rb, START_NS, 42, 2, 0, 0, 0);
+	s->frames[0] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 1), 0x7f0000001000ULL };
+	s->frames[1] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 0), 0x401000 };
+	hand_add(&h, &s->h);
+	s = (void *)mk_sample(&rb, START_NS, 42, 1, 0, 0, 0);
+	s->frames[0] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 2), 0x7f0000001000ULL };
+	hand_add(&h, &s->h);
+	check_one_bad_record(*state, &h, 2, 3, JT_LOGR_P_UNDEFINED,
+			     "sample record: frame 0 names module 2, not defined before it");
 }
 
 static void header_fields_out_of_range_are_errors_and_salvage_reads_on(void **state)

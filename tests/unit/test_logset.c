@@ -212,6 +212,83 @@ static void independent_logs_merge_by_time_with_their_own_names(void **state)
 	assert_int_equal(nb, 10);
 }
 
+/* A log of pid whose off-CPU records hold a user address in its anonymous module 1, named
+ * anon, over its method 1, named name. */
+static void write_offcpu_log(const char *path, uint64_t start, uint32_t pid, const char *anon,
+			     const char *name)
+{
+	struct jt_log_header h = header(start, 7);
+	struct jt_log_writer *w = jt_logw__create(path, &h, true);
+	struct jt_sink s = jt_logw__sink(w);
+	struct jt_rec_module *m;
+	struct jt_rec_offcpu *o;
+	union rb r;
+
+	assert_non_null(w);
+	proc(&s, start, pid, name);
+	m = (void *)mk(&r, JT_REC_MODULE, sizeof(*m), strlen(anon), start);
+	m->id = 1;
+	m->pid = pid;
+	m->path_len = strlen(anon);
+	memcpy(m->path, anon, m->path_len);
+	put(&s, &r.h);
+	method(&s, start, 1, pid, name);
+	o = (void *)mk(&r, JT_REC_OFFCPU, sizeof(*o), 2 * sizeof(struct jt_frame), start + 1000);
+	o->off_ns = 1000;
+	o->count = 1;
+	o->state = JT_OFF_SLEEP;
+	o->smp.h = (struct jt_rec_hdr){ .type = JT_REC_SAMPLE,
+					.size = o->h.size - offsetof(struct jt_rec_offcpu, smp),
+					.ts = start };
+	o->smp.pid = pid;
+	o->smp.tid = pid;
+	o->smp.nr_frames = 2;
+	o->smp.frames[0] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 1), 0x7f0000001000 };
+	o->smp.frames[1] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_METHOD, 1), 0x10 };
+	put(&s, &r.h);
+	assert_int_equal(jt_logw__close(w), 0);
+}
+
+/* Off-CPU records of two logs read as one: their frames, anonymous memory's too, their own. */
+static void offcpu_frames_of_merged_logs_keep_their_names(void **state)
+{
+	struct tmp *t = *state;
+	char a[512], b[512], got[4][64], buf[JT_LOGSRC_NAME_CAP], *more[1] = { b };
+	const struct jt_rec_hdr *rec;
+	struct jt_logsrc src;
+	struct jt_filter f;
+	enum jt_lv_kind kind;
+	const char *file;
+	int n = 0;
+
+	snprintf(a, sizeof(a), "%s", tpath(t, "oa.jtl"));
+	snprintf(b, sizeof(b), "%s", tpath(t, "ob.jtl"));
+	write_offcpu_log(a, T0, 1, "[java jit]", "a_fn");
+	write_offcpu_log(b, T0 + 500, 2, "[node jit]", "b_fn");
+	jt_filter__init(&f);
+	f.more = more;
+	f.nr_more = 1;
+	assert_int_equal(jt_logsrc__open(&src, a, &f), 0);
+	while ((rec = jt_logsrc__next(&src, NULL))) {
+		const struct jt_rec_offcpu *o = (const void *)rec;
+
+		if (rec->type != JT_REC_OFFCPU)
+			continue;
+		assert_true(n < 4);
+		snprintf(got[n++], 64, "%s", jt_logsrc__frame(&src, &o->smp.frames[0], buf, &file,
+							      &kind));
+		snprintf(got[n++], 64, "%s", jt_logsrc__frame(&src, &o->smp.frames[1], buf, &file,
+							      &kind));
+	}
+	assert_int_equal(jt_logsrc__finish(&src, "read"), 0);
+	jt_logsrc__close(&src);
+	assert_int_equal(n, 4);
+	assert_string_equal(got[0], "[java jit]");
+	assert_string_equal(got[1], "a_fn");
+	assert_string_equal(got[2], "[node jit]");
+	assert_string_equal(got[3], "b_fn");
+}
+
 /* Segments through the segment writer: samples every 10 ms, a segment every nr_per. */
 static void write_segments(const char *dir, int nr, int per, int nr_per)
 {
@@ -400,6 +477,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(independent_logs_merge_by_time_with_their_own_names,
+						tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(offcpu_frames_of_merged_logs_keep_their_names,
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(segments_read_as_one_recording, tmp_setup,
 						tmp_teardown),

@@ -104,6 +104,13 @@ static void test_every_frame_kind_is_named(void **state)
 	assert_int_equal(k, JT_LV_KERNEL);
 	assert_string_equal(name_of(lv, JT_FRAME_USER, 0, 0x401a2b, &k), "0x401a2b");
 	assert_int_equal(k, JT_LV_UNKNOWN);
+	/* a user address in anonymous executable memory: named by that memory */
+	module(lv, 4, "[java jit]");
+	assert_string_equal(name_of(lv, JT_FRAME_USER, 4, 0x7f3a40005000ULL, &k), "[java jit]");
+	assert_int_equal(k, JT_LV_JIT);
+	assert_string_equal(name_of(lv, JT_FRAME_USER, 44, 0x7f3a40005000ULL, &k),
+			    "0x7f3a40005000");	/* its memory never defined */
+	assert_int_equal(k, JT_LV_UNKNOWN);
 	assert_string_equal(jt_lv__kind_name(JT_LV_JIT), "jit");
 	assert_string_equal(jt_lv__kind_name(JT_LV_NATIVE), "native");
 	assert_string_equal(jt_lv__kind_name(JT_LV_KERNEL), "kernel");

@@ -160,6 +160,28 @@ static void sample(struct jt_segdefs *d, uint64_t ts, uint32_t pid, uint64_t met
 	feed(d, &r.h);
 }
 
+/* An off-CPU record of pid: a JIT frame of method, a user address in anonymous module anon. */
+static void offcpu(struct jt_segdefs *d, uint64_t ts, uint32_t pid, uint64_t meth,
+		   uint64_t anon)
+{
+	union rb r;
+	struct jt_rec_offcpu *o = (void *)mk(&r, JT_REC_OFFCPU, sizeof(*o),
+					     2 * sizeof(struct jt_frame), ts);
+
+	o->off_ns = 1000;
+	o->count = 1;
+	o->state = JT_OFF_SLEEP;
+	o->smp.h = (struct jt_rec_hdr){ .type = JT_REC_SAMPLE,
+					.size = o->h.size - offsetof(struct jt_rec_offcpu, smp),
+					.ts = o->h.ts - 1000 };
+	o->smp.pid = pid;
+	o->smp.tid = pid;
+	o->smp.nr_frames = 2;
+	o->smp.frames[0] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, anon), 0x7f0000001000 };
+	o->smp.frames[1] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_METHOD, meth), 4 };
+	feed(d, &r.h);
+}
+
 static void capture_free(struct capture *c)
 {
 	while (c->n)
@@ -176,6 +198,7 @@ static const char *types(const struct capture *c, char *buf)
 		[JT_REC_LEAVE] = 'X', [JT_REC_SAMPLE] = 'S', [JT_REC_EXEC] = 'x',
 		[JT_REC_EXIT] = 'q', [JT_REC_DROP] = 'd', [JT_REC_PROC] = 'P',
 		[JT_REC_MODULE] = 'm', [JT_REC_SYMBOL] = 's', [JT_REC_LINES] = 'L',
+		[JT_REC_OFFCPU] = 'O',
 	};
 	size_t i;
 
@@ -237,6 +260,30 @@ static void definitions_come_again_before_their_first_use(void **state)
 	assert_string_equal(types(&two, buf), "E");
 	jt_segdefs__stats(d, &st);
 	assert_int_equal(st.missing, 1);
+	jt_segdefs__free(d);
+	capture_free(&one);
+	capture_free(&two);
+}
+
+/* An off-CPU record's stack needs what a sample's does, the anonymous memory's module too. */
+static void offcpu_stacks_bring_their_definitions(void **state)
+{
+	struct jt_segdefs *d = jt_segdefs__new();
+	struct capture one = { 0 }, two = { 0 };
+	struct jt_sink s1 = { capture_record, &one }, s2 = { capture_record, &two };
+	char buf[256];
+
+	(void)state;
+	assert_non_null(d);
+	jt_segdefs__begin(d, &s1);
+	proc(d, 10, 42);
+	module(d, 10, 1, 42);	/* the anonymous memory */
+	method(d, 11, 1, 42);
+	offcpu(d, 12, 42, 1, 1);
+	assert_string_equal(types(&one, buf), "PmMO");
+	jt_segdefs__begin(d, &s2);
+	offcpu(d, 20, 42, 1, 1);
+	assert_string_equal(types(&two, buf), "PmMO");
 	jt_segdefs__free(d);
 	capture_free(&one);
 	capture_free(&two);
@@ -553,6 +600,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(definitions_come_again_before_their_first_use),
+		cmocka_unit_test(offcpu_stacks_bring_their_definitions),
 		cmocka_unit_test(an_exec_makes_the_process_say_who_it_is_again),
 		cmocka_unit_test(a_segment_ends_with_every_kind_of_loss),
 		cmocka_unit_test_setup_teardown(segments_read_alone_and_together_as_the_log,

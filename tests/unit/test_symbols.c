@@ -282,12 +282,13 @@ static void one_file_is_read_once_for_every_process(void **state)
 {
 	struct tree *t = *state;
 	struct jt_symbols *s = jt_symbols__new(t->root);
-	const struct jt_elfsyms *a, *b;
+	const struct jt_file_info *a, *b;
 
 	assert_non_null(s);
 	a = jt_symbols__file(s, PID, t->m.start, t->m.end);
 	b = jt_symbols__file(s, PID + 1, t->m.start, t->m.end);
 	assert_non_null(a);
+	assert_non_null(a->syms);
 	assert_ptr_equal(a, b);
 	assert_null(jt_symbols__file(s, PID + 2, t->m.start, t->m.end));	/* no such pid */
 	assert_non_null(jt_symbols__kernel(s));
@@ -381,6 +382,7 @@ static uintptr_t main_caller;
 static void stripped_library_is_named_from_its_debug_file(void **state)
 {
 	struct jt_symbols *s = jt_symbols__new("/proc");
+	const struct jt_file_info *file;
 	const struct jt_elfsyms *syms;
 	const struct jt_sym *sym;
 	struct mapping m;
@@ -389,7 +391,9 @@ static void stripped_library_is_named_from_its_debug_file(void **state)
 	(void)state;
 	assert_non_null(s);
 	find_mapping(main_caller, &m);
-	syms = jt_symbols__file(s, getpid(), m.start, m.end);
+	file = jt_symbols__file(s, getpid(), m.start, m.end);
+	assert_non_null(file);
+	syms = file->syms;
 	assert_non_null(syms);
 	sym = jt_elfsyms__find(syms, main_caller - m.start + m.pgoff - 1, &idx);
 	assert_non_null(sym);

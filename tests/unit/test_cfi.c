@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unwind tables (user/cfi.h) of real files: this test program and the C library. Rules at
+ * known instructions, every row of both files against binutils' own reading of them, the
+ * built index against the linker's table, hostile copies of the sections, and the speed of a
+ * lookup.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cfi.h"
+
+/* A function of this file to read the rules of: built, as all of it, with frame pointers (a
+ * leaf might have none: it calls one). */
+__attribute__((noinline, used)) int jt_test_cfi_callee(volatile int *x)
+{
+	return *x * 3 + 1;
+}
+
+__attribute__((noinline, used)) int jt_test_cfi_target(volatile int *x)
+{
+	return jt_test_cfi_callee(x) * 5 + *x;
+}
+
+/* The file offset of code at addr, from /proc/self/maps; its file's path into path. */
+static uint64_t file_off(const void *addr, char *path, size_t cap)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	uintptr_t a = (uintptr_t)addr;
+	char line[640];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &s, &e, &off, &n) == 3 && n &&
+		    a >= s && a < e) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, cap, "%s", line + n);
+			fclose(f);
+			return a - s + off;
+		}
+	}
+	fclose(f);
+	fail_msg("no mapping holds %p", addr);
+	return 0;
+}
+
+static struct jt_cfi *load_path(const char *path)
+{
+	struct jt_cfi *c;
+	int fd = open(path, O_RDONLY), err = 0;
+
+	if (fd < 0)
+		fail_msg("cannot open %s", path);
+	c = jt_cfi__load(fd, &err);
+	close(fd);
+	if (!c)
+		fail_msg("%s: no CFI (%d)", path, err);
+	return c;
+}
+
+/* A function of glibc itself (a sanitizer's runtime may come first in the lookup order). */
+static void *libc_sym(const char *name)
+{
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD), *sym;
+
+	assert_non_null(h);
+	sym = dlsym(h, name);
+	dlclose(h);
+	assert_non_null(sym);
+	return sym;
+}
+
+static const char *libc_path(void)
+{
+	Dl_info info;
+
+	assert_true(dladdr(libc_sym("qsort_r"), &info));
+	return info.dli_fname;
+}
+
+static void assert_rule(const struct jt_cfi *c, uint64_t off, int reg, int cfa_off, bool bp_saved,
+			int bp_off)
+{
+	struct jt_cfi_rule r;
+
+	assert_int_equal(jt_cfi__rule(c, off, &r), 0);
+	assert_int_equal(r.cfa_reg, reg);
+	assert_int_equal(r.cfa_off, cfa_off);
+	assert_int_equal(r.ra_off, -8);
+	assert_int_equal(r.bp_saved, bp_saved);
+	if (bp_saved)
+		assert_int_equal(r.bp_off, bp_off);
+	assert_false(r.bp_lost);
+	assert_false(r.outermost);
+}
+
+static void rules_follow_a_prologue_push_by_push(void **state)
+{
+	const uint8_t *code = (const uint8_t *)jt_test_cfi_target;
+	const uint8_t *nano = libc_sym("nanosleep");
+	uint64_t off = 0;
+	struct jt_cfi *c;
+	char path[512];
+
+	(void)state;
+	off = file_off(code, path, sizeof(path));
+	c = load_path(path);
+	if (!memcmp(code, "\xf3\x0f\x1e\xfa", 4)) {	/* endbr64 changes nothing */
+		assert_rule(c, off, JT_CFI_SP, 8, false, 0);
+		code += 4;
+		off += 4;
+	}
+	assert_int_equal(code[0], 0x55);	/* push %rbp */
+	assert_memory_equal(code + 1, "\x48\x89\xe5", 3);	/* mov %rsp,%rbp */
+	assert_rule(c, off, JT_CFI_SP, 8, false, 0);
+	assert_rule(c, off + 1, JT_CFI_SP, 16, true, -16);
+	assert_rule(c, off + 4, JT_CFI_BP, 16, true, -16);
+	jt_cfi__free(c);
+
+	/* glibc's nanosleep has no frame pointer: sub $8,%rsp, then a call */
+	off = file_off(nano, path, sizeof(path));
+	c = load_path(path);
+	assert_memory_equal(nano, "\x48\x83\xec\x08", 4);
+	assert_rule(c, off, JT_CFI_SP, 8, false, 0);
+	assert_rule(c, off + 4, JT_CFI_SP, 16, false, 0);
+	jt_cfi__free(c);
+}
+
+/* The program headers and named section headers of the ELF file at path. */
+struct elf_info {
+	GElf_Phdr ph[32];
+	size_t nr_ph;
+	GElf_Shdr plt, text, eh, hdr, shstr;
+	uint64_t eh_name, hdr_name;	/* file offsets of the two sections' names */
+};
+
+static void elf_info(const char *path, struct elf_info *in)
+{
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	size_t i, n, shstrndx;
+	Elf *elf;
+
+	memset(in, 0, sizeof(*in));
+	assert_true(fd >= 0);
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n && in->nr_ph < 32; i++)
+		assert_non_null(gelf_getphdr(elf, i, &in->ph[in->nr_ph++]));
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	assert_non_null(gelf_getshdr(elf_getscn(elf, shstrndx), &in->shstr));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".plt"))
+			in->plt = sh;
+		else if (!strcmp(name, ".text"))
+			in->text = sh;
+		else if (!strcmp(name, ".eh_frame")) {
+			in->eh = sh;
+			in->eh_name = in->shstr.sh_offset + sh.sh_name;
+		} else if (!strcmp(name, ".eh_frame_hdr")) {
+			in->hdr = sh;
+			in->hdr_name = in->shstr.sh_offset + sh.sh_name;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(in->text.sh_size && in->eh.sh_size);
+}
+
+static bool vaddr_to_off(const struct elf_info *in, uint64_t vaddr, uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < in->nr_ph; i++) {
+		const GElf_Phdr *ph = &in->ph[i];
+
+		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr &&
+		    vaddr - ph->p_vaddr < ph->p_filesz) {
+			*off = vaddr - ph->p_vaddr + ph->p_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A register cell of readelf's table: "u" (unsaved or undefined), "c-16" (saved), or other. */
+static void check_bp(const struct jt_cfi_rule *r, const char *cell, const char *where)
+{
+	if (!cell || !strcmp(cell, "u") || !strcmp(cell, "s")) {
+		if (r->bp_saved)
+			fail_msg("%s: rbp saved at %d, readelf: %s", where, r->bp_off, cell);
+	} else if (cell[0] == 'c') {
+		if (!r->bp_saved || r->bp_off != atoi(cell + 1))
+			fail_msg("%s: rbp %s, readelf: %s", where,
+				 r->bp_saved ? "saved elsewhere" : "not saved", cell);
+	} else if (!r->bp_lost) {
+		fail_msg("%s: rbp followed, readelf: %s", where, cell);
+	}
+}
+
+/* One row of readelf's table: the rule of this module at its address must say the same. */
+static void check_row(const struct jt_cfi *c, const struct elf_info *in, char *row, char **cols,
+		      int nr_cols, const char *path)
+{
+	const char *cfa = NULL, *ra = NULL, *bp = NULL;
+	char *tok, *save, where[600];
+	unsigned long long loc = 0;
+	struct jt_cfi_rule r;
+	uint64_t off = 0;
+	int i = -1, err;
+
+	for (tok = strtok_r(row, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), i++) {
+		if (tok[0] == '(') {	/* "r10 (r10)": a register's name, in the cell before */
+			i--;
+			continue;
+		}
+		if (i < 0)
+			loc = strtoull(tok, NULL, 16);
+		else if (i < nr_cols && !strcmp(cols[i], "CFA"))
+			cfa = tok;
+		else if (i < nr_cols && !strcmp(cols[i], "ra"))
+			ra = tok;
+		else if (i < nr_cols && !strcmp(cols[i], "rbp"))
+			bp = tok;
+	}
+	if (!cfa || !ra || !vaddr_to_off(in, loc, &off))
+		fail_msg("%s: a row not understood at %#llx", path, loc);
+	snprintf(where, sizeof(where), "%s at %#llx (offset %#llx): CFA %s ra %s", path, loc,
+		 (unsigned long long)off, cfa, ra);
+	err = jt_cfi__rule(c, off, &r);
+	if ((strncmp(cfa, "rsp+", 4) && strncmp(cfa, "rbp+", 4)) ||
+	    (strcmp(ra, "u") && ra[0] != 'c')) {
+		if (err != -ENOTSUP)	/* an expression or another register (vfork's rdi) */
+			fail_msg("%s: got %d, not -ENOTSUP", where, err);
+		return;
+	}
+	if (!strcmp(ra, "u")) {
+		if (err || !r.outermost)
+			fail_msg("%s: got %d, not the outermost frame", where, err);
+	} else if (err || r.outermost || r.ra_off != atoi(ra + 1)) {
+		fail_msg("%s: got %d, ra at %d", where, err, r.ra_off);
+	}
+	if (r.cfa_reg != (cfa[1] == 's' ? JT_CFI_SP : JT_CFI_BP) || r.cfa_off != atoi(cfa + 4))
+		fail_msg("%s: got CFA r%d%+d", where, r.cfa_reg, r.cfa_off);
+	check_bp(&r, bp, where);
+}
+
+/* Every row readelf prints for path's .eh_frame, checked; returns how many. */
+static size_t check_against_readelf(const char *path)
+{
+	char cmd[600], line[1024], header[1024], *cols[64];
+	struct elf_info in;
+	struct jt_cfi *c = load_path(path);
+	size_t rows = 0;
+	int nr_cols = 0;
+	FILE *p;
+
+	elf_info(path, &in);
+	snprintf(cmd, sizeof(cmd), "readelf --wide --debug-dump=frames-interp '%s' 2>/dev/null",
+		 path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *save, *tok;
+
+		if (strstr(line, " FDE ") || strstr(line, " CIE ")) {
+			nr_cols = strstr(line, " FDE ") ? 0 : -1;	/* a CIE's rows: skipped */
+		} else if (!strncmp(line, "   LOC", 6) && nr_cols == 0) {
+			snprintf(header, sizeof(header), "%s", line);
+			for (tok = strtok_r(header + 6, " \n", &save); tok && nr_cols < 64;
+			     tok = strtok_r(NULL, " \n", &save))
+				cols[nr_cols++] = tok;
+		} else if (nr_cols > 0 && strlen(line) > 17 && line[16] == ' ') {
+			check_row(c, &in, line, cols, nr_cols, path);
+			rows++;
+		}
+	}
+	pclose(p);	/* not its status: readelf 2.40 exits 1 on libc, having printed it all */
+	jt_cfi__free(c);
+	return rows;
+}
+
+/* Every file mapped executable in this process: the program, libc, ld.so, libelf, ... */
+static void every_row_agrees_with_readelf(void **state)
+{
+	char line[640], done[16][512];
+	size_t nr_done = 0, i, rows, total = 0, libc = 0;
+	FILE *f;
+
+	(void)state;
+	if (system("readelf --version >/dev/null 2>&1"))
+		skip();	/* binutils, the second opinion, is not installed */
+	f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) && nr_done < 16) {
+		char perms[8];
+		int n = 0;
+
+		/* by their real paths: readelf's /proc/self/exe would be readelf */
+		if (sscanf(line, "%*x-%*x %7s %*x %*s %*s %n", perms, &n) != 1 || !n ||
+		    perms[2] != 'x' || line[n] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		for (i = 0; i < nr_done && strcmp(done[i], line + n); i++)
+			;
+		if (i < nr_done)
+			continue;
+		snprintf(done[nr_done++], sizeof(done[0]), "%s", line + n);
+		rows = check_against_readelf(line + n);
+		print_message("%zu rows of %s agree\n", rows, line + n);
+		total += rows;
+		if (strstr(line + n, "/libc.so"))
+			libc = rows;
+	}
+	fclose(f);
+	assert_true(nr_done >= 3);
+	assert_true(libc > 10000);
+	assert_true(total > libc + 1000);
+}
+
+static void plt_entries_are_expressions_not_followed(void **state)
+{
+	struct jt_cfi_rule r;
+	struct elf_info in;
+	struct jt_cfi *c;
+	uint64_t off = 0;
+
+	(void)state;
+	elf_info(libc_path(), &in);
+	assert_true(in.plt.sh_size >= 32);
+	c = load_path(libc_path());
+	assert_true(vaddr_to_off(&in, in.plt.sh_addr, &off));
+	assert_rule(c, off, JT_CFI_SP, 16, false, 0);	/* PLT0 after its push */
+	assert_int_equal(jt_cfi__rule(c, off + 16, &r), -ENOTSUP);	/* DW_CFA_def_cfa_expression */
+	assert_int_equal(jt_cfi__rule(c, off + in.plt.sh_size - 1, &r), -ENOTSUP);
+	assert_int_equal(jt_cfi__rule(c, 0, &r), -ENOENT);	/* the ELF header */
+	assert_int_equal(jt_cfi__rule(c, in.eh.sh_offset, &r), -ENOENT);	/* not code */
+	assert_int_equal(jt_cfi__rule(c, UINT64_MAX, &r), -ENOENT);	/* past the file */
+	jt_cfi__free(c);
+}
+
+/* A copy of the file at path in a memfd, its bytes in *bytes (to free), its size in *len. */
+static int memfd_copy(const char *path, uint8_t **bytes, size_t *len)
+{
+	int fd = memfd_create("jt_test_cfi", MFD_CLOEXEC);
+	uint8_t *b;
+	size_t n;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	b = malloc(n);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, n, f), n);
+	fclose(f);
+	assert_int_equal(pwrite(fd, b, n, 0), (ssize_t)n);
+	*bytes = b;
+	*len = n;
+	return fd;
+}
+
+static void load_reports_what_a_file_lacks(void **state)
+{
+	char path[] = "/tmp/jt-cfi-XXXXXX";
+	struct elf_info in;
+	uint8_t *b;
+	size_t n;
+	int fd = mkstemp(path), err = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_null(jt_cfi__load(fd, &err));	/* empty */
+	assert_int_equal(err, -ENOEXEC);
+	assert_int_equal(write(fd, "\177ELF garbage that is not an ELF file", 36), 36);
+	assert_null(jt_cfi__load(fd, &err));
+	assert_int_equal(err, -ENOEXEC);
+	close(fd);
+	unlink(path);
+	assert_null(jt_cfi__load(fd, &err));	/* closed */
+	assert_int_equal(err, -EBADF);
+
+	/* this program, its .eh_frame and .eh_frame_hdr renamed: a file without CFI */
+	elf_info("/proc/self/exe", &in);
+	fd = memfd_copy("/proc/self/exe", &b, &n);
+	assert_int_equal(pwrite(fd, ".x", 2, in.eh_name), 2);
+	assert_int_equal(pwrite(fd, ".x", 2, in.hdr_name), 2);
+	assert_null(jt_cfi__load(fd, &err));
+	assert_int_equal(err, -ENOENT);
+	close(fd);
+	free(b);
+}
+
+/* The rule at off as a comparable value: its return code and fields. */
+static void rule_at(const struct jt_cfi *c, uint64_t off, int *err, struct jt_cfi_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	*err = jt_cfi__rule(c, off, r);
+}
+
+static void built_index_gives_the_linker_tables_rules(void **state)
+{
+	struct jt_cfi *with, *without;
+	size_t n, found = 0;
+	struct elf_info in;
+	uint64_t off, end;
+	uint8_t *b;
+	int fd, err;
+
+	(void)state;
+	elf_info(libc_path(), &in);
+	assert_true(in.hdr.sh_size > 0);
+	with = load_path(libc_path());
+	fd = memfd_copy(libc_path(), &b, &n);
+	assert_int_equal(pwrite(fd, ".x", 2, in.hdr_name), 2);	/* no .eh_frame_hdr now */
+	without = jt_cfi__load(fd, &err);
+	assert_non_null(without);
+	close(fd);
+	free(b);
+
+	end = in.text.sh_offset + in.text.sh_size;
+	for (off = in.text.sh_offset - 0x1000; off < end + 0x1000; off += 3) {
+		struct jt_cfi_rule r1, r2;
+		int e1, e2;
+
+		rule_at(with, off, &e1, &r1);
+		rule_at(without, off, &e2, &r2);
+		if (e1 != e2 || memcmp(&r1, &r2, sizeof(r1)))
+			fail_msg("offset %#llx: %d with the table, %d without",
+				 (unsigned long long)off, e1, e2);
+		found += !e1;
+	}
+	assert_true(found > in.text.sh_size / 3 / 2);	/* most of libc's code has a rule */
+	jt_cfi__free(with);
+	jt_cfi__free(without);
+}
+
+/* Query every stride-th offset of [from, to) of a table from hostile bytes: never a crash. */
+static void query_all(const struct jt_cfi *c, uint64_t from, uint64_t to, uint64_t stride)
+{
+	uint64_t off = 0;
+
+	for (off = from; off < to; off += stride) {
+		struct jt_cfi_rule r;
+		int err = jt_cfi__rule(c, off, &r);
+
+		if (err && err != -ENOENT && err != -ENOTSUP && err != -EINVAL)
+			fail_msg("offset %#llx: %d", (unsigned long long)off, err);
+		if (!err && r.cfa_reg != JT_CFI_SP && r.cfa_reg != JT_CFI_BP)
+			fail_msg("offset %#llx: CFA in r%d", (unsigned long long)off, r.cfa_reg);
+	}
+}
+
+static void mutated_sections_never_crash(void **state)
+{
+	unsigned int seed = 20240601, round;
+	struct elf_info in;
+	uint8_t *orig, *b;
+	size_t n, loaded = 0;
+	int fd;
+
+	(void)state;
+	elf_info("/proc/self/exe", &in);
+	fd = memfd_copy("/proc/self/exe", &orig, &n);
+	b = malloc(n);
+	assert_non_null(b);
+	for (round = 0; round < 600; round++) {
+		GElf_Shdr *sh = round & 1 ? &in.hdr : &in.eh;
+		unsigned int i, flips = 1 + rand_r(&seed) % (round % 5 == 0 ? 64 : 4);
+		struct jt_cfi *c;
+		int err;
+
+		memcpy(b, orig, n);
+		for (i = 0; i < flips; i++) {
+			size_t at = sh->sh_offset + rand_r(&seed) % sh->sh_size;
+
+			switch (rand_r(&seed) % 4) {
+			case 0:
+				b[at] ^= 1 << (rand_r(&seed) % 8);
+				break;
+			case 1:
+				b[at] = 0xff;
+				break;
+			case 2:
+				b[at] = 0;
+				break;
+			default:
+				b[at] = rand_r(&seed);
+			}
+		}
+		if (round % 7 == 3) {	/* the section cut short: its header's size made smaller */
+			Elf64_Shdr *shdrs = (Elf64_Shdr *)(b + ((Elf64_Ehdr *)b)->e_shoff);
+			Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+
+			for (i = 0; i < eh->e_shnum; i++)
+				if (shdrs[i].sh_offset == in.eh.sh_offset)
+					shdrs[i].sh_size = rand_r(&seed) % in.eh.sh_size;
+		}
+		assert_int_equal(pwrite(fd, b, n, 0), (ssize_t)n);
+		c = jt_cfi__load(fd, &err);
+		if (!c) {
+			assert_true(err == -ENOENT || err == -ENOEXEC);
+			continue;
+		}
+		loaded++;
+		query_all(c, in.text.sh_offset, in.text.sh_offset + in.text.sh_size, 61);
+		query_all(c, 0, n + 4096, 4093);
+		jt_cfi__free(c);
+	}
+	assert_true(loaded > 500);
+	close(fd);
+	free(orig);
+	free(b);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The collector asks a few rules per off-CPU record: a lookup must be a search, not a scan. */
+static void a_lookup_is_a_binary_search(void **state)
+{
+	struct jt_cfi *c = load_path(libc_path());
+	unsigned int seed = 7, k;
+	uint64_t *offs, sum = 0;
+	size_t i, n = 0, cap = 1 << 16, calls = 0;
+	struct elf_info in;
+	double t0, secs, per_s;
+
+	(void)state;
+	elf_info(libc_path(), &in);
+	offs = malloc(cap * sizeof(*offs));
+	assert_non_null(offs);
+	while (n < cap) {	/* random code offsets that have a rule, all over libc */
+		uint64_t off = in.text.sh_offset + rand_r(&seed) % in.text.sh_size;
+		struct jt_cfi_rule r;
+
+		if (!jt_cfi__rule(c, off, &r))
+			offs[n++] = off;
+	}
+	t0 = now_s();
+	do {
+		for (k = 0; k < 8; k++)
+			for (i = 0; i < n; i++) {
+				struct jt_cfi_rule r;
+
+				sum += jt_cfi__rule(c, offs[i], &r) + r.cfa_off;
+				calls++;
+			}
+		secs = now_s() - t0;
+	} while (secs < 0.3);
+	per_s = calls / secs;
+	print_message("%.0f rules/s (%.0f ns each) over %zu random offsets in %s (sum %llu)\n",
+		      per_s, 1e9 / per_s, n, libc_path(), (unsigned long long)sum);
+	t0 = now_s();
+	for (k = 0; k < 20; k++)
+		jt_cfi__free(load_path(libc_path()));
+	print_message("a load of its table: %.0f us\n", (now_s() - t0) / 20 * 1e6);
+	/* a scan of libc's thousands of FDEs could not do this, even under a sanitizer */
+	assert_true(per_s > 100000);
+	free(offs);
+	jt_cfi__free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rules_follow_a_prologue_push_by_push),
+		cmocka_unit_test(every_row_agrees_with_readelf),
+		cmocka_unit_test(plt_entries_are_expressions_not_followed),
+		cmocka_unit_test(load_reports_what_a_file_lacks),
+		cmocka_unit_test(built_index_gives_the_linker_tables_rules),
+		cmocka_unit_test(mutated_sections_never_crash),
+		cmocka_unit_test(a_lookup_is_a_binary_search),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
