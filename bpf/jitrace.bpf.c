@@ -426,6 +426,35 @@ static __always_inline __u16 leaf_in_uprobes(struct task_struct *task, __u64 ip)
 	return 0;
 }
 
+/*
+ * The kernel stack (with -g) and then, if user, the user stack of the current task into
+ * ips (room for both); *klen and *ulen get their bytes, each at most JT_MAX_FRAMES * 8.
+ */
+static __always_inline void take_stacks(void *ctx, __u64 *ips, bool user, long *klen,
+					long *ulen)
+{
+	long k = 0, u = 0;
+
+	if (want_kstack) {
+		k = bpf_get_stack(ctx, ips, JT_MAX_FRAMES * 8, 0);
+		if (k < 0)
+			k = 0;
+	}
+	if (k > JT_MAX_FRAMES * 8)
+		k = JT_MAX_FRAMES * 8;
+	if (user) {
+		u = bpf_get_stack(ctx, (void *)ips + k, JT_MAX_FRAMES * 8, BPF_F_USER_STACK);
+		if (u < 0) {
+			count_drop(JT_DROP_STACK);
+			u = 0;
+		}
+	}
+	if (u > JT_MAX_FRAMES * 8)
+		u = JT_MAX_FRAMES * 8;
+	*klen = k;
+	*ulen = u;
+}
+
 SEC("perf_event")
 int jt_sample(struct bpf_perf_event_data *ctx)
 {
@@ -433,7 +462,7 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 zero = 0, pid = pid_tgid >> 32;
 	struct jt_ev_sample *s;
-	long klen = 0, ulen = 0;
+	long klen, ulen;
 	__u32 size;
 
 	if (!pid || !traced(pid))	/* idle */
@@ -441,25 +470,9 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	s = bpf_map_lookup_elem(&jt_sample_buf, &zero);
 	if (!s)
 		return 0;
-	if (want_kstack) {
-		klen = bpf_get_stack(ctx, s->ips, JT_MAX_FRAMES * 8, 0);
-		if (klen < 0)
-			klen = 0;
-	}
-	if (klen > JT_MAX_FRAMES * 8)
-		klen = JT_MAX_FRAMES * 8;
-	if (!(task->flags & PF_KTHREAD)) {
-		ulen = bpf_get_stack(ctx, (void *)s->ips + klen, JT_MAX_FRAMES * 8,
-				     BPF_F_USER_STACK);
-		if (ulen < 0) {
-			count_drop(JT_DROP_STACK);
-			ulen = 0;
-		}
-	} else if (!want_kstack) {
+	if ((task->flags & PF_KTHREAD) && !want_kstack)
 		return 0;	/* a kernel thread has nothing for us without kernel stacks */
-	}
-	if (ulen > JT_MAX_FRAMES * 8)
-		ulen = JT_MAX_FRAMES * 8;
+	take_stacks(ctx, s->ips, !(task->flags & PF_KTHREAD), &klen, &ulen);
 	fill_hdr(&s->h, JT_EV_SAMPLE, 0, pid_tgid);
 	if (ulen >= 8 && bpf_core_field_exists(task->mm->uprobes_state))
 		s->h.flags = leaf_in_uprobes(task, s->ips[((__u64)klen / 8) & (JT_MAX_FRAMES - 1)]);
@@ -863,27 +876,14 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16
 				      __u64 now)
 {
 	struct jt_ev_offcpu *st;
-	long klen = 0, ulen;
+	long klen, ulen;
 
 	st = bpf_task_storage_get(&jt_off_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		count_drop(JT_DROP_OFFCPU_STATE);
 		return;
 	}
-	if (want_kstack) {
-		klen = bpf_get_stack(ctx, st->ips, JT_MAX_FRAMES * 8, 0);
-		if (klen < 0)
-			klen = 0;
-	}
-	if (klen > JT_MAX_FRAMES * 8)
-		klen = JT_MAX_FRAMES * 8;
-	ulen = bpf_get_stack(ctx, (void *)st->ips + klen, JT_MAX_FRAMES * 8, BPF_F_USER_STACK);
-	if (ulen < 0) {
-		count_drop(JT_DROP_STACK);
-		ulen = 0;
-	}
-	if (ulen > JT_MAX_FRAMES * 8)
-		ulen = JT_MAX_FRAMES * 8;
+	take_stacks(ctx, st->ips, true, &klen, &ulen);
 	off_copy_stack(prev, st);
 	st->left_ts = now;
 	st->state = state;

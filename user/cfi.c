@@ -126,8 +126,9 @@ static uint64_t rd_uint(struct rd *r, size_t n)
 	return v;
 }
 
-/* Bits past the 64th are dropped: only a hostile file has them. */
-static uint64_t rd_uleb(struct rd *r)
+/* A LEB128 number, sign-extended if sign; bits past the 64th are dropped: only a hostile
+ * file has them. */
+static uint64_t rd_leb(struct rd *r, bool sign)
 {
 	unsigned int shift = 0;
 	uint64_t v = 0;
@@ -141,26 +142,19 @@ static uint64_t rd_uleb(struct rd *r)
 			v |= (uint64_t)(*p & 0x7f) << shift;
 		shift += 7;
 	} while (*p & 0x80);
+	if (sign && shift < 64 && (*p & 0x40))
+		v |= ~(uint64_t)0 << shift;
 	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	return rd_leb(r, false);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	unsigned int shift = 0;
-	uint64_t v = 0;
-	const uint8_t *p;
-
-	do {
-		p = take(r, 1);
-		if (!p)
-			return 0;
-		if (shift < 64)
-			v |= (uint64_t)(*p & 0x7f) << shift;
-		shift += 7;
-	} while (*p & 0x80);
-	if (shift < 64 && (*p & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
+	return (int64_t)rd_leb(r, true);
 }
 
 static void rd_skip(struct rd *r, uint64_t n)

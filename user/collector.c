@@ -1043,6 +1043,30 @@ static unsigned int offcpu_user_ips(struct jt_collector *c, struct proc *p,
 }
 
 /*
+ * How many of an off-CPU kernel stack's leaf frames are the tracing that took it (the
+ * tracepoint's iterator, bpf_trace_run, jitrace's own program), not the thread's: they go.
+ */
+static unsigned int tracing_frames(struct jt_collector *c, const uint64_t *ips, unsigned int n)
+{
+	static const char *const tracing[] = { "bpf_prog_", "bpf_trace_run", "__traceiter_",
+					       "__bpf_trace_" };
+	const struct jt_kallsyms *k = jt_symbols__kernel(c->symbols);
+	unsigned int i, j;
+	size_t idx;
+
+	for (i = 0; k && i < n && i < 4; i++) {
+		const struct jt_ksym *sym = jt_kallsyms__find(k, ips[i], &idx);
+
+		for (j = 0; sym && j < JT_ARRAY_SIZE(tracing); j++)
+			if (!strncmp(sym->name, tracing[j], strlen(tracing[j])))
+				break;
+		if (!sym || j == JT_ARRAY_SIZE(tracing))
+			break;
+	}
+	return i;
+}
+
+/*
  * A sample's (or off-CPU record's) stack into rec: its frames named as of ev->ts, the process
  * and thread defined before it.
  */
@@ -1056,8 +1080,9 @@ static int stack_build(struct jt_collector *c, struct proc *p, const struct jt_e
 	bool cut;
 	int err;
 
-	for (i = 0; i < ev->nr_kernel; i++) {
-		err = kernel_frame(c, ips[i], i == 0, ev->ts, &f[n++]);
+	i = ev->type == JT_EV_OFFCPU ? tracing_frames(c, ips, ev->nr_kernel) : 0;
+	for (; i < ev->nr_kernel; i++, n++) {
+		err = kernel_frame(c, ips[i], n == 0, ev->ts, &f[n]);
 		if (err)
 			return err;
 	}
