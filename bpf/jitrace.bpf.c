@@ -883,6 +883,8 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16
 		count_drop(JT_DROP_OFFCPU_STATE);
 		return;
 	}
+	if (st->left_ts)	/* it ran again unseen: that wait is lost, and counted */
+		count_drop(JT_DROP_OFFCPU_UNPAIRED);
 	take_stacks(ctx, st->ips, true, &klen, &ulen);
 	off_copy_stack(prev, st);
 	st->left_ts = now;

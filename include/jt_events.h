@@ -67,10 +67,13 @@ enum jt_drop {
 	/* counted by the BPF programs too (kinds keep their numbers: logs store them) */
 	JT_DROP_RB_OFFCPU,	/* off-CPU record: ring buffer full */
 	JT_DROP_OFFCPU_STATE,	/* off-CPU: no room to keep a thread's stack while it waits */
+	/* off-CPU: a thread left the CPU again with no return seen since it last left (the
+	 * scheduler ran the switch without the program): that wait is lost */
+	JT_DROP_OFFCPU_UNPAIRED,
 	JT_DROP_MAX,
 };
 #define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\
-			      (what) == JT_DROP_OFFCPU_STATE)
+			      (what) == JT_DROP_OFFCPU_STATE || (what) == JT_DROP_OFFCPU_UNPAIRED)
 
 enum jt_off_state {
 	JT_OFF_SLEEP = 1,	/* waiting for an event (TASK_INTERRUPTIBLE): a lock, a read */

@@ -20,6 +20,7 @@ static const char *const drop_names[] = {
 	[JT_DROP_BROKEN_STACK] = "broken_stack",
 	[JT_DROP_RB_OFFCPU] = "ringbuf_offcpu",
 	[JT_DROP_OFFCPU_STATE] = "offcpu_state",
+	[JT_DROP_OFFCPU_UNPAIRED] = "offcpu_unpaired",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 
