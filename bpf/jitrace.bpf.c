@@ -806,21 +806,37 @@ int BPF_PROG(jt_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 }
 
 /*
- * Off-CPU time. When a traced thread leaves the CPU its stacks are taken into its task
- * storage (allocated on its first switch, freed with it); when it runs again they are sent
- * with the time it was off, if that was offcpu_min_ns or more. The time of shorter waits
- * is summed per thread in jt_off_short (their stacks are not sent) and sent whenever the
- * sum reaches the threshold, when the thread exits, and at the end (jt_off_flush), so none
- * is lost. Kernel threads are left out.
+ * Off-CPU time. When a traced thread leaves the CPU the time and how it left go into its
+ * task storage (allocated on its first switch, freed with it), with its kernel stack (-g);
+ * when it runs again, a wait of offcpu_min_ns or more is sent with its stacks. The time of
+ * shorter waits is summed per thread in jt_off_short (no stack is taken for them) and sent
+ * whenever the sum reaches the threshold, when the thread exits, and at the end
+ * (jt_off_flush), so none is lost. Kernel threads are left out.
+ *
+ * The user stack (a frame-pointer walk and a copy of the stack's top, for the collector to
+ * unwind by CFI) is what costs, so it is taken only for the waits that are sent. A thread
+ * asleep (TASK_INTERRUPTIBLE) is in a system call, whose user registers and stack stay as
+ * they were until it returns: its user stack is taken then, at sys_exit, or when it leaves
+ * the CPU again first, if its user registers are still the ones it left with. Other waits
+ * (preemption, disk I/O, page faults) take it as they leave.
  */
 #define TASK_INTERRUPTIBLE 0x1
 #define TASK_UNINTERRUPTIBLE 0x2
+
+/* A thread's off-CPU state: the record it is building, and how far it got. */
+struct off_task {
+	struct jt_ev_offcpu ev;
+	__u64 user_ip;		/* its user registers when it left: ev.sp, ev.bp and this */
+	bool off;		/* it is off the CPU now, since ev.left_ts */
+	bool user_later;	/* the user stack is to be taken when it returns to user */
+	bool pending;		/* ev is a whole wait but for the user stack: send it then */
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct jt_ev_offcpu);
+	__type(value, struct off_task);
 } jt_off_task SEC(".maps");
 
 struct off_short {
@@ -853,46 +869,94 @@ static __always_inline __u16 off_state(bool preempt, unsigned int prev_state)
  * The top of the user stack, for the collector to unwind by CFI. A read that runs past the
  * stack's mapping fails whole: then less is read, down to 512 bytes.
  */
-static __always_inline void off_copy_stack(struct task_struct *task, struct jt_ev_offcpu *st)
+static __always_inline void off_copy_stack(struct jt_ev_offcpu *ev, __u64 sp)
+{
+	ev->stack_len = 0;
+	if (!bpf_probe_read_user(ev->stack, JT_OFF_STACK_BYTES, (void *)sp))
+		ev->stack_len = JT_OFF_STACK_BYTES;
+	else if (!bpf_probe_read_user(ev->stack, JT_OFF_STACK_BYTES / 4, (void *)sp))
+		ev->stack_len = JT_OFF_STACK_BYTES / 4;
+	else if (!bpf_probe_read_user(ev->stack, JT_OFF_STACK_BYTES / 16, (void *)sp))
+		ev->stack_len = JT_OFF_STACK_BYTES / 16;
+}
+
+/*
+ * The current thread's user stack into ev, after its kernel frames: a frame-pointer walk
+ * and a copy of the stack's top, if its user registers are still those it left with.
+ */
+static __always_inline void off_user_stack(void *ctx, struct off_task *st,
+					   struct task_struct *task)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u64 sp;
+	__u64 k = st->ev.nr_kernel & (JT_MAX_FRAMES - 1);
+	long u;
 
-	st->stack_len = 0;
-	if (!regs)
+	st->ev.nr_user = 0;
+	st->ev.stack_len = 0;
+	if (!regs || BPF_CORE_READ(regs, ip) != st->user_ip ||
+	    BPF_CORE_READ(regs, sp) != st->ev.sp) {
+		count_drop(JT_DROP_STACK);	/* it ran user code since: kept without it */
 		return;
-	sp = BPF_CORE_READ(regs, sp);
-	st->sp = sp;
-	st->bp = BPF_CORE_READ(regs, bp);
-	if (!bpf_probe_read_user(st->stack, JT_OFF_STACK_BYTES, (void *)sp))
-		st->stack_len = JT_OFF_STACK_BYTES;
-	else if (!bpf_probe_read_user(st->stack, JT_OFF_STACK_BYTES / 4, (void *)sp))
-		st->stack_len = JT_OFF_STACK_BYTES / 4;
-	else if (!bpf_probe_read_user(st->stack, JT_OFF_STACK_BYTES / 16, (void *)sp))
-		st->stack_len = JT_OFF_STACK_BYTES / 16;
+	}
+	u = bpf_get_stack(ctx, (void *)st->ev.ips + k * 8, JT_MAX_FRAMES * 8, BPF_F_USER_STACK);
+	if (u < 0) {
+		count_drop(JT_DROP_STACK);
+		u = 0;
+	}
+	if (u > JT_MAX_FRAMES * 8)
+		u = JT_MAX_FRAMES * 8;
+	st->ev.nr_user = (__u64)u / 8;
+	off_copy_stack(&st->ev, st->ev.sp);
+}
+
+static __always_inline void off_send(struct off_task *st)
+{
+	__u32 size = JT_EV_OFFCPU_FIXED + ((__u32)st->ev.nr_kernel + st->ev.nr_user) * 8;
+
+	if (size > sizeof(st->ev))
+		size = sizeof(st->ev);
+	st->ev.h.size = size;
+	if (bpf_ringbuf_output(&jt_rb, &st->ev, size, BPF_RB_NO_WAKEUP))
+		count_drop(JT_DROP_RB_OFFCPU);
+	st->pending = false;
 }
 
 static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16 state,
 				      __u64 now)
 {
-	struct jt_ev_offcpu *st;
-	long klen, ulen;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	struct off_task *st;
+	long k = 0, u;
 
 	st = bpf_task_storage_get(&jt_off_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		count_drop(JT_DROP_OFFCPU_STATE);
 		return;
 	}
-	if (st->left_ts)	/* it ran again unseen: that wait is lost, and counted */
+	if (st->pending) {	/* a wait that ended; still in its system call */
+		off_user_stack(ctx, st, prev);
+		off_send(st);
+	}
+	if (st->off)	/* it ran again unseen: that wait is lost, and counted */
 		count_drop(JT_DROP_OFFCPU_UNPAIRED);
-	take_stacks(ctx, st->ips, true, &klen, &ulen);
-	off_copy_stack(prev, st);
-	st->left_ts = now;
-	st->state = state;
-	st->cpu = bpf_get_smp_processor_id();
-	st->nr_kernel = (__u64)klen / 8;
-	st->nr_user = (__u64)ulen / 8;
-	bpf_get_current_comm(st->comm, sizeof(st->comm));	/* prev is current */
+	st->user_ip = regs ? BPF_CORE_READ(regs, ip) : 0;
+	st->ev.sp = regs ? BPF_CORE_READ(regs, sp) : 0;
+	st->ev.bp = regs ? BPF_CORE_READ(regs, bp) : 0;
+	st->user_later = state == JT_OFF_SLEEP;
+	if (st->user_later)
+		take_stacks(ctx, st->ev.ips, false, &k, &u);
+	else
+		take_stacks(ctx, st->ev.ips, true, &k, &u);
+	st->ev.nr_kernel = (__u64)k / 8;
+	st->ev.nr_user = (__u64)u / 8;
+	st->ev.stack_len = 0;
+	if (!st->user_later)
+		off_copy_stack(&st->ev, st->ev.sp);
+	st->ev.left_ts = now;
+	st->off = true;
+	st->ev.state = state;
+	st->ev.cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(st->ev.comm, sizeof(st->ev.comm));	/* prev is current */
 }
 
 static __always_inline void off_send_short(struct off_short *sh, __u32 tid, __u64 now)
@@ -927,7 +991,7 @@ static __always_inline void off_send_short(struct off_short *sh, __u32 tid, __u6
 	sh->count = 0;
 }
 
-static __always_inline void off_add_short(struct jt_ev_offcpu *st, __u32 pid, __u32 tid,
+static __always_inline void off_add_short(struct jt_ev_offcpu *ev, __u32 pid, __u32 tid,
 					  __u64 ns, __u64 now)
 {
 	struct off_short *sh = bpf_map_lookup_elem(&jt_off_short, &tid);
@@ -945,45 +1009,41 @@ static __always_inline void off_add_short(struct jt_ev_offcpu *st, __u32 pid, __
 			return;
 	}
 	if (!sh->count) {
-		sh->first_ts = st->left_ts;
+		sh->first_ts = ev->left_ts;
 		sh->pid = pid;
 	}
 	sh->ns += ns;
 	sh->count++;
-	__builtin_memcpy(sh->comm, st->comm, sizeof(sh->comm));
+	__builtin_memcpy(sh->comm, ev->comm, sizeof(sh->comm));
 	if (sh->ns >= offcpu_min_ns)
 		off_send_short(sh, tid, now);
 }
 
 static __always_inline void off_return(struct task_struct *next, __u64 now)
 {
-	struct jt_ev_offcpu *st = bpf_task_storage_get(&jt_off_task, next, 0, 0);
-	__u32 size;
+	struct off_task *st = bpf_task_storage_get(&jt_off_task, next, 0, 0);
 	__u64 ns;
 
-	if (!st || !st->left_ts)
+	if (!st || !st->off)
 		return;
-	ns = now - st->left_ts;
+	st->off = false;
+	ns = now - st->ev.left_ts;
 	if (ns < offcpu_min_ns) {
-		off_add_short(st, next->tgid, next->pid, ns, now);
-		st->left_ts = 0;
+		off_add_short(&st->ev, next->tgid, next->pid, ns, now);
 		return;
 	}
-	st->h.type = JT_EV_OFFCPU;
-	st->h.flags = 0;
-	st->h.ts = now;
-	st->h.pid = next->tgid;
-	st->h.tid = next->pid;
-	st->off_ns = ns;
-	st->count = 1;
-	st->flags = 0;
-	size = JT_EV_OFFCPU_FIXED + ((__u32)st->nr_kernel + st->nr_user) * 8;
-	if (size > sizeof(*st))
-		size = sizeof(*st);
-	st->h.size = size;
-	if (bpf_ringbuf_output(&jt_rb, st, size, BPF_RB_NO_WAKEUP))
-		count_drop(JT_DROP_RB_OFFCPU);
-	st->left_ts = 0;
+	st->ev.h.type = JT_EV_OFFCPU;
+	st->ev.h.flags = 0;
+	st->ev.h.ts = now;
+	st->ev.h.pid = next->tgid;
+	st->ev.h.tid = next->pid;
+	st->ev.off_ns = ns;
+	st->ev.count = 1;
+	st->ev.flags = 0;
+	if (st->user_later)
+		st->pending = true;	/* sent with its user stack at sys_exit */
+	else
+		off_send(st);
 }
 
 SEC("tp_btf/sched_switch")
@@ -1000,13 +1060,38 @@ int BPF_PROG(jt_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
-/* A thread ends: what it had summed is sent. */
-static __always_inline void off_thread_exit(__u32 tid)
+/* A system call returns to user: a wait it ended is sent, with its user stack taken now. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(jt_sys_exit, struct pt_regs *regs, long ret)
 {
+	struct task_struct *task;
+	struct off_task *st;
+
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	task = bpf_get_current_task_btf();
+	st = bpf_task_storage_get(&jt_off_task, task, 0, 0);
+	if (!st || !st->pending)
+		return 0;
+	off_user_stack(ctx, st, task);
+	off_send(st);
+	return 0;
+}
+
+/* A thread ends: a wait waiting for its user stack is sent without, what it summed too. */
+static __always_inline void off_thread_exit(struct task_struct *task, __u32 tid)
+{
+	struct off_task *st;
 	struct off_short *sh;
 
 	if (!want_offcpu)
 		return;
+	st = bpf_task_storage_get(&jt_off_task, task, 0, 0);
+	if (st && st->pending) {
+		st->ev.nr_user = 0;
+		st->ev.stack_len = 0;
+		off_send(st);
+	}
 	sh = bpf_map_lookup_elem(&jt_off_short, &tid);
 	if (!sh)
 		return;
@@ -1055,7 +1140,7 @@ int BPF_PROG(jt_exit, struct task_struct *p, bool group_dead)
 
 	if (!traced(pid))
 		return 0;
-	off_thread_exit((__u32)pid_tgid);
+	off_thread_exit(task, (__u32)pid_tgid);
 	/* the process ends with its last thread, whichever it is (the leader may go first) */
 	if (!group_dead)
 		return 0;

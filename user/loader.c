@@ -286,17 +286,21 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	if (o->usdt)
 		attach_jvms(b, o->calls);
 	if (o->offcpu) {
-		struct bpf_link *link = bpf_program__attach(s->progs.jt_switch);
+		struct bpf_program *off[] = { s->progs.jt_switch, s->progs.jt_sys_exit };
 
-		if (!link) {
-			err = -errno;
-			jt_err("attaching jt_switch (the sched:sched_switch tracepoint, for "
-			       "--off-cpu): %s", strerror(-err));
-			return err;
+		for (i = 0; i < JT_ARRAY_SIZE(off); i++) {
+			struct bpf_link *link = bpf_program__attach(off[i]);
+
+			if (!link) {
+				err = -errno;
+				jt_err("attaching %s (for --off-cpu): %s",
+				       bpf_program__name(off[i]), strerror(-err));
+				return err;
+			}
+			err = keep_link(b, link);
+			if (err)
+				return err;
 		}
-		err = keep_link(b, link);
-		if (err)
-			return err;
 	}
 	if (!o->sample_hz && !o->offcpu)
 		return 0;	/* no stacks: native code needs no names */
