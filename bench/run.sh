@@ -25,6 +25,7 @@ benches=(
 	"jitdump|$out/bench/bench_jitdump $out/jitrace"
 	"flight|$out/bench/bench_flight $out/jitrace $out/toyjit"
 	"names|$out/bench/bench_names $out/jitrace $out/libjitrace-jvmti.so"
+	"offcpu|$out/bench/bench_offcpu $out/jitrace"
 )
 
 start=$(date +%s)

@@ -17,7 +17,8 @@ demo) required=("${build[@]}") ;;
 test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg python3)
 	optional=("${runtimes[@]}" "${viewers[@]}") ;;
 bench) required=("${build[@]}" linux-perf)
-	optional=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs) ;;
+	# bpfcc-tools: bcc's offcputime, beside which bench_offcpu puts jitrace --off-cpu
+	optional=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs bpfcc-tools) ;;
 *) echo "deps.sh: unknown set '$1' (build, test, demo, bench, fuzz)" >&2; exit 2 ;;
 esac
 
