@@ -475,7 +475,8 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	take_stacks(ctx, s->ips, !(task->flags & PF_KTHREAD), &klen, &ulen);
 	fill_hdr(&s->h, JT_EV_SAMPLE, 0, pid_tgid);
 	if (ulen >= 8 && bpf_core_field_exists(task->mm->uprobes_state))
-		s->h.flags = leaf_in_uprobes(task, s->ips[((__u64)klen / 8) & (JT_MAX_FRAMES - 1)]);
+		s->h.flags = leaf_in_uprobes(task, s->ips[(__u64)klen / 8 < JT_MAX_FRAMES ?
+							   (__u64)klen / 8 : JT_MAX_FRAMES]);
 	s->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));	/* the thread's name */
 	s->nr_kernel = (__u64)klen / 8;
@@ -888,9 +889,11 @@ static __always_inline void off_user_stack(void *ctx, struct off_task *st,
 					   struct task_struct *task)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u64 k = st->ev.nr_kernel & (JT_MAX_FRAMES - 1);
+	__u64 k = st->ev.nr_kernel;
 	long u;
 
+	if (k > JT_MAX_FRAMES)
+		k = JT_MAX_FRAMES;
 	st->ev.nr_user = 0;
 	st->ev.stack_len = 0;
 	if (!regs || BPF_CORE_READ(regs, ip) != st->user_ip ||

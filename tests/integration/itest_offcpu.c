@@ -195,7 +195,15 @@ static void test_native_waits_split_and_named(void **state)
 		      (unsigned long long)samples, samples / 999.0 * 1e3);
 	/* on the CPU for less than 2% of the time it waited */
 	assert_true(samples / 999.0 < 0.02 * all / 1e9);
-	assert_int_equal(it_drops_total(&log), 0);
+	/*
+	 * Nothing lost but, rarely, a return to the CPU the program did not see (about one in
+	 * a few thousand switches, counted as offcpu_unpaired; see the README): at most 2 of
+	 * these 80 waits, which the 5% bounds above take.
+	 */
+	print_message("offcpu_unpaired %llu\n",
+		      (unsigned long long)it_drops_of(&log, JT_DROP_OFFCPU_UNPAIRED));
+	assert_true(it_drops_of(&log, JT_DROP_OFFCPU_UNPAIRED) <= 2);
+	assert_int_equal(it_drops_total(&log) - it_drops_of(&log, JT_DROP_OFFCPU_UNPAIRED), 0);
 	assert_int_equal(it_run(rargv, rep, NULL), 0);
 	text = it_slurp(rep);
 	assert_non_null(strstr(text, "wait_long"));
@@ -204,6 +212,56 @@ static void test_native_waits_split_and_named(void **state)
 	it_log_free(&log);
 	free(out);
 	free(rep);
+	free(log_path);
+}
+
+/*
+ * With -g, a wait's kernel frames (from the scheduler down to the system call's entry)
+ * come first and its user frames after them, whole: the user stack is taken when the call
+ * returns and put after the kernel frames taken as the thread left.
+ */
+static void test_kernel_stack_then_user_stack(void **state)
+{
+	char *log_path = it_path_dup("waits-g.jtl");
+	char *argv[] = { IT_JITRACE, "record", "--off-cpu", "-g", "-f", "-o", log_path, "--",
+			 WAITS, "10", NULL };
+	uint64_t from, whole = 0, waits = 0;
+	char name[256];
+	struct it_log log;
+	uint32_t pid;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(it_run(argv, NULL, NULL), 0);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	pid = exec_of(&log, WAITS, &from);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_offcpu *o = (const void *)log.recs[i];
+		unsigned int k, first_user;
+
+		if (o->h.type != JT_REC_OFFCPU || o->smp.pid != pid || o->smp.h.ts < from ||
+		    !stack_has(&log, &o->smp, "wait_long"))
+			continue;
+		waits++;
+		for (k = 0; k < o->smp.nr_frames && it_frame_is_kernel(&log, &o->smp.frames[k]); k++)
+			;
+		first_user = k;
+		for (; k < o->smp.nr_frames && !it_frame_is_kernel(&log, &o->smp.frames[k]); k++)
+			;
+		assert_int_equal(k, o->smp.nr_frames);	/* no kernel frame among the user's */
+		assert_true(first_user > 0);
+		it_frame_name(&log, &o->smp.frames[0], name, sizeof(name));
+		assert_string_equal(name, "__schedule");	/* not the tracing above it */
+		it_frame_name(&log, &o->smp.frames[first_user], name, sizeof(name));
+		whole += !strcmp(name, "clock_nanosleep") &&
+			 stack_has(&log, &o->smp, "main");
+	}
+	print_message("%llu waits in wait_long, %llu with the user stack whole\n",
+		      (unsigned long long)waits, (unsigned long long)whole);
+	assert_int_equal(waits, 10);
+	assert_int_equal(whole, waits);
+	it_log_free(&log);
 	free(log_path);
 }
 
@@ -383,6 +441,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_native_waits_split_and_named),
+		cmocka_unit_test(test_kernel_stack_then_user_stack),
 		cmocka_unit_test(test_toy_jit_waits_named),
 		cmocka_unit_test(test_java_monitor_wait_named),
 		cmocka_unit_test(test_short_waits_are_summed),
