@@ -184,8 +184,8 @@ static void test_native_waits_split_and_named(void **state)
 	assert_true(log.hdr.flags & JT_LOG_F_OFFCPU);
 	pid = exec_of(&log, WAITS, &from);
 	wait_split(&log, pid, 0, from, fns, 2, in, &all, &short_ns);
-	/* 40 rounds of 40 ms */
-	assert_true(all >= 40 * 40000000ULL);
+	/* what the program waited, but for what is lost and counted (below) */
+	assert_true(all >= 0.95 * (t_long + t_short));
 	assert_time_split("waits in wait_long of wait_long and wait_short", in[0], in[1], t_long,
 			  t_short);
 	print_message("named %.1f ms of %.1f ms\n", (in[0] + in[1]) / 1e6, all / 1e6);
@@ -353,23 +353,29 @@ static void test_java_monitor_wait_named(void **state)
  */
 static void test_short_waits_are_summed(void **state)
 {
-	char *log_path = it_path_dup("short.jtl");
+	char *log_path = it_path_dup("short.jtl"), *out = it_path_dup("short.out"), *text, *at;
 	char *argv[] = { IT_JITRACE, "record", "--off-cpu-min", "1000", "-f", "-o", log_path,
 			 "--", WAITS, "1500", "200", "100", NULL };
-	uint64_t from, short_ns = 0, long_ns = 0, waits = 0, wall;
+	uint64_t from, short_ns = 0, long_ns = 0, waits = 0, wall, unpaired;
+	long switches = -1;
 	struct it_log log;
 	uint32_t pid;
 	size_t i;
 
 	(void)state;
-	assert_int_equal(it_run(argv, NULL, NULL), 0);
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	text = it_slurp(out);
+	at = strstr(text, "switches ");
+	assert_non_null(at);
+	switches = atol(at + 9);
+	free(text);
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
 	pid = exec_of(&log, WAITS, &from);
 	for (i = 0; i < log.n; i++) {
 		const struct jt_rec_offcpu *o = (const void *)log.recs[i];
 
-		if (o->h.type != JT_REC_OFFCPU || o->smp.pid != pid || o->h.ts < from)
+		if (o->h.type != JT_REC_OFFCPU || o->smp.pid != pid)
 			continue;
 		if (o->state == JT_OFF_SHORT)
 			short_ns += o->off_ns;
@@ -380,13 +386,24 @@ static void test_short_waits_are_summed(void **state)
 	wall = log.recs[log.n - 1]->ts - from;
 	print_message("%llu waits: %.1f ms in short sums, %.1f ms in long waits, %.1f ms wall\n",
 		      (unsigned long long)waits, short_ns / 1e6, long_ns / 1e6, wall / 1e6);
-	/* 3000 sleeps, each a wait (a few more: exit, page faults) */
-	assert_true(waits >= 3000 && waits < 3100);
+	/*
+	 * every time the program left the CPU (getrusage: since its fork, up to its last line)
+	 * is a wait, or a return the BPF program did not see, counted; give or take two before
+	 * it was traced and its exec, and three at its exit
+	 */
+	unpaired = it_drops_of(&log, JT_DROP_OFFCPU_UNPAIRED);
+	print_message("%ld switches; offcpu_unpaired %llu\n", switches,
+		      (unsigned long long)unpaired);
+	assert_true(switches >= 2900);	/* 3000 sleeps: nearly all leave the CPU */
+	assert_true(waits + unpaired + 2 >= (uint64_t)switches &&
+		    waits + unpaired <= (uint64_t)switches + 3);
+	assert_true(unpaired <= 10);
 	/* at least what was asked to sleep, and no more than the time that passed */
 	assert_true(short_ns + long_ns >= 1500 * 300000ULL);
 	assert_true(short_ns + long_ns <= wall);
 	assert_true(short_ns > long_ns);
 	it_log_free(&log);
+	free(out);
 	free(log_path);
 }
 

@@ -5,12 +5,14 @@
  * next to no CPU, each calling the C library's nanosleep itself. Its off-CPU time splits
  * about LONG_US:SHORT_US between the two; at the end it prints how long it was in each
  * (CLOCK_MONOTONIC around the calls, so with the time a busy machine adds before the
- * thread runs again): "waited wait_long=NS wait_short=NS".
+ * thread runs again): "waited wait_long=NS wait_short=NS", and how many times it left the
+ * CPU (getrusage): "switches N".
  * Usage: waits [ROUNDS [LONG_US SHORT_US]]
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 /* inlined: wait_long() and wait_short() call the C library themselves */
@@ -47,6 +49,7 @@ int main(int argc, char **argv)
 	int i, rounds = argc > 1 ? atoi(argv[1]) : 40;
 	long long_us = argc > 3 ? atol(argv[2]) : 30000, short_us = argc > 3 ? atol(argv[3]) : 10000;
 	uint64_t in_long = 0, in_short = 0, t;
+	struct rusage ru;
 
 	for (i = 0; i < rounds; i++) {
 		t = now_ns();
@@ -58,5 +61,7 @@ int main(int argc, char **argv)
 	}
 	printf("waited wait_long=%llu wait_short=%llu\n", (unsigned long long)in_long,
 	       (unsigned long long)in_short);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		printf("switches %ld\n", ru.ru_nvcsw + ru.ru_nivcsw);
 	return 0;
 }
