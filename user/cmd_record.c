@@ -224,7 +224,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 static void announce(const struct recorder *r)
 {
 	const struct jt_live_opts *o = &r->o->live;
-	char what[64];
+	char what[64], off[64] = "";
 
 	if (o->command)
 		snprintf(what, sizeof(what), "%s (pid %d)", o->command[0],
@@ -233,8 +233,6 @@ static void announce(const struct recorder *r)
 		snprintf(what, sizeof(what), "%d process%s", o->nr_pids, o->nr_pids > 1 ? "es" : "");
 	else
 		snprintf(what, sizeof(what), "all processes");
-	char off[64] = "";
-
 	if (o->offcpu)
 		snprintf(off, sizeof(off), ", off-CPU waits of %llu us or more",
 			 (unsigned long long)(o->offcpu_min_ns / 1000));

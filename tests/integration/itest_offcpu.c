@@ -397,7 +397,8 @@ static void test_short_waits_are_summed(void **state)
 	assert_true(switches >= 2900);	/* 3000 sleeps: nearly all leave the CPU */
 	assert_true(waits + unpaired + 2 >= (uint64_t)switches &&
 		    waits + unpaired <= (uint64_t)switches + 3);
-	assert_true(unpaired <= 10);
+	/* unseen returns are rare: up to 4 in 3,000 switches seen here; at most 1 in 100 */
+	assert_true(unpaired * 100 <= (uint64_t)switches);
 	/* at least what was asked to sleep, and no more than the time that passed */
 	assert_true(short_ns + long_ns >= 1500 * 300000ULL);
 	assert_true(short_ns + long_ns <= wall);
