@@ -22,11 +22,11 @@
  * addresses, are left out), less a zero return address (where a frame-pointer walk ends,
  * not a frame). A sample with no user frame left is not counted in the share (it is counted
  * apart). A jitrace frame is named when it is a JIT method, an ELF symbol, in one of the
- * kernel's special mappings ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]) or in
- * anonymous executable memory that nothing named, which jitrace shows by the runtime's name
- * ("[java jit]", "[node jit]"; "[anon exec]" in other processes); it is unnamed when it is
- * a bare address or a file and an offset with no symbol; a [truncated] mark (a stack cut
- * where its callers repeated) is not a frame.
+ * kernel's special mappings ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]); it is
+ * unnamed when it is a bare address, an address in anonymous executable memory that nothing
+ * named (which jitrace shows by the runtime's name, "[java jit]", "[node jit]": JIT code with
+ * no name, as perf's "[unknown]" in a perf map's range), or a file and an offset with no
+ * symbol; a [truncated] mark (a stack cut where it broke) is not a frame.
  * A perf frame (`perf script -F comm,pid,ip,sym,dso`) is unnamed when its symbol is
  * [unknown] and it is not in one of those special mappings (perf shows anonymous code that
  * nothing named as [unknown], its dso the perf map or [unknown]). perf names JIT code from
@@ -90,6 +90,15 @@ struct where {
  */
 struct count {
 	uint64_t samples, named, leaf, no_user;
+	uint64_t astray;	/* stacks whose walk went astray: jitrace cut them, perf did not */
+	uint64_t named_cut;	/* every frame named up to where the walk went astray */
+};
+
+/* What one sample counts for. */
+struct sample_count {
+	unsigned int user;	/* user frames (0: not in the share) */
+	bool named, leaf, astray, named_cut;
+	char first[64];		/* where its first unnamed frame lies */
 };
 
 struct pidcount {
@@ -101,7 +110,7 @@ struct pidcount {
 /* An unnamed sample: where its first unnamed frame lies. */
 struct unnamed {
 	uint32_t pid;
-	char what[60];
+	char what[64];
 };
 
 /* One recording's processes, and its unnamed samples until the workload's pids are known. */
@@ -116,6 +125,8 @@ struct result {
 	bool ok;
 	double share;			/* % of counted samples with every user frame named */
 	double leaf;			/* % of counted samples with the leaf named */
+	double named_cut;		/* % named up to where the walk went astray */
+	double astray;			/* % whose walk went astray */
 	struct count c;
 };
 
@@ -156,21 +167,22 @@ static struct pidcount *pid_get(struct pids *p, uint32_t pid)
  * A sample: whether it had a user frame, whether every one was named, the first one; where
  * the first unnamed frame lies.
  */
-static void pid_count(struct pids *p, uint32_t pid, unsigned int user, bool named, bool leaf,
-		      const char *what)
+static void pid_count(struct pids *p, uint32_t pid, const struct sample_count *sc)
 {
 	struct pidcount *pc = pid_get(p, pid);
 
 	if (!pc)
 		return;
-	if (!user) {
+	if (!sc->user) {
 		pc->c.no_user++;
 		return;
 	}
 	pc->c.samples++;
-	pc->c.named += named;
-	pc->c.leaf += leaf;
-	if (named)
+	pc->c.named += sc->named;
+	pc->c.leaf += sc->leaf;
+	pc->c.astray += sc->astray;
+	pc->c.named_cut += sc->named_cut;
+	if (sc->named)
 		return;
 	if (p->nu == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 256;
@@ -182,7 +194,7 @@ static void pid_count(struct pids *p, uint32_t pid, unsigned int user, bool name
 		p->cap = cap;
 	}
 	p->u[p->nu].pid = pid;
-	snprintf(p->u[p->nu].what, sizeof(p->u[p->nu].what), "%s", what);
+	snprintf(p->u[p->nu].what, sizeof(p->u[p->nu].what), "%s", sc->first);
 	p->nu++;
 }
 
@@ -269,13 +281,17 @@ static bool jt_frame_named(const struct jt_logsrc *s, const struct jt_frame *f, 
 	const char *name = jt_lv__frame(s->lv, f, buf, sizeof(buf), &kind), *file;
 	size_t len = 0;
 
-	/* a [truncated] mark stands for frames of a stack cut where it repeated: not a frame
-	 * of the program, as perf's walk, which goes on, has none */
+	/* a [truncated] mark stands for frames of a stack cut where it broke: not a frame of
+	 * the program */
 	*skip = kind == JT_LV_KERNEL ||
 		(JT_FRAME_KIND(f->ref) == JT_FRAME_USER && f->off == 0) ||
 		JT_FRAME_KIND(f->ref) == JT_FRAME_TRUNCATED;
 	switch (kind) {
 	case JT_LV_JIT:
+		if (JT_FRAME_KIND(f->ref) != JT_FRAME_USER)
+			return true;	/* a method */
+		snprintf(what, cap, "%.40s, no name", name);	/* "[java jit]" */
+		return false;
 	case JT_LV_KERNEL:
 		return true;
 	case JT_LV_NATIVE:
@@ -307,24 +323,27 @@ static int read_log(int w, struct pids *p)
 		return -1;
 	while ((rec = jt_logsrc__next(&s, NULL))) {
 		const struct jt_rec_sample *smp = (const void *)rec;
-		unsigned int k, user = 0;
-		char what[64] = "", first[64] = "";
-		bool named = true, leaf = false, skip;
+		struct sample_count sc = { .named = true };
+		char what[64] = "";
+		unsigned int k;
+		bool skip;
 
 		if (rec->type != JT_REC_SAMPLE)
 			continue;
 		for (k = 0; k < smp->nr_frames; k++) {
 			bool ok = jt_frame_named(&s, &smp->frames[k], &skip, what, sizeof(what));
 
+			sc.astray |= JT_FRAME_KIND(smp->frames[k].ref) == JT_FRAME_TRUNCATED;
 			if (skip)
 				continue;
-			if (!user++)
-				leaf = ok;
-			if (!ok && named)
-				snprintf(first, sizeof(first), "%s", what);
-			named &= ok;
+			if (!sc.user++)
+				sc.leaf = ok;
+			if (!ok && sc.named)
+				snprintf(sc.first, sizeof(sc.first), "%s", what);
+			sc.named &= ok;
 		}
-		pid_count(p, smp->pid, user, named, leaf, first);
+		sc.named_cut = sc.named;	/* its stacks are cut where they went astray */
+		pid_count(p, smp->pid, &sc);
 	}
 	err = jt_logsrc__finish(&s, "counted");
 	for (i = 0; i < p->n; i++) {	/* the process's comm as the log last had it */
@@ -378,10 +397,10 @@ static bool perf_frame(char *line, uint64_t *ip, char *what, size_t cap)
 }
 
 struct perf_sample {
-	bool open, named, leaf;
+	bool open;
 	uint32_t pid;
-	unsigned int user;
-	char comm[32], first[64];
+	struct sample_count sc;
+	char comm[32];
 };
 
 static void perf_end(int w, struct pids *p, struct perf_sample *ps)
@@ -390,7 +409,7 @@ static void perf_end(int w, struct pids *p, struct perf_sample *ps)
 
 	if (!ps->open)
 		return;
-	pid_count(p, ps->pid, ps->user, ps->named, ps->leaf, ps->first);
+	pid_count(p, ps->pid, &ps->sc);
 	pc = pid_get(p, ps->pid);
 	if (pc && !strcmp(ps->comm, work[w].comm))
 		pc->workload = true;
@@ -405,7 +424,7 @@ static void perf_head(char *line, struct perf_sample *ps)
 	while (end > line && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\t'))
 		*--end = 0;
 	sp = strrchr(line, ' ');
-	*ps = (struct perf_sample){ .open = true, .named = true };
+	*ps = (struct perf_sample){ .open = true, .sc = { .named = true, .named_cut = true } };
 	if (!sp)
 		return;
 	ps->pid = (uint32_t)strtoul(sp + 1, NULL, 10);
@@ -455,14 +474,20 @@ static int read_perf(int w, struct pids *p)
 			perf_head(line, &ps);
 		} else if (ps.open) {
 			bool named = perf_frame(line, &ip, what, sizeof(what));
+			struct sample_count *sc = &ps.sc;
 
 			if (!ip || ip >= KERNEL_START)
 				continue;
-			if (!ps.user++)
-				ps.leaf = named;
-			if (!named && ps.named)
-				snprintf(ps.first, sizeof(ps.first), "%s", what);
-			ps.named &= named;
+			if (!sc->user++)
+				sc->leaf = named;
+			if (!named && sc->named)
+				snprintf(sc->first, sizeof(sc->first), "%s", what);
+			sc->named &= named;
+			/* a caller in no mapping: where jitrace cuts the walk */
+			if (sc->user > 1 && !named && !strcmp(what, "bare address"))
+				sc->astray = true;
+			if (!sc->astray)
+				sc->named_cut &= named;
 		}
 	}
 	perf_end(w, p, &ps);
@@ -520,6 +545,8 @@ static struct result measure(int w, enum tracer t)
 		res.c.named += p->v[i].c.named;
 		res.c.leaf += p->v[i].c.leaf;
 		res.c.no_user += p->v[i].c.no_user;
+		res.c.astray += p->v[i].c.astray;
+		res.c.named_cut += p->v[i].c.named_cut;
 	}
 	for (k = 0; k < p->nu; k++) {
 		struct pidcount *pc = pid_get(p, p->u[k].pid);
@@ -541,6 +568,8 @@ static struct result measure(int w, enum tracer t)
 	res.ok = true;
 	res.share = 100.0 * res.c.named / res.c.samples;
 	res.leaf = 100.0 * res.c.leaf / res.c.samples;
+	res.named_cut = 100.0 * res.c.named_cut / res.c.samples;
+	res.astray = 100.0 * res.c.astray / res.c.samples;
 	return res;
 }
 
@@ -684,8 +713,17 @@ static void print_section(struct result res[NWORK][NTRACERS][ROUNDS], int rounds
 	       "user frames only, less a zero return address (where a frame-pointer walk ends); "
 	       "a sample with no user frame is not in the share. A jitrace frame is named when "
 	       "it is a JIT method, an ELF symbol, or in [vdso], [vsyscall], [uprobes] or "
-	       "[uprobes-trampoline]; a bare address and a file+offset with no symbol are not, "
-	       "and a [truncated] mark (a stack cut where its callers repeated) is no frame. "
+	       "[uprobes-trampoline]; a bare address, an address in anonymous executable memory "
+	       "that nothing named (`[java jit]`, JIT code with no name, as perf's `[unknown]` "
+	       "in a perf map's range) and a file+offset with no symbol are not, "
+	       "and a [truncated] mark is no frame: jitrace cuts a stack where its callers "
+	       "repeat, or where a caller lies in memory that holds no code of the process (no "
+	       "executable mapping, no JIT code: a frame-pointer walk gone astray through code "
+	       "that keeps data in rbp; the leaf is never cut). perf keeps such a caller as an "
+	       "`[unknown]` frame in `[unknown]`; the rows 'every frame named up to a caller in "
+	       "no mapping' count perf's samples as if cut there, the same rule for both, and "
+	       "the rows 'stacks cut' and 'a caller in no mapping' say how many samples it "
+	       "concerns. "
 	       "A perf frame (`perf script -F comm,pid,ip,sym,dso`, run "
 	       "while the runtime's /tmp/perf-PID.map is still there) is named unless its "
 	       "symbol is `[unknown]`, with the same exception for those special mappings. "
@@ -734,6 +772,24 @@ static void print_section(struct result res[NWORK][NTRACERS][ROUNDS], int rounds
 		snprintf(what, sizeof(what), "%s: jitrace minus perf, same round (points)",
 			 work[w].name);
 		bench_row(what, "", "%+.1f", "", d, n, "");
+		n = 0;
+		for (r = 0; r < rounds; r++)
+			if (res[w][T_JITRACE][r].ok && res[w][T_PERF][r].ok)
+				ns[n++] = res[w][T_PERF][r].named_cut;
+		snprintf(what, sizeof(what), "%s: perf, every frame named up to a caller in no "
+			 "mapping (where jitrace cuts)", work[w].name);
+		bench_row(what, "", "%.1f", "%", ns, n, "");
+		for (t = 0; t < NTRACERS; t++) {
+			int k = 0;
+
+			for (r = 0; r < rounds; r++)
+				if (res[w][T_JITRACE][r].ok && res[w][T_PERF][r].ok)
+					ns[k++] = res[w][t][r].astray;
+			snprintf(what, sizeof(what), "%s: %s, %s", work[w].name, tracer_name[t],
+				 t == T_JITRACE ? "stacks cut where they broke" :
+				 "stacks with a caller in no mapping");
+			bench_row(what, "", "%.1f", "%", ns, k, "");
+		}
 		for (t = 0; t < NTRACERS; t++) {
 			int k = 0;
 

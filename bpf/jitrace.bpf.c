@@ -707,8 +707,8 @@ static long anon_found(struct task_struct *task, struct vm_area_struct *vma, voi
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_mprotect")
-int jt_mprotect(struct trace_event_raw_sys_enter *ctx)
+/* mprotect(start, len, prot) and pkey_mprotect(start, len, prot, pkey) alike */
+static __always_inline int anon_protect(struct trace_event_raw_sys_enter *ctx)
 {
 	struct anon_ctx ac = { .pid_tgid = bpf_get_current_pid_tgid() };
 	__u64 len = ctx->args[1];
@@ -719,6 +719,19 @@ int jt_mprotect(struct trace_event_raw_sys_enter *ctx)
 	ac.end = ac.start + ((len + 4095) & ~4095ULL);
 	bpf_find_vma(bpf_get_current_task_btf(), ac.start, anon_found, &ac, 0);
 	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mprotect")
+int jt_mprotect(struct trace_event_raw_sys_enter *ctx)
+{
+	return anon_protect(ctx);
+}
+
+/* V8 flips its code pages with pkey_mprotect where the CPU has protection keys */
+SEC("tracepoint/syscalls/sys_enter_pkey_mprotect")
+int jt_pkey_mprotect(struct trace_event_raw_sys_enter *ctx)
+{
+	return anon_protect(ctx);
 }
 
 /*

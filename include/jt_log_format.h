@@ -269,8 +269,9 @@ _Static_assert(sizeof(struct jt_rec_lines) == 32, "jt_rec_lines layout");
 /*
  * JT_REC_LATE: a method named late. Its perf-map line appeared only after samples had met
  * its code unnamed, and nothing else was known at [start, start + size) of pid from
- * from_ts until the line was read (this record's time). Those samples' bare user frames
- * (JT_FRAME_USER) in that range and time are that method's: a reader names them by it.
+ * from_ts until the line was read (this record's time, included: a sample of that very
+ * time may be written before the line). Those samples' bare user frames (JT_FRAME_USER)
+ * in that range and time are that method's: a reader names them by it.
  * A writer that writes one sets JT_LOG_F_LATE in the header when it closes the log, so
  * that a reader knows to look ahead for them.
  */

@@ -549,6 +549,36 @@ static int late_hold(struct jt_collector *c, struct proc *p, struct jt_method *m
 	return 0;
 }
 
+/*
+ * HotSpot's probes measure a compiled method's instructions, its perf map the whole method:
+ * the stubs and handlers after them, where a return address can be too (a deoptimization
+ * runs from there). A map line that starts where exact code starts and reaches past its end,
+ * over no other code, makes that method so long; samples that met the tail unnamed since the
+ * method was made are its, named late. *done says whether the line was such a one.
+ */
+static int exact_code_grows(struct jt_collector *c, struct proc *p, const struct jt_event *ev,
+			    bool *done)
+{
+	struct jt_method *m = jt_codemap__find(&p->code, ev->start);
+	uint64_t end, since;
+
+	*done = false;
+	if (!m || m->src == JT_SRC_PERFMAP || m->start != ev->start || ev->size <= m->size)
+		return 0;
+	*done = true;
+	c->st.perfmap_skipped++;	/* its name is not taken: the probe's is exact */
+	end = m->start + m->size;
+	if (jt_codemap__overlaps(&p->code, end, ev->start + ev->size - end))
+		return 0;
+	m->size = ev->size;
+	/* the method was there all along, so no other code was: no page's history matters */
+	since = p->life_ts > m->load_ts ? p->life_ts : m->load_ts;
+	if (!(ev->flags & JT_EVENT_LATE_OK) ||
+	    !jt_late__met(&p->late, end, ev->start + ev->size - end, since))
+		return 0;
+	return late_hold(c, p, m, since, ev->ts);
+}
+
 static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
 	uint64_t span = ev->latest_ts > ev->ts ? (ev->latest_ts - ev->ts + 999) / 1000 : 0;
@@ -560,7 +590,7 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 
 	struct jt_method *m;
 	uint64_t from = 0;
-	bool late = false;
+	bool late = false, done;
 	int err;
 
 	if (ev->src == JT_SRC_AGENT || ev->src == JT_SRC_JITDUMP) {
@@ -569,6 +599,10 @@ static int on_code_load(struct jt_collector *c, struct proc *p, const struct jt_
 		/* the agent (or a jitdump) already told us, with exact times */
 		c->st.perfmap_skipped++;
 		return 0;
+	} else if (ev->src == JT_SRC_PERFMAP) {
+		err = exact_code_grows(c, p, ev, &done);
+		if (err || done)
+			return err;
 	}
 	/* read from a file after the fact: it may name what samples already met */
 	if ((ev->flags & JT_EVENT_LATE_OK) && k.size) {
@@ -895,6 +929,14 @@ static int uprobes_frame(struct jt_collector *c, struct proc *p, uint64_t ip, co
 	return err;
 }
 
+#define FRAME_NOWHERE 1	/* user_frame: a caller's address in no code the process has */
+
+/*
+ * A user frame into f, named as of ts. Returns 0, a negative error, or FRAME_NOWHERE (f
+ * untouched): a caller's address (not the leaf, which ran) in no executable mapping and no
+ * JIT code of a process whose mappings are known cannot be a return address. A frame-pointer
+ * walk went astray there, through code that keeps data in rbp, and what follows is noise.
+ */
 static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool leaf,
 		      uint64_t ts, struct jt_frame *f)
 {
@@ -930,6 +972,8 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_MODULE, vma->module_id), off };
 		return native_symbol(c, p, vma, off, leaf, ts, f);
 	}
+	if (!leaf && p->vmas.n)
+		return FRAME_NOWHERE;
 	jt_late__unnamed(&p->late, at, ts);	/* a line read later may name it */
 	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, 0), ip };
 	return 0;
@@ -942,7 +986,8 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 
 /*
  * How many of a sample's user frames to keep. A frame-pointer chain that reaches an address
- * no user code can have is cut there. One that loops runs until the kernel stops walking
+ * no user code can have is cut there (one that reaches memory that holds no code of the
+ * process, as user_frame finds, is cut as its frames are named). One that loops runs until the kernel stops walking
  * it, at JT_MAX_FRAMES: when such a full stack ends in a run of callers repeated at least
  * three times, one turn of it is kept (a recursion deeper than the walk is cut alike: its
  * bottom was not seen either). *cut says whether anything was cut.
@@ -1091,15 +1136,20 @@ static int stack_build(struct jt_collector *c, struct proc *p, const struct jt_e
 		uips = unwound;
 	}
 	kept = user_frames_kept(uips, nr_user, &cut);
-	for (i = 0; i < kept; i++) {
+	for (i = 0; i < kept; i++, n++) {
 		uint64_t ip = uips[i];
 
 		if (i == 0 && (ev->flags & JT_EVENT_LEAF_XOL))
-			err = uprobes_frame(c, p, ip, "[uprobes]", ev->ts, &f[n++]);
+			err = uprobes_frame(c, p, ip, "[uprobes]", ev->ts, &f[n]);
 		else if (i == 0 && (ev->flags & JT_EVENT_LEAF_TRAMP))
-			err = uprobes_frame(c, p, ip, "[uprobes-trampoline]", ev->ts, &f[n++]);
+			err = uprobes_frame(c, p, ip, "[uprobes-trampoline]", ev->ts, &f[n]);
 		else
-			err = user_frame(c, p, ip, i == 0, ev->ts, &f[n++]);
+			err = user_frame(c, p, ip, i == 0, ev->ts, &f[n]);
+		if (err == FRAME_NOWHERE) {
+			kept = i;
+			cut = true;
+			break;
+		}
 		if (err)
 			return err;
 	}

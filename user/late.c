@@ -60,6 +60,18 @@ bool jt_late__window(const struct jt_late *l, uint64_t start, uint64_t size, uin
 	return met > since;
 }
 
+bool jt_late__met(const struct jt_late *l, uint64_t start, uint64_t size, uint64_t since)
+{
+	uint64_t p, first = page_of(start), last = page_of(start + (size ? size - 1 : 0));
+
+	if (!size || last - first >= PAGES_MAX)
+		return false;
+	for (p = first; p <= last; p++)
+		if ((uintptr_t)jt_hash__get(&l->unnamed, p) > since)
+			return true;
+	return false;
+}
+
 void jt_late__fini(struct jt_late *l)
 {
 	jt_hash__fini(&l->unnamed);

@@ -32,6 +32,9 @@ void jt_late__gone(struct jt_late *l, uint64_t start, uint64_t size, uint64_t ts
  */
 bool jt_late__window(const struct jt_late *l, uint64_t start, uint64_t size, uint64_t life_ts,
 		     uint64_t *from);
+/* Whether a sample met [start, start + size) unnamed after since (what the window checks,
+ * for code known to have been there all that time). */
+bool jt_late__met(const struct jt_late *l, uint64_t start, uint64_t size, uint64_t since);
 /* Forget it all (a new image); the tables may be used again. */
 void jt_late__fini(struct jt_late *l);
 

@@ -15,7 +15,7 @@
 struct late {
 	uint32_t pid;
 	uint64_t start, end;	/* addresses */
-	uint64_t from, to;	/* times: [from, to) */
+	uint64_t from, to;	/* times: [from, to] */
 	uint64_t method;
 };
 
@@ -197,7 +197,7 @@ static const struct late *find(const struct jt_latenames *ln, uint32_t pid, uint
 
 		if (e->pid != pid)
 			break;
-		if (at < e->end && ts >= e->from && ts < e->to)
+		if (at < e->end && ts >= e->from && ts <= e->to)
 			return e;
 	}
 	return NULL;

@@ -228,7 +228,10 @@ static int attach_samplers(struct jt_bpf *b, unsigned int hz)
  */
 static int attach_mmaps(struct jt_bpf *b)
 {
+	struct bpf_program *protect[] = { b->skel->progs.jt_mprotect,
+					  b->skel->progs.jt_pkey_mprotect };
 	struct bpf_link *link = bpf_program__attach(b->skel->progs.jt_mmap);
+	size_t i;
 	int err;
 
 	if (!link) {
@@ -238,16 +241,18 @@ static int attach_mmaps(struct jt_bpf *b)
 		return 0;
 	}
 	err = keep_link(b, link);
-	if (err)
-		return err;
-	link = bpf_program__attach(b->skel->progs.jt_mprotect);
-	if (!link) {
-		jt_err("warning: attaching jt_mprotect (the syscalls:sys_enter_mprotect "
-		       "tracepoint): %s; code made executable by mprotect is named only once "
-		       "/proc shows it", strerror(errno));
-		return 0;
+	for (i = 0; !err && i < JT_ARRAY_SIZE(protect); i++) {
+		link = bpf_program__attach(protect[i]);
+		if (!link) {
+			jt_err("warning: attaching %s (the syscalls:sys_enter_%s tracepoint): %s; "
+			       "code made executable by %s is named only once /proc shows it",
+			       bpf_program__name(protect[i]), bpf_program__name(protect[i]) + 3,
+			       strerror(errno), bpf_program__name(protect[i]) + 3);
+			continue;
+		}
+		err = keep_link(b, link);
 	}
-	return keep_link(b, link);
+	return err;
 }
 
 static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)

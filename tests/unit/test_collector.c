@@ -577,36 +577,60 @@ static void offcpu_record_joins_its_stack_and_keeps_its_times(void **state)
 	assert_log_promises(f);
 }
 
+/*
+ * A leaf nothing names stays an address; so does a caller in anonymous executable memory.
+ * A caller in no executable mapping of a process whose mappings are known is where a
+ * frame-pointer walk went astray: the stack is cut there, and counted.
+ */
 static void unknown_address_is_a_user_frame(void **state)
 {
 	struct fx *f = *state;
-	/* anonymous executable, unmapped, a mapping that is not executable */
-	__u64 ips[3] = { JIT + 0x5000, 0x10000, LIBC_X_END + 0x10 };
+	/* unmapped leaf, anonymous executable, unmapped, a mapping that is not executable */
+	__u64 ips[4] = { 0x10000, JIT + 0x5000, 0x20000, LIBC_X_END + 0x10 };
 	const struct jt_rec_module *m;
 	const struct jt_rec_sample *s;
+	struct jt_collector_stats st;
 	size_t i;
 
 	send(f, ev_load(1, PID, 1, JIT + 0x1000, 0x100, JT_SRC_AGENT, "elsewhere"));
-	send(f, ev_sample(70, PID, 0, 3, ips));
+	send(f, ev_sample(70, PID, 0, 4, ips));
 	s = nth_sample(f, 0);
-	assert_int_equal(s->nr_frames, 3);
-	for (i = 0; i < 3; i++) {
+	assert_int_equal(s->nr_frames, 3);	/* the leaf, the JIT caller, [truncated] */
+	for (i = 0; i < 2; i++) {
 		assert_int_equal(JT_FRAME_KIND(s->frames[i].ref), JT_FRAME_USER);
 		assert_int_equal(s->frames[i].off, ips[i]);
 	}
+	assert_int_equal(JT_FRAME_ID(s->frames[0].ref), 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[2].ref), JT_FRAME_TRUNCATED);
+	assert_int_equal(s->frames[2].off, 2);
 	assert_int_equal(count_type(f, JT_REC_METHOD), 0);
 	assert_int_equal(count_type(f, JT_REC_MODULE), 1);
 	m = (const void *)f->cap.recs[nth_index(f, JT_REC_MODULE, 0)];
-	assert_int_equal(JT_FRAME_ID(s->frames[0].ref), m->id);
+	assert_int_equal(JT_FRAME_ID(s->frames[1].ref), m->id);
 	assert_int_equal(m->start, JIT);
 	assert_int_equal(m->path_len, strlen("[anon exec]"));
 	assert_memory_equal(m->path, "[anon exec]", m->path_len);
-	assert_int_equal(JT_FRAME_ID(s->frames[1].ref), 0);
-	assert_int_equal(JT_FRAME_ID(s->frames[2].ref), 0);
-	/* a process with no /proc entry at all */
-	sample_at(f, 71, OTHER_PID, LIBC_X + 0x10);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.broken_stacks, 1);
+	/* the walk goes astray at once, from the leaf */
+	ips[0] = JIT + 0x5000;
+	ips[1] = LIBC_X_END + 0x10;
+	send(f, ev_sample(71, PID, 0, 2, ips));
 	s = nth_sample(f, 1);
+	assert_int_equal(s->nr_frames, 2);
+	assert_int_equal(JT_FRAME_KIND(s->frames[1].ref), JT_FRAME_TRUNCATED);
+	assert_int_equal(s->frames[1].off, 1);
+	/* a process with no /proc entry at all: nothing is known of it, nothing is cut */
+	ips[0] = LIBC_X + 0x10;
+	ips[1] = 0x20000;
+	send(f, ev_sample(72, OTHER_PID, 0, 2, ips));
+	s = nth_sample(f, 2);
+	assert_int_equal(s->nr_frames, 2);
 	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_USER);
+	assert_int_equal(JT_FRAME_KIND(s->frames[1].ref), JT_FRAME_USER);
+	assert_int_equal(s->frames[1].off, 0x20000);
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.broken_stacks, 2);
 	assert_log_promises(f);
 }
 
@@ -1791,6 +1815,49 @@ static void perfmap_line_over_exact_code_is_kept_as_told(void **state)
 	assert_log_promises(f);
 }
 
+/*
+ * HotSpot's probe measures a method's instructions, its map the whole method: the stubs and
+ * handlers after them. The map's line makes the method so long (the probe's name kept), and
+ * names late what samples met there since the method was made; not over other code.
+ */
+static void perfmap_line_past_exact_code_grows_it(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_late *l;
+	const struct jt_rec_sample *s;
+	__u64 ips[2] = { JIT + 0x1010, JIT + 0x199 };
+
+	send(f, ev_load(10, OTHER_PID, 7, JIT, 0x180, JT_SRC_USDT, "Hot.a(long)"));
+	send(f, ev_load(11, OTHER_PID, 8, JIT + 0x1000, 0x80, JT_SRC_USDT, "Hot.b(long)"));
+	send(f, ev_load(12, OTHER_PID, 9, JIT + 0x1100, 0x80, JT_SRC_USDT, "Hot.c(long)"));
+	send(f, ev_sample(15, OTHER_PID, 0, 2, ips));	/* a return address in a's tail */
+	s = nth_sample(f, 0);
+	assert_int_equal(s->frames[1].ref, JT_FRAME_REF(JT_FRAME_USER, 0));
+	/* other code in that page goes since: a was there all along, so it does not matter */
+	send(f, ev_load(16, OTHER_PID, 10, JIT + 0x200, 0x40, JT_SRC_USDT, "d"));
+	send(f, ev_load(17, OTHER_PID, 11, JIT + 0x200, 0x40, JT_SRC_USDT, "e"));
+	send(f, ev_line(20, OTHER_PID, JIT, 0x1b0, "long Hot.a(long)"));
+	send(f, ev_line(20, OTHER_PID, JIT + 0x1000, 0x1100, "long Hot.b(long)"));	/* over c */
+	send(f, ev_sample(30, OTHER_PID, 0, 2, ips));
+	ips[0] = JIT + 0x1090;	/* past b as its probe told: not b's */
+	send(f, ev_sample(31, OTHER_PID, 0, 1, ips));
+	assert_int_equal(jt_collector__flush(f->c), 0);
+	s = nth_sample(f, 1);
+	assert_method_named(f, JT_FRAME_ID(s->frames[1].ref), "Hot.a(long)");
+	assert_int_equal(s->frames[1].off, 0x199);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 2)->frames[0].ref), JT_FRAME_USER);
+	l = nth_late(f, 0);
+	assert_non_null(l);
+	assert_method_named(f, l->method, "Hot.a(long)");
+	assert_int_equal(l->start, JIT);
+	assert_int_equal(l->size, 0x1b0);
+	assert_int_equal(l->from_ts, 10);	/* the method's making */
+	assert_int_equal(l->h.ts, 20);
+	assert_null(nth_late(f, 1));
+	assert_int_equal(count_type(f, JT_REC_METHOD), 2);	/* a and b, as their probes told */
+	assert_log_promises(f);
+}
+
 /* A thread's name is written before its first sample, and again only when it changes. */
 static void thread_names_are_written_when_new_or_changed(void **state)
 {
@@ -1831,6 +1898,7 @@ int main(void)
 		T(looping_stack_is_cut_to_one_turn_and_counted),
 		T(line_read_late_names_the_samples_before_it),
 		T(perfmap_line_over_exact_code_is_kept_as_told),
+		T(perfmap_line_past_exact_code_grows_it),
 		T(thread_names_are_written_when_new_or_changed),
 		T(reused_address_is_never_named_late),
 		T(late_name_reaches_back_only_to_the_code_before_it),

@@ -138,15 +138,19 @@ static void bare_frames_in_range_and_time_are_named(void **state)
 	ips[0] = CODE + 0x100;
 	sample(&r, PID, 150, ips, 1);
 	assert_ptr_equal(jt_latenames__apply(ln, &r.s, 1), &r.s);
-	/* before from_ts, at or after the line's time, or another process: as it was */
+	/* at the line's very time: written before the line was read, so bare, and its */
 	ips[0] = CODE + 0x10;
+	sample(&r, PID, 200, ips, 1);
+	out = jt_latenames__apply(ln, &r.s, 1);
+	assert_int_equal(out->frames[1].ref, JT_FRAME_REF(JT_FRAME_METHOD, 2));
+	/* before from_ts, after the line's time, or another process: as it was */
 	sample(&r, PID, 99, ips, 1);
 	assert_ptr_equal(jt_latenames__apply(ln, &r.s, 1), &r.s);
-	sample(&r, PID, 200, ips, 1);
+	sample(&r, PID, 201, ips, 1);
 	assert_ptr_equal(jt_latenames__apply(ln, &r.s, 1), &r.s);
 	sample(&r, PID + 1, 150, ips, 1);
 	assert_ptr_equal(jt_latenames__apply(ln, &r.s, 1), &r.s);
-	assert_int_equal(jt_latenames__named(ln), 1);
+	assert_int_equal(jt_latenames__named(ln), 2);
 	jt_latenames__free(ln);
 }
 
