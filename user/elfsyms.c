@@ -101,6 +101,22 @@ static bool in_code(Elf *elf, size_t shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* One symbol at file offset off, named name and then suffix. */
+static int add_raw(struct collect *c, uint64_t off, uint64_t size, const char *name,
+		   const char *suffix, int global, int label)
+{
+	size_t len = strlen(name), slen = strlen(suffix);
+
+	if (jt_array_grow(&c->raw, &c->cap, c->n + 1, sizeof(*c->raw)) ||
+	    jt_array_grow(&c->names, &c->names_cap, c->names_len + len + slen + 1, 1))
+		return -ENOMEM;
+	c->raw[c->n++] = (struct raw){ off, size, c->names_len, global, label };
+	memcpy(c->names + c->names_len, name, len);
+	memcpy(c->names + c->names_len + len, suffix, slen + 1);
+	c->names_len += len + slen + 1;
+	return 0;
+}
+
 static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			   const struct seg *segs, size_t nsegs, struct collect *c)
 {
@@ -114,7 +130,6 @@ static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		GElf_Sym sym;
 		const char *name;
 		uint64_t off;
-		size_t len;
 		int type;
 
 		if (!gelf_getsym(data, i, &sym))
@@ -127,17 +142,128 @@ static int collect_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name || !to_offset(segs, nsegs, sym.st_value, &off))
 			continue;
-		len = strlen(name) + 1;
-		if (jt_array_grow(&c->raw, &c->cap, c->n + 1, sizeof(*c->raw)) ||
-		    jt_array_grow(&c->names, &c->names_cap, c->names_len + len, 1))
+		if (add_raw(c, off, sym.st_size, name, "", GELF_ST_BIND(sym.st_info) != STB_LOCAL,
+			    type == STT_NOTYPE))
 			return -ENOMEM;
-		c->raw[c->n++] = (struct raw){ off, sym.st_size, c->names_len,
-					       GELF_ST_BIND(sym.st_info) != STB_LOCAL,
-					       type == STT_NOTYPE };
-		memcpy(c->names + c->names_len, name, len);
-		c->names_len += len;
 	}
 	return 0;
+}
+
+/* A GOT slot a PLT entry jumps through, and the function the loader puts there. */
+struct got_slot {
+	uint64_t got;
+	const char *name;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return (x->got > y->got) - (x->got < y->got);
+}
+
+/* The slots that relocation section scn fills with a function's address (by name). */
+static int collect_slots(Elf *elf, Elf_Scn *scn, struct got_slot **v, size_t *n, size_t *cap)
+{
+	Elf_Data *rdata = elf_getdata(scn, NULL), *sdata;
+	GElf_Shdr sh, dyn_sh;
+	Elf_Scn *dyn;
+	size_t i, nr;
+
+	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !rdata ||
+	    !(dyn = elf_getscn(elf, sh.sh_link)) || !gelf_getshdr(dyn, &dyn_sh) ||
+	    !(sdata = elf_getdata(dyn, NULL)))
+		return 0;
+	nr = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < nr; i++) {
+		const char *name;
+		GElf_Rela r;
+		GElf_Sym sym;
+
+		if (!gelf_getrela(rdata, i, &r))
+			break;
+		if ((GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT &&
+		     GELF_R_TYPE(r.r_info) != R_X86_64_GLOB_DAT) || !GELF_R_SYM(r.r_info) ||
+		    !gelf_getsym(sdata, GELF_R_SYM(r.r_info), &sym) ||
+		    !(name = elf_strptr(elf, dyn_sh.sh_link, sym.st_name)) || !*name)
+			continue;
+		if (jt_array_grow(v, cap, *n + 1, sizeof(**v)))
+			return -ENOMEM;
+		(*v)[(*n)++] = (struct got_slot){ r.r_offset, name };
+	}
+	return 0;
+}
+
+/* Each entry of a PLT section that jumps through a named GOT slot (jmp *disp32(%rip)). */
+static int name_entries(Elf_Scn *scn, const GElf_Shdr *sh, const struct got_slot *slots,
+			size_t nslots, const struct seg *segs, size_t nsegs, struct collect *c)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	uint64_t es = sh->sh_entsize >= 8 ? sh->sh_entsize : 16, at, off;
+	const uint8_t *b;
+
+	if (!data || !data->d_buf || data->d_size < sh->sh_size)
+		return 0;
+	b = data->d_buf;
+	for (at = 0; at + es <= sh->sh_size; at += es) {
+		struct got_slot key, *slot;
+		uint64_t k;
+		int32_t disp;
+
+		for (k = 0; k + 6 <= es && !(b[at + k] == 0xff && b[at + k + 1] == 0x25); k++)
+			;
+		if (k + 6 > es)
+			continue;	/* a header, or a lazy stub that jumps back to it */
+		memcpy(&disp, b + at + k + 2, 4);
+		key.got = sh->sh_addr + at + k + 6 + (int64_t)disp;
+		slot = bsearch(&key, slots, nslots, sizeof(*slots), cmp_slot);
+		if (slot && to_offset(segs, nsegs, sh->sh_addr + at, &off) &&
+		    add_raw(c, off, es, slot->name, "@plt", 0, 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The PLT's entries by the functions they call, as perf and objdump name them ("free@plt"):
+ * each entry of .plt, .plt.sec (IBT) and .plt.got jumps through a GOT slot that a
+ * relocation fills with a named function. And _init and _fini by their sections, which a
+ * stripped file keeps though their symbols are gone. A real symbol at the same place wins
+ * (these count as labels).
+ */
+static int collect_plt(Elf *elf, const struct seg *segs, size_t nsegs, struct collect *c)
+{
+	struct got_slot *slots = NULL;
+	size_t shstrndx, nslots = 0, cap = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	uint64_t off;
+	int err = 0;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while (!err && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
+			err = collect_slots(elf, scn, &slots, &nslots, &cap);
+	if (nslots)
+		qsort(slots, nslots, sizeof(*slots), cmp_slot);
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strncmp(name, ".plt", 4) && nslots)
+			err = name_entries(scn, &sh, slots, nslots, segs, nsegs, c);
+		else if ((!strcmp(name, ".init") || !strcmp(name, ".fini")) &&
+			 to_offset(segs, nsegs, sh.sh_addr, &off))
+			err = add_raw(c, off, sh.sh_size, name[1] == 'i' ? "_init" : "_fini", "",
+				      0, 1);
+	}
+	free(slots);
+	return err;
 }
 
 /* Sorted, one symbol per start, into s. */
@@ -207,7 +333,8 @@ struct jt_elfsyms *jt_elfsyms__load(int fd, int debug_fd, int *err)
 	if (!elf)
 		return NULL;
 	/* a debug file's segments have no file offsets: the file's own are used for both */
-	*err = read_segs(elf, &segs, &nsegs) ?: collect_file(elf, segs, nsegs, &c);
+	*err = read_segs(elf, &segs, &nsegs) ?: collect_file(elf, segs, nsegs, &c) ?:
+	       collect_plt(elf, segs, nsegs, &c);
 	if (!*err && debug_fd >= 0) {
 		dbg = open_elf(debug_fd);
 		if (dbg)

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <gelf.h>
+#include <libelf.h>
 
 #include "capture.h"
 #include "collector.h"
@@ -146,6 +148,100 @@ static void code_labels_are_symbols_data_labels_are_not(void **state)
 	s = jt_elfsyms__find(es, file_off(jt_test_data_label), &idx);
 	assert_true(!s || strcmp(s->name, "jt_test_data_label"));
 	jt_elfsyms__free(es);
+}
+
+/* The file offset of address vaddr of the ELF file at fd, by its loadable segments. */
+static uint64_t vaddr_to_off(int fd, uint64_t vaddr)
+{
+	Elf *elf;
+	size_t i, n;
+
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr < ph.p_vaddr + ph.p_memsz) {
+			elf_end(elf);
+			return vaddr - ph.p_vaddr + ph.p_offset;
+		}
+	}
+	elf_end(elf);
+	fail_msg("no segment holds %llx", (unsigned long long)vaddr);
+	return 0;
+}
+
+/*
+ * PLT entries are named by what they call, as objdump names them ("free@plt"), in this
+ * program and in the C library (whose .rela.plt holds IFUNC relocations too, without a
+ * name, which count in the numbering all the same); every entry objdump names, at each of
+ * its first and last bytes. _init, which only .symtab names, is found by its section in a
+ * stripped library (libgcc_s: .init at 0x3000, 0x17 bytes, no .symtab).
+ */
+static void plt_entries_are_named_as_objdump_names_them(void **state)
+{
+	char self[4096] = "";
+	const char *files[] = { self, "/usr/lib/x86_64-linux-gnu/libc.so.6" };
+	const struct jt_sym *s;
+	struct jt_elfsyms *es;
+	size_t f, idx;
+	int fd, err;
+
+	(void)state;
+	/* by its path: objdump's own /proc/self/exe is objdump */
+	assert_true(readlink("/proc/self/exe", self, sizeof(self) - 1) > 0);
+	for (f = 0; f < 2; f++) {
+		char cmd[256], line[512], name[256];
+		unsigned int checked = 0, entry = 16;
+		unsigned long long at;
+		FILE *p;
+
+		fd = open(files[f], O_RDONLY);
+		assert_true(fd >= 0);
+		es = jt_elfsyms__load(fd, -1, &err);
+		assert_non_null(es);
+		snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got %s",
+			 files[f]);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		while (fgets(line, sizeof(line), p)) {
+			uint64_t off;
+			unsigned int k;
+
+			if (!strncmp(line, "Disassembly of section ", 23))
+				entry = strstr(line, ".plt.got") ? 8 : 16;
+			/* not the header ("<first@plt-0x10>"), nor an IFUNC's ("*ABS*+0x...@plt") */
+			if (sscanf(line, "%llx <%255[^>]>:", &at, name) != 2 ||
+			    strlen(name) < 4 || strcmp(name + strlen(name) - 4, "@plt") ||
+			    !strncmp(name, "*ABS*", 5))
+				continue;
+			off = vaddr_to_off(fd, at);
+			for (k = 0; k < entry; k += entry - 1) {
+				s = jt_elfsyms__find(es, off + k, &idx);
+				if (!s)
+					fail_msg("%s: nothing names %s at %llx", files[f], name, at + k);
+				assert_string_equal(s->name, name);
+			}
+			checked++;
+		}
+		assert_int_equal(pclose(p), 0);
+		printf("%s: %u PLT entries named as objdump names them\n", files[f], checked);
+		assert_true(checked >= 10);
+		jt_elfsyms__free(es);
+		close(fd);
+	}
+	fd = open("/usr/lib/x86_64-linux-gnu/libgcc_s.so.1", O_RDONLY);
+	assert_true(fd >= 0);
+	es = jt_elfsyms__load(fd, -1, &err);
+	assert_non_null(es);
+	s = jt_elfsyms__find(es, 0x3000 + 0x16, &idx);
+	assert_non_null(s);
+	assert_string_equal(s->name, "_init");
+	jt_elfsyms__free(es);
+	close(fd);
 }
 
 static void non_elf_files_have_no_symbols(void **state)
@@ -409,6 +505,7 @@ int main(void)
 		cmocka_unit_test(elf_symbols_are_found_by_file_offset),
 		cmocka_unit_test(code_labels_are_symbols_data_labels_are_not),
 		cmocka_unit_test(non_elf_files_have_no_symbols),
+		cmocka_unit_test(plt_entries_are_named_as_objdump_names_them),
 		cmocka_unit_test(kallsyms_keeps_text_and_finds_by_address),
 		cmocka_unit_test(cxx_names_are_demangled),
 		cmocka_unit_test_setup_teardown(one_file_is_read_once_for_every_process,
