@@ -214,13 +214,16 @@ static unsigned int svg_height(const char *path)
 	return h;
 }
 
-/* Record the split scenario, with --fp-loop or not; its folded depth and SVG height. */
-static void record_split(const char *tag, bool loop, struct it_log *log, unsigned int *depth,
+/*
+ * Record the split scenario, with its stack broken by option how ("--fp-loop",
+ * "--fp-astray") or not (NULL); its folded depth and SVG height.
+ */
+static void record_split(const char *tag, char *how, struct it_log *log, unsigned int *depth,
 			 unsigned int *height)
 {
 	char *log_path, *folded, *svg, *out;
 	char *argv[] = { IT_JITRACE, "record", "-F", "999", "-f", "-o", NULL, "--", IT_TOYJIT,
-			 "split", "--ms", "1000", loop ? "--fp-loop" : NULL, NULL };
+			 "split", "--ms", "1000", how, NULL };
 	char *fargv[] = { IT_JITRACE, "flamegraph", "--folded", NULL, NULL };
 	char *sargv[] = { IT_JITRACE, "flamegraph", "-f", "-o", NULL, NULL, NULL };
 
@@ -260,8 +263,8 @@ static void test_frame_pointer_loop_is_cut(void **state)
 	size_t i;
 
 	(void)state;
-	record_split("fploop", true, &log, &depth, &height);
-	record_split("noloop", false, &log0, &depth0, &height0);
+	record_split("fploop", "--fp-loop", &log, &depth, &height);
+	record_split("noloop", NULL, &log0, &depth0, &height0);
 	for (i = 0; i < log.n; i++) {
 		const struct jt_rec_sample *s = (const void *)log.recs[i];
 		bool ends_cut;
@@ -298,6 +301,52 @@ static void test_frame_pointer_loop_is_cut(void **state)
 	assert_true(height <= height0 + 2 * SVG_ROW_PX);
 	it_log_free(&log);
 	it_log_free(&log0);
+}
+
+/*
+ * hot_a's return address points into its stack while it spins, as a frame-pointer walk
+ * through code that keeps data in rbp finds: its caller lies in memory that holds no code.
+ * Each such stack is hot_a then [truncated], counted; no frame is a bare address.
+ */
+static void test_caller_in_no_code_is_cut(void **state)
+{
+	uint64_t hot_a = 0, cut_hot_a = 0, cut = 0, bare = 0;
+	unsigned int depth, height;
+	struct it_log log;
+	char name[256];
+	size_t i, k;
+
+	(void)state;
+	record_split("astray", "--fp-astray", &log, &depth, &height);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_sample *s = (const void *)log.recs[i];
+		bool ends_cut;
+
+		if (s->h.type != JT_REC_SAMPLE || !s->nr_frames)
+			continue;
+		ends_cut = JT_FRAME_KIND(s->frames[s->nr_frames - 1].ref) == JT_FRAME_TRUNCATED;
+		cut += ends_cut;
+		leaf_name(&log, s, name, sizeof(name));
+		if (strcmp(name, "hot_a"))
+			continue;
+		hot_a++;
+		for (k = 0; k < s->nr_frames; k++)
+			bare += s->frames[k].ref == JT_FRAME_REF(JT_FRAME_USER, 0);
+		if (ends_cut) {
+			cut_hot_a++;
+			assert_int_equal(s->nr_frames, 2);	/* hot_a, [truncated] */
+		}
+	}
+	print_message("hot_a %llu samples, %llu cut after it; %llu cut in all, %llu counted; "
+		      "bare addresses in hot_a's stacks %llu\n", (unsigned long long)hot_a,
+		      (unsigned long long)cut_hot_a, (unsigned long long)cut,
+		      (unsigned long long)it_drops_of(&log, JT_DROP_BROKEN_STACK),
+		      (unsigned long long)bare);
+	it_assert_share_at_least("hot_a samples cut", cut_hot_a, hot_a, 0.95,
+				 "hot_a's return address is astray for all of its spin");
+	assert_int_equal(it_drops_of(&log, JT_DROP_BROKEN_STACK), cut);
+	assert_int_equal(bare, 0);
+	it_log_free(&log);
 }
 
 /* The first table's row that names fn: its self samples, *pct its self% (-1: no row). */
@@ -611,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_uprobe_trampoline_is_named),
 		cmocka_unit_test(test_anonymous_code_is_named_as_such),
 		cmocka_unit_test(test_frame_pointer_loop_is_cut),
+		cmocka_unit_test(test_caller_in_no_code_is_cut),
 		cmocka_unit_test(test_map_written_at_exit_names_late),
 		cmocka_unit_test(test_reused_address_is_never_named_late),
 		cmocka_unit_test(test_map_rewritten_in_place_is_read_again),

@@ -164,7 +164,7 @@ cleanup:
 
 int scenario_split(const struct toy_opts *o)
 {
-	int rewrite = o->rewrite_map;
+	int rewrite = o->rewrite_map, slot;
 	struct toy_fn *a, *bfn, *dispatch;
 	uint64_t chunk, start, n = 0;
 	struct toy_region *r;
@@ -185,15 +185,19 @@ int scenario_split(const struct toy_opts *o)
 		goto cleanup;
 	x86__init(&b, r->mem, r->size);
 	toyfn__begin(&b, a);
-	if (o->fp_loop) {	/* [rbp] = rbp while it spins; the caller's rbp kept below */
-		x86__load(&b, X86_RAX, X86_RBP, 0);
+	/* while it spins [rbp] = rbp (a loop), or [rbp + 8] = rbp (a return address into the
+	 * stack, as a walk through code that keeps data in rbp finds); what was there is
+	 * kept below and put back */
+	slot = o->fp_loop ? 0 : 8;
+	if (o->fp_loop || o->fp_astray) {
+		x86__load(&b, X86_RAX, X86_RBP, slot);
 		x86__push(&b, X86_RAX);
-		x86__store(&b, X86_RBP, 0, X86_RBP);
+		x86__store(&b, X86_RBP, slot, X86_RBP);
 	}
 	toyfn__spin(&b, o->ratio_a, u.iters, true);
-	if (o->fp_loop) {
+	if (o->fp_loop || o->fp_astray) {
 		x86__pop(&b, X86_RAX);
-		x86__store(&b, X86_RBP, 0, X86_RAX);
+		x86__store(&b, X86_RBP, slot, X86_RAX);
 	}
 	if (toyfn__end(&b, a))
 		goto cleanup;

@@ -80,6 +80,8 @@ static const char usage[] =
 "                          \"rewrite ns=T\" (CLOCK_MONOTONIC) once it is written\n"
 "      --fp-loop           split: while hot_a spins, its saved frame pointer points at\n"
 "                          its own frame, so a frame-pointer walk of it never ends\n"
+"      --fp-astray         split: while hot_a spins, its return address points into\n"
+"                          its stack, so a frame-pointer walk of it goes astray\n"
 "      --nested OUTER[:INNER]\n"
 "                          calls: toy_outer calls and toy_inner calls per toy_outer\n"
 "                          call (10:5, so toy_inner runs 50 times)\n"
@@ -123,7 +125,7 @@ static const char usage[] =
 
 enum {
 	OPT_START_DELAY = 256, OPT_MS, OPT_RATIO, OPT_NESTED, OPT_METHODS, OPT_HOLD, OPT_JITDUMP,
-	OPT_JITDUMP_DIR, OPT_PERF_MAP, OPT_PERF_MAP_AT_EXIT, OPT_FP_LOOP, OPT_REWRITE_MAP,
+	OPT_JITDUMP_DIR, OPT_PERF_MAP, OPT_PERF_MAP_AT_EXIT, OPT_FP_LOOP, OPT_FP_ASTRAY, OPT_REWRITE_MAP,
 };
 
 static const struct option long_opts[] = {
@@ -139,6 +141,7 @@ static const struct option long_opts[] = {
 	{ "perf-map", no_argument, NULL, OPT_PERF_MAP },
 	{ "perf-map-at-exit", no_argument, NULL, OPT_PERF_MAP_AT_EXIT },
 	{ "fp-loop", no_argument, NULL, OPT_FP_LOOP },
+	{ "fp-astray", no_argument, NULL, OPT_FP_ASTRAY },
 	{ "rewrite-map", required_argument, NULL, OPT_REWRITE_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -404,6 +407,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FP_LOOP:
 			o.fp_loop = true;
+			break;
+		case OPT_FP_ASTRAY:
+			o.fp_astray = true;
 			break;
 		case OPT_REWRITE_MAP:
 			if (!strcmp(optarg, "inplace"))

@@ -23,6 +23,7 @@ struct toy_opts {
 	uint32_t ratio_a;	/* split: units per hot_a call */
 	uint32_t ratio_b;	/* split: units per hot_b call */
 	bool fp_loop;		/* split: hot_a's saved frame pointer points at itself */
+	bool fp_astray;		/* split: hot_a's return address points at its stack */
 	int rewrite_map;	/* split: enum toy_rewrite (sink.h), halfway through */
 	uint32_t outer;		/* calls: toy_outer calls */
 	uint32_t inner;		/* calls: toy_inner calls per toy_outer call */
