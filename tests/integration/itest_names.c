@@ -248,6 +248,43 @@ static void record_split(const char *tag, char *how, struct it_log *log, unsigne
 	free(log_path);
 }
 
+/* What a split recording's broken stacks came to: hot_a's samples and how they end. */
+struct cuts {
+	uint64_t hot_a;		/* samples with hot_a as their leaf */
+	uint64_t cut_hot_a;	/* of those, ending in [truncated] */
+	uint64_t cut;		/* every sample ending in [truncated] */
+	uint64_t bare;		/* bare addresses in hot_a's stacks */
+	unsigned int most;	/* the most frames of a cut stack of hot_a's */
+};
+
+static void count_cuts(const struct it_log *log, struct cuts *c)
+{
+	char name[256];
+	size_t i, k;
+
+	*c = (struct cuts){ 0 };
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_sample *s = (const void *)log->recs[i];
+		bool ends_cut;
+
+		if (s->h.type != JT_REC_SAMPLE || !s->nr_frames)
+			continue;
+		ends_cut = JT_FRAME_KIND(s->frames[s->nr_frames - 1].ref) == JT_FRAME_TRUNCATED;
+		c->cut += ends_cut;
+		leaf_name(log, s, name, sizeof(name));
+		if (strcmp(name, "hot_a"))
+			continue;
+		c->hot_a++;
+		for (k = 0; k < s->nr_frames; k++)
+			c->bare += s->frames[k].ref == JT_FRAME_REF(JT_FRAME_USER, 0);
+		if (ends_cut) {
+			c->cut_hot_a++;
+			if (s->nr_frames > c->most)
+				c->most = s->nr_frames;
+		}
+	}
+}
+
 /*
  * hot_a's saved frame pointer points at its own frame while it spins: the kernel walks
  * that frame until its limit, 127 frames. Each such stack is cut after one turn, ends in
@@ -257,44 +294,27 @@ static void record_split(const char *tag, char *how, struct it_log *log, unsigne
 static void test_frame_pointer_loop_is_cut(void **state)
 {
 	unsigned int depth, height, depth0, height0;
-	uint64_t hot_a = 0, cut = 0, cut_hot_a = 0;
 	struct it_log log, log0;
-	char name[256];
-	size_t i;
+	struct cuts c;
 
 	(void)state;
 	record_split("fploop", "--fp-loop", &log, &depth, &height);
 	record_split("noloop", NULL, &log0, &depth0, &height0);
-	for (i = 0; i < log.n; i++) {
-		const struct jt_rec_sample *s = (const void *)log.recs[i];
-		bool ends_cut;
-
-		if (s->h.type != JT_REC_SAMPLE || !s->nr_frames)
-			continue;
-		ends_cut = JT_FRAME_KIND(s->frames[s->nr_frames - 1].ref) == JT_FRAME_TRUNCATED;
-		cut += ends_cut;
-		leaf_name(&log, s, name, sizeof(name));
-		if (strcmp(name, "hot_a"))
-			continue;
-		hot_a++;
-		if (ends_cut) {
-			cut_hot_a++;
-			assert_true(s->nr_frames <= 4);	/* hot_a, toy_dispatch, [truncated] */
-		}
-	}
+	count_cuts(&log, &c);
 	print_message("hot_a %llu samples, %llu cut; %llu cut in all, %llu counted (%llu "
 		      "without the loop); folded depth %u (%u), SVG height %u px (%u)\n",
-		      (unsigned long long)hot_a, (unsigned long long)cut_hot_a,
-		      (unsigned long long)cut,
+		      (unsigned long long)c.hot_a, (unsigned long long)c.cut_hot_a,
+		      (unsigned long long)c.cut,
 		      (unsigned long long)it_drops_of(&log, JT_DROP_BROKEN_STACK),
 		      (unsigned long long)it_drops_of(&log0, JT_DROP_BROKEN_STACK), depth, depth0,
 		      height, height0);
 	/* hot_a loops while it spins, all but its first few instructions */
-	it_assert_share_at_least("hot_a samples cut", cut_hot_a, hot_a, 0.95,
+	it_assert_share_at_least("hot_a samples cut", c.cut_hot_a, c.hot_a, 0.95,
 				 "hot_a's frame loops for all of its spin");
-	assert_int_equal(it_drops_of(&log, JT_DROP_BROKEN_STACK), cut);
+	assert_true(c.most <= 4);	/* hot_a, toy_dispatch, [truncated] */
+	assert_int_equal(it_drops_of(&log, JT_DROP_BROKEN_STACK), c.cut);
 	/* without the loop only a chain broken by code without frame pointers (libc's) is cut */
-	assert_true(it_drops_of(&log0, JT_DROP_BROKEN_STACK) * 50 <= hot_a);
+	assert_true(it_drops_of(&log0, JT_DROP_BROKEN_STACK) * 50 <= c.hot_a);
 	/* as deep as the same program's real stacks, give or take one sampled by chance (a
 	 * code load's, a frame or two deeper than hot_a's): a loop would be 127 */
 	assert_true(depth <= depth0 + 2);
@@ -310,42 +330,23 @@ static void test_frame_pointer_loop_is_cut(void **state)
  */
 static void test_caller_in_no_code_is_cut(void **state)
 {
-	uint64_t hot_a = 0, cut_hot_a = 0, cut = 0, bare = 0;
 	unsigned int depth, height;
 	struct it_log log;
-	char name[256];
-	size_t i, k;
+	struct cuts c;
 
 	(void)state;
 	record_split("astray", "--fp-astray", &log, &depth, &height);
-	for (i = 0; i < log.n; i++) {
-		const struct jt_rec_sample *s = (const void *)log.recs[i];
-		bool ends_cut;
-
-		if (s->h.type != JT_REC_SAMPLE || !s->nr_frames)
-			continue;
-		ends_cut = JT_FRAME_KIND(s->frames[s->nr_frames - 1].ref) == JT_FRAME_TRUNCATED;
-		cut += ends_cut;
-		leaf_name(&log, s, name, sizeof(name));
-		if (strcmp(name, "hot_a"))
-			continue;
-		hot_a++;
-		for (k = 0; k < s->nr_frames; k++)
-			bare += s->frames[k].ref == JT_FRAME_REF(JT_FRAME_USER, 0);
-		if (ends_cut) {
-			cut_hot_a++;
-			assert_int_equal(s->nr_frames, 2);	/* hot_a, [truncated] */
-		}
-	}
+	count_cuts(&log, &c);
 	print_message("hot_a %llu samples, %llu cut after it; %llu cut in all, %llu counted; "
-		      "bare addresses in hot_a's stacks %llu\n", (unsigned long long)hot_a,
-		      (unsigned long long)cut_hot_a, (unsigned long long)cut,
+		      "bare addresses in hot_a's stacks %llu\n", (unsigned long long)c.hot_a,
+		      (unsigned long long)c.cut_hot_a, (unsigned long long)c.cut,
 		      (unsigned long long)it_drops_of(&log, JT_DROP_BROKEN_STACK),
-		      (unsigned long long)bare);
-	it_assert_share_at_least("hot_a samples cut", cut_hot_a, hot_a, 0.95,
+		      (unsigned long long)c.bare);
+	it_assert_share_at_least("hot_a samples cut", c.cut_hot_a, c.hot_a, 0.95,
 				 "hot_a's return address is astray for all of its spin");
-	assert_int_equal(it_drops_of(&log, JT_DROP_BROKEN_STACK), cut);
-	assert_int_equal(bare, 0);
+	assert_int_equal(c.most, 2);	/* hot_a, [truncated] */
+	assert_int_equal(it_drops_of(&log, JT_DROP_BROKEN_STACK), c.cut);
+	assert_int_equal(c.bare, 0);
 	it_log_free(&log);
 }
 

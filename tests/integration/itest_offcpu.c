@@ -225,7 +225,7 @@ static void test_kernel_stack_then_user_stack(void **state)
 	char *log_path = it_path_dup("waits-g.jtl");
 	char *argv[] = { IT_JITRACE, "record", "--off-cpu", "-g", "-f", "-o", log_path, "--",
 			 WAITS, "10", NULL };
-	uint64_t from, whole = 0, waits = 0;
+	uint64_t from, whole = 0, waits = 0, unpaired;
 	char name[256];
 	struct it_log log;
 	uint32_t pid;
@@ -257,9 +257,14 @@ static void test_kernel_stack_then_user_stack(void **state)
 		whole += !strcmp(name, "clock_nanosleep") &&
 			 stack_has(&log, &o->smp, "main");
 	}
-	print_message("%llu waits in wait_long, %llu with the user stack whole\n",
-		      (unsigned long long)waits, (unsigned long long)whole);
-	assert_int_equal(waits, 10);
+	unpaired = it_drops_of(&log, JT_DROP_OFFCPU_UNPAIRED);
+	print_message("%llu waits in wait_long, %llu with the user stack whole; "
+		      "offcpu_unpaired %llu\n", (unsigned long long)waits,
+		      (unsigned long long)whole, (unsigned long long)unpaired);
+	/* each of its 10 waits recorded, or counted unseen (a return the program did not
+	 * see: about one switch in a few thousand, see the README) */
+	assert_true(waits <= 10 && waits + unpaired >= 10);
+	assert_true(unpaired <= 2);
 	assert_int_equal(whole, waits);
 	it_log_free(&log);
 	free(log_path);
