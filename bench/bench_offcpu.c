@@ -861,16 +861,24 @@ static double fig(const struct workload *wl, int k, int r, enum fig f)
 	return 0;
 }
 
-/* A row of figure f of condition k over the rounds, the median into *med. */
-static void row(const struct workload *wl, int k, enum fig f, const char *what, const char *fmt,
-		const char *unit, double *med)
+/* Figure f of condition k in each round that was measured, into v; how many. */
+static int values(const struct workload *wl, int k, enum fig f, double *v)
 {
-	double v[MAX_ROUNDS];
 	int r, n = 0;
 
 	for (r = 0; r < wl->rounds; r++)
 		if (wl->w[k][r].ok)
 			v[n++] = fig(wl, k, r, f);
+	return n;
+}
+
+/* A row of figure f of condition k over the rounds, the median into *med. */
+static void row(const struct workload *wl, int k, enum fig f, const char *what, const char *fmt,
+		const char *unit, double *med)
+{
+	double v[MAX_ROUNDS];
+	int n = values(wl, k, f, v);
+
 	if (!n)
 		return;
 	bench_row(what, "", fmt, unit, v, n, "");
@@ -882,11 +890,8 @@ static void row(const struct workload *wl, int k, enum fig f, const char *what, 
 static double median(const struct workload *wl, int k, enum fig f)
 {
 	double v[MAX_ROUNDS];
-	int r, n = 0;
+	int n = values(wl, k, f, v);
 
-	for (r = 0; r < wl->rounds; r++)
-		if (wl->w[k][r].ok)
-			v[n++] = fig(wl, k, r, f);
 	if (!n)
 		return 0;
 	bench_sort(v, n);

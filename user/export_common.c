@@ -73,6 +73,21 @@ long jt_xintern__get(struct jt_xintern *t, const void *key, size_t len, bool *ad
 	return t->n++;
 }
 
+long jt_xintern__pair(struct jt_xintern *t, const char *a, const char *b, bool *added)
+{
+	size_t alen = strlen(a), blen = strlen(b);
+	char *key = malloc(alen + 1 + blen);
+	long idx;
+
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, a, alen + 1);
+	memcpy(key + alen + 1, b, blen);
+	idx = jt_xintern__get(t, key, alen + 1 + blen, added);
+	free(key);
+	return idx;
+}
+
 const void *jt_xintern__key(const struct jt_xintern *t, size_t idx, size_t *len)
 {
 	*len = t->v[idx].len;

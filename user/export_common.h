@@ -24,6 +24,8 @@ struct jt_xintern {
 
 /* The index of key, added if new (*added says so; may be NULL). Returns >= 0 or -ENOMEM. */
 long jt_xintern__get(struct jt_xintern *t, const void *key, size_t len, bool *added);
+/* The index of the pair of strings a and b (keyed "a\0b"), as jt_xintern__get. */
+long jt_xintern__pair(struct jt_xintern *t, const char *a, const char *b, bool *added);
 const void *jt_xintern__key(const struct jt_xintern *t, size_t idx, size_t *len);
 void jt_xintern__fini(struct jt_xintern *t);
 

@@ -261,16 +261,8 @@ static long frame_map(struct pprof *p, const struct jt_frame *f, uint64_t *addr)
  */
 static long function(struct pprof *p, const char *name, const char *file, bool *added)
 {
-	size_t nlen = strlen(name), flen = strlen(file);
-	char *fkey = malloc(nlen + 1 + flen);
-	long fn;
+	long fn = jt_xintern__pair(&p->functions, name, file, added);
 
-	if (!fkey)
-		return -ENOMEM;
-	memcpy(fkey, name, nlen + 1);
-	memcpy(fkey + nlen + 1, file, flen);
-	fn = jt_xintern__get(&p->functions, fkey, nlen + 1 + flen, added);
-	free(fkey);
 	if (fn < 0 || (*added && (str_idx(p, name) < 0 || str_idx(p, file) < 0)))
 		return -ENOMEM;
 	if (*added && jt_array_grow(&p->func_start, &p->cap_funcs, fn + 1,

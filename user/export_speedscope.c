@@ -65,17 +65,7 @@ struct sscope {
 
 static long frame_idx(struct sscope *s, const char *name, const char *file)
 {
-	size_t nlen = strlen(name), flen = strlen(file);
-	char *key = malloc(nlen + 1 + flen);
-	long idx;
-
-	if (!key)
-		return -ENOMEM;
-	memcpy(key, name, nlen + 1);
-	memcpy(key + nlen + 1, file, flen);
-	idx = jt_xintern__get(&s->frames, key, nlen + 1 + flen, NULL);
-	free(key);
-	return idx;
+	return jt_xintern__pair(&s->frames, name, file, NULL);
 }
 
 static long raw_idx(struct sscope *s, const struct jt_frame *f)

@@ -1297,6 +1297,15 @@ static int json_offcpu(struct jt_xout *x, const struct rep *r, const struct sect
 	return 0;
 }
 
+/* A thread's entry in a list, up to its name: {"tid": T, "name": NAME or "" */
+static void json_thread_head(struct jt_xout *x, const struct rep *r, uint32_t tid, bool first)
+{
+	const char *name = jt_lv__thread(r->src.lv, tid);
+
+	jt_xout__printf(x, "%s\n   {\"tid\": %u, \"name\": ", first ? "" : ",", tid);
+	json_str(x, name ? name : "");
+}
+
 /* , "thread_times": [{"tid": T, "name": NAME or "", "samples": N, time on and off}, ...] */
 static int json_walls(struct jt_xout *x, const struct rep *r, uint32_t pid)
 {
@@ -1311,10 +1320,8 @@ static int json_walls(struct jt_xout *x, const struct rep *r, uint32_t pid)
 	jt_xout__str(x, ", \"thread_times\": [");
 	for (i = 0; i < n; i++) {
 		const struct wall *w = v[i];
-		const char *name = jt_lv__thread(r->src.lv, w->tid);
 
-		jt_xout__printf(x, "%s\n   {\"tid\": %u, \"name\": ", i ? "," : "", w->tid);
-		json_str(x, name ? name : "");
+		json_thread_head(x, r, w->tid, i == 0);
 		jt_xout__printf(x, ", \"samples\": %" PRIu64 ", ", w->samples);
 		json_time(x, r, w->samples, &w->off);
 		jt_xout__str(x, "}");
@@ -1394,10 +1401,8 @@ static int json_threads(struct jt_xout *x, const struct rep *r, const struct sec
 	jt_xout__str(x, ", \"threads\": [");
 	for (i = 0; i < n; i++) {
 		const struct section *t = v[i];
-		const char *name = jt_lv__thread(r->src.lv, t->tid);
 
-		jt_xout__printf(x, "%s\n   {\"tid\": %u, \"name\": ", i ? "," : "", t->tid);
-		json_str(x, name ? name : "");
+		json_thread_head(x, r, t->tid, i == 0);
 		jt_xout__str(x, ", ");
 		if (json_section(x, r, t)) {
 			free(v);

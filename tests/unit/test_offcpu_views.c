@@ -114,6 +114,18 @@ static void write_split(const char *path)
 
 /* ---- report ---- */
 
+/* A filter of --pid, --from and --to (NULL: not given). */
+static void set_filter(struct jt_filter *f, const char *pid, const char *from, const char *to)
+{
+	jt_filter__init(f);
+	if (pid)
+		assert_int_equal(jt_filter__parse(f, "--pid", pid), 0);
+	if (from)
+		assert_int_equal(jt_filter__parse(f, "--from", from), 0);
+	if (to)
+		assert_int_equal(jt_filter__parse(f, "--to", to), 0);
+}
+
 /* The report of the log at path with these options, the path replaced by LOG. */
 static char *report_opts(const char *path, bool json, bool threads, const char *pid,
 			 const char *from, const char *to)
@@ -124,13 +136,7 @@ static char *report_opts(const char *path, bool json, bool threads, const char *
 	size_t len = 0;
 	FILE *f;
 
-	jt_filter__init(&o.filter);
-	if (pid)
-		assert_int_equal(jt_filter__parse(&o.filter, "--pid", pid), 0);
-	if (from)
-		assert_int_equal(jt_filter__parse(&o.filter, "--from", from), 0);
-	if (to)
-		assert_int_equal(jt_filter__parse(&o.filter, "--to", to), 0);
+	set_filter(&o.filter, pid, from, to);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	assert_int_equal(jt_report(f, &o), 0);
@@ -455,13 +461,7 @@ static char *flame_opts(const char *path, bool folded, bool off, const char *pid
 	size_t len = 0;
 	FILE *f;
 
-	jt_filter__init(&o.filter);
-	if (pid)
-		assert_int_equal(jt_filter__parse(&o.filter, "--pid", pid), 0);
-	if (from)
-		assert_int_equal(jt_filter__parse(&o.filter, "--from", from), 0);
-	if (to)
-		assert_int_equal(jt_filter__parse(&o.filter, "--to", to), 0);
+	set_filter(&o.filter, pid, from, to);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	assert_int_equal(jt_flamegraph(f, &o), 0);
