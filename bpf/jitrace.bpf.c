@@ -426,6 +426,20 @@ static __always_inline __u16 leaf_in_uprobes(struct task_struct *task, __u64 ip)
 	return 0;
 }
 
+/* The current task's user stack into ips; its bytes, at most JT_MAX_FRAMES * 8. */
+static __always_inline long take_ustack(void *ctx, void *ips)
+{
+	long u = bpf_get_stack(ctx, ips, JT_MAX_FRAMES * 8, BPF_F_USER_STACK);
+
+	if (u < 0) {
+		count_drop(JT_DROP_STACK);
+		u = 0;
+	}
+	if (u > JT_MAX_FRAMES * 8)
+		u = JT_MAX_FRAMES * 8;
+	return u;
+}
+
 /*
  * The kernel stack (with -g) and then, if user, the user stack of the current task into
  * ips (room for both); *klen and *ulen get their bytes, each at most JT_MAX_FRAMES * 8.
@@ -442,15 +456,8 @@ static __always_inline void take_stacks(void *ctx, __u64 *ips, bool user, long *
 	}
 	if (k > JT_MAX_FRAMES * 8)
 		k = JT_MAX_FRAMES * 8;
-	if (user) {
-		u = bpf_get_stack(ctx, (void *)ips + k, JT_MAX_FRAMES * 8, BPF_F_USER_STACK);
-		if (u < 0) {
-			count_drop(JT_DROP_STACK);
-			u = 0;
-		}
-	}
-	if (u > JT_MAX_FRAMES * 8)
-		u = JT_MAX_FRAMES * 8;
+	if (user)
+		u = take_ustack(ctx, (void *)ips + k);
 	*klen = k;
 	*ulen = u;
 }
@@ -914,13 +921,7 @@ static __always_inline void off_user_stack(void *ctx, struct off_task *st,
 		count_drop(JT_DROP_STACK);	/* it ran user code since: kept without it */
 		return;
 	}
-	u = bpf_get_stack(ctx, (void *)st->ev.ips + k * 8, JT_MAX_FRAMES * 8, BPF_F_USER_STACK);
-	if (u < 0) {
-		count_drop(JT_DROP_STACK);
-		u = 0;
-	}
-	if (u > JT_MAX_FRAMES * 8)
-		u = JT_MAX_FRAMES * 8;
+	u = take_ustack(ctx, (void *)st->ev.ips + k * 8);
 	st->ev.nr_user = (__u64)u / 8;
 	off_copy_stack(&st->ev, st->ev.sp);
 }

@@ -43,21 +43,18 @@ bool jt_late__window(const struct jt_late *l, uint64_t start, uint64_t size, uin
 		     uint64_t *from)
 {
 	uint64_t p, first = page_of(start), last = page_of(start + (size ? size - 1 : 0));
-	uint64_t since = life_ts > l->all_gone_ts ? life_ts : l->all_gone_ts, met = 0;
+	uint64_t since = life_ts > l->all_gone_ts ? life_ts : l->all_gone_ts;
 
 	if (!size || last - first >= PAGES_MAX)
 		return false;
 	for (p = first; p <= last; p++) {
 		uintptr_t g = (uintptr_t)jt_hash__get(&l->gone, p);
-		uintptr_t u = (uintptr_t)jt_hash__get(&l->unnamed, p);
 
 		if (g > since)
 			since = g;
-		if (u > met)
-			met = u;
 	}
 	*from = since;
-	return met > since;
+	return jt_late__met(l, start, size, since);
 }
 
 bool jt_late__met(const struct jt_late *l, uint64_t start, uint64_t size, uint64_t since)

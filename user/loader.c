@@ -255,25 +255,38 @@ static int attach_mmaps(struct jt_bpf *b)
 	return err;
 }
 
-static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
+/* Attach each of progs where its section says; a failure is reported (for what) and fatal. */
+static int attach_progs(struct jt_bpf *b, struct bpf_program *const *progs, size_t n,
+			const char *what)
 {
-	struct jitrace_bpf *s = b->skel;
-	struct bpf_program *tps[] = { s->progs.jt_exec, s->progs.jt_exit, s->progs.jt_fork };
 	size_t i;
 	int err;
 
-	for (i = 0; i < JT_ARRAY_SIZE(tps); i++) {
-		struct bpf_link *link = bpf_program__attach(tps[i]);
+	for (i = 0; i < n; i++) {
+		struct bpf_link *link = bpf_program__attach(progs[i]);
 
 		if (!link) {
 			err = -errno;
-			jt_err("attaching %s: %s", bpf_program__name(tps[i]), strerror(-err));
+			jt_err("attaching %s%s: %s", bpf_program__name(progs[i]), what,
+			       strerror(-err));
 			return err;
 		}
 		err = keep_link(b, link);
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
+{
+	struct jitrace_bpf *s = b->skel;
+	struct bpf_program *tps[] = { s->progs.jt_exec, s->progs.jt_exit, s->progs.jt_fork };
+	int err;
+
+	err = attach_progs(b, tps, JT_ARRAY_SIZE(tps), "");
+	if (err)
+		return err;
 	if (o->agent_path) {
 		err = attach_stub(b, s->progs.jt_code_load, o->agent_path,
 				  "jitrace_stub_code_load");
@@ -293,19 +306,9 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	if (o->offcpu) {
 		struct bpf_program *off[] = { s->progs.jt_switch, s->progs.jt_sys_exit };
 
-		for (i = 0; i < JT_ARRAY_SIZE(off); i++) {
-			struct bpf_link *link = bpf_program__attach(off[i]);
-
-			if (!link) {
-				err = -errno;
-				jt_err("attaching %s (for --off-cpu): %s",
-				       bpf_program__name(off[i]), strerror(-err));
-				return err;
-			}
-			err = keep_link(b, link);
-			if (err)
-				return err;
-		}
+		err = attach_progs(b, off, JT_ARRAY_SIZE(off), " (for --off-cpu)");
+		if (err)
+			return err;
 	}
 	if (!o->sample_hz && !o->offcpu)
 		return 0;	/* no stacks: native code needs no names */
