@@ -28,8 +28,8 @@
 
 /*
  * --off-cpu: the time a log's kept records waited, in the tree's unit (us: each record's
- * off_ns / 1000, as folded stacks weigh it), and waits, by state (enum jt_off_state; a
- * state this jitrace does not know counts as other); [0]: every state.
+ * off_ns / 1000, as folded stacks weigh it), and waits, by state (enum jt_off_state);
+ * [0]: every state.
  */
 struct offtime {
 	uint64_t us[JT_OFF_MAX], n[JT_OFF_MAX];
@@ -676,7 +676,7 @@ static const struct jt_rec_sample *by_comm(const struct jt_rec_sample *smp, cons
 /* --off-cpu: take in a kept record's time and waits. Its weight in the tree: us. */
 static uint64_t off_tally(struct offtime *off, const struct jt_rec_offcpu *rec)
 {
-	unsigned int st = rec->state && rec->state < JT_OFF_MAX ? rec->state : JT_OFF_OTHER;
+	unsigned int st = rec->state;	/* known: the reader refuses any other */
 	uint64_t us = rec->off_ns / 1000;
 
 	off->us[0] += us;

@@ -36,8 +36,8 @@ struct offc {
 #define SRC_KNOWN(v) ((v) >> 32)
 
 /*
- * Time off the CPU (off-CPU records) by state, enum jt_off_state (a state this jitrace
- * does not know counts as other): ns and the waits they stand for; [0]: every state.
+ * Time off the CPU (off-CPU records) by state, enum jt_off_state: ns and the waits they
+ * stand for; [0]: every state.
  */
 struct offtime {
 	uint64_t ns[JT_OFF_MAX], n[JT_OFF_MAX];
@@ -347,7 +347,7 @@ static void off_add(struct offtime *t, unsigned int state, uint64_t ns, uint64_t
 static int on_offcpu(struct rep *r, const struct jt_rec_offcpu *rec)
 {
 	const struct jt_rec_sample *smp = &rec->smp;
-	unsigned int st = rec->state && rec->state < JT_OFF_MAX ? rec->state : JT_OFF_OTHER;
+	unsigned int st = rec->state;	/* known: the reader refuses any other */
 	unsigned int i, user = jt_lv__user_leaf(r->src.lv, smp);
 	struct section *sec[2] = { section_get(r, smp->pid), NULL };	/* process, thread */
 	struct wall *w = wall_get(r, smp->pid, smp->tid);
