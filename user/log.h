@@ -43,6 +43,14 @@ uint64_t jt_logw__records(const struct jt_log_writer *w);
 /* The writer as the collector's sink: each record appended. */
 struct jt_sink jt_logw__sink(struct jt_log_writer *w);
 uint64_t jt_logw__bytes(const struct jt_log_writer *w);	/* compressed bytes written */
+/*
+ * Called with the size of each write that grows the file (a block, with the end record's
+ * block at close), before it is made: a flight recorder makes room on its disk bound
+ * there, so that the file never passes it even for a moment. 0 goes on; -errno fails the
+ * write with it (the hook reports why).
+ */
+typedef int (*jt_logw_room_fn)(void *ctx, uint64_t bytes);
+void jt_logw__set_room(struct jt_log_writer *w, jt_logw_room_fn fn, void *ctx);
 
 /* ---- reader ---- */
 struct jt_log_reader;

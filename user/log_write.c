@@ -35,6 +35,8 @@ struct jt_log_writer {
 	unsigned char *raw;	/* JT_LOG_BLOCK_MAX bytes: the block being filled */
 	unsigned char *out;	/* struct jt_log_block then the compressed data: one write */
 	size_t out_cap;
+	jt_logw_room_fn room;	/* told of each block before it is written (NULL: none) */
+	void *room_ctx;
 	z_stream zs;		/* reset per block, so each block is a stream of its own */
 };
 
@@ -184,6 +186,8 @@ static int write_block(struct jt_log_writer *w)
 	b->first_rec = w->block_first;
 	w->block_first = w->records;	/* every appended record is in this block or before */
 	w->held = 0;
+	if (w->room && (ret = w->room(w->room_ctx, sizeof(*b) + b->zsize)))
+		return w->err = ret;
 	return write_all(w, w->out, sizeof(*b) + b->zsize);
 }
 
@@ -281,6 +285,12 @@ uint64_t jt_logw__records(const struct jt_log_writer *w)
 uint64_t jt_logw__bytes(const struct jt_log_writer *w)
 {
 	return w->bytes;
+}
+
+void jt_logw__set_room(struct jt_log_writer *w, jt_logw_room_fn fn, void *ctx)
+{
+	w->room = fn;
+	w->room_ctx = ctx;
 }
 
 static int sink_append(void *ctx, const struct jt_rec_hdr *rec)

@@ -20,6 +20,8 @@
 
 #define PART ".part"
 #define SEQ_DIGITS 6
+/* Look at the directory at least this often while writing: the notes grow beside us. */
+#define RELIST_NS 1000000000ULL
 
 struct jt_segment {
 	struct jt_segment_opts o;
@@ -34,6 +36,9 @@ struct jt_segment {
 	uint64_t began;			/* CLOCK_MONOTONIC when the open one began */
 	uint64_t last_ts;		/* the latest record's time */
 	uint64_t records;		/* written to closed segments */
+	uint64_t listed;		/* the directory's bytes when last looked at */
+	uint64_t listed_open;		/* the open segment's bytes then */
+	uint64_t listed_ns;		/* CLOCK_MONOTONIC then (0: never) */
 	struct jt_segment_stats st;
 };
 
@@ -72,7 +77,7 @@ static int cmp_entry(const void *a, const void *b)
 typedef void (*each_fn)(struct jt_segment *s, const char *name, const struct stat *st,
 			void *ctx);
 
-/* Call fn for every regular file in the directory. 0 or -errno (reported). */
+/* Call fn for every entry in the directory but . and .. 0 or -errno (reported). */
 static int each_file(struct jt_segment *s, each_fn fn, void *ctx)
 {
 	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
@@ -89,8 +94,8 @@ static int each_file(struct jt_segment *s, each_fn fn, void *ctx)
 		return err;
 	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' ||
-		    fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		fn(s, de->d_name, &st, ctx);
 	}
@@ -105,7 +110,9 @@ static void take_over(struct jt_segment *s, const char *name, const struct stat 
 	char closed[JT_SEGMENT_NAME_MAX];
 	uint64_t seq = name_seq(name);
 
-	(void)st, (void)ctx;
+	(void)ctx;
+	if (!S_ISREG(st->st_mode))
+		return;
 	if (jt_segment__is_name(name) && seq >= s->seq)
 		s->seq = seq + 1;
 	if (n <= x || n - x >= sizeof(closed) || strcmp(name + n - x, PART))
@@ -126,8 +133,8 @@ static void take_over(struct jt_segment *s, const char *name, const struct stat 
 struct listing {
 	struct entry *v;
 	size_t n, cap;
+	uint64_t total;			/* every entry's bytes, as du counts them */
 	int err;
-	bool markers;			/* also: NAME.pushed whose NAME is gone, deleted */
 };
 
 static void list_one(struct jt_segment *s, const char *name, const struct stat *st, void *ctx)
@@ -136,6 +143,9 @@ static void list_one(struct jt_segment *s, const char *name, const struct stat *
 	size_t n = strlen(name), x = strlen(JT_SEGMENT_PUSHED);
 	char seg[JT_SEGMENT_NAME_MAX];
 
+	l->total += st->st_size;
+	if (!S_ISREG(st->st_mode))
+		return;
 	if (jt_segment__is_name(name) && n < JT_SEGMENT_NAME_MAX) {
 		if (jt_array_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v))) {
 			l->err = -ENOMEM;
@@ -151,33 +161,49 @@ static void list_one(struct jt_segment *s, const char *name, const struct stat *
 	if (n > x && n - x < sizeof(seg) && !strcmp(name + n - x, JT_SEGMENT_PUSHED)) {
 		memcpy(seg, name, n - x);
 		seg[n - x] = '\0';
-		if (jt_segment__is_name(seg) && faccessat(s->dirfd, seg, F_OK, AT_SYMLINK_NOFOLLOW))
-			unlinkat(s->dirfd, name, 0);
+		if (jt_segment__is_name(seg) && faccessat(s->dirfd, seg, F_OK, AT_SYMLINK_NOFOLLOW) &&
+		    !unlinkat(s->dirfd, name, 0))
+			l->total -= st->st_size;
 	}
 }
 
-static void delete_segment(struct jt_segment *s, const char *name)
+/* Delete a closed segment and what was noted of its push: the bytes that freed. */
+static uint64_t delete_segment(struct jt_segment *s, const struct entry *e)
 {
 	char marker[JT_SEGMENT_NAME_MAX + 16];
+	uint64_t freed = e->bytes;
+	struct stat st;
 
-	if (unlinkat(s->dirfd, name, 0) && errno != ENOENT) {
-		jt_err("%s/%s: cannot delete: %s", s->o.dir, name, strerror(errno));
-		return;
+	if (unlinkat(s->dirfd, e->name, 0) && errno != ENOENT) {
+		jt_err("%s/%s: cannot delete: %s", s->o.dir, e->name, strerror(errno));
+		return 0;
 	}
-	snprintf(marker, sizeof(marker), "%s%s", name, JT_SEGMENT_PUSHED);
-	unlinkat(s->dirfd, marker, 0);
+	snprintf(marker, sizeof(marker), "%s%s", e->name, JT_SEGMENT_PUSHED);
+	if (!fstatat(s->dirfd, marker, &st, AT_SYMLINK_NOFOLLOW) && !unlinkat(s->dirfd, marker, 0))
+		freed += st.st_size;
 	s->st.deleted++;
+	return freed;
+}
+
+/* Whether the directory, at bytes, is within the size bound with its slack to spare. */
+static bool fits(const struct jt_segment *s, uint64_t bytes)
+{
+	return !s->o.max_bytes || bytes + JT_SEGMENT_SLACK(s->o.max_bytes) <= s->o.max_bytes;
 }
 
 /*
  * Keep the directory within its bounds, oldest whole segments first: those that ended
- * max_age ago or more, then as many as the size bound needs (the open segment counts).
+ * max_age ago or more, then as many as the size bound needs for the directory, as du counts
+ * it (the directory itself, the open segment and the push notes included), to take need
+ * bytes more and the slack. -ENOSPC (reported) if it cannot, no closed segment being left;
+ * else 0 or -errno.
  */
-static int bound(struct jt_segment *s)
+static int bound(struct jt_segment *s, uint64_t need)
 {
 	struct listing l = { 0 };
 	struct timespec now;
-	uint64_t total = 0, open_bytes = s->w ? jt_logw__bytes(s->w) : 0;
+	struct stat dst;
+	uint64_t total;
 	int64_t cutoff;
 	size_t i;
 	int err = each_file(s, list_one, &l);
@@ -194,28 +220,67 @@ static int bound(struct jt_segment *s)
 		qsort(l.v, l.n, sizeof(*l.v), cmp_entry);
 	clock_gettime(CLOCK_REALTIME, &now);
 	cutoff = now.tv_sec * 1000000000LL + now.tv_nsec - (int64_t)s->o.max_age_ns;
-	for (i = 0; i < l.n; i++)
-		total += l.v[i].bytes;
-	total += open_bytes;
+	total = l.total + (fstat(s->dirfd, &dst) ? 0 : (uint64_t)dst.st_size);
 	for (i = 0; i < l.n; i++) {
 		bool old = s->o.max_age_ns && l.v[i].mtime_ns <= cutoff;
-		bool big = s->o.max_bytes && total > s->o.max_bytes;
+		bool big = !fits(s, total + need);
 
 		if (!old && !big)
 			break;
-		delete_segment(s, l.v[i].name);
-		total -= l.v[i].bytes;
+		total -= delete_segment(s, &l.v[i]);
 	}
 	s->st.kept = l.n - i;
 	s->st.bytes = total;
+	s->listed = total;
+	s->listed_open = s->w ? jt_logw__bytes(s->w) : 0;
+	s->listed_ns = jt_now_ns();
 	free(l.v);
+	if (!fits(s, total + need)) {
+		jt_err("%s: --max-size %" PRIu64 " bytes: no room for %" PRIu64 " bytes more of "
+		       "the open segment, its %" PRIu64 " bytes and %" PRIu64 " of the directory's "
+		       "own, with no closed segment left to delete; give a larger bound", s->o.dir,
+		       s->o.max_bytes, need, s->listed_open, total - s->listed_open);
+		return -ENOSPC;
+	}
 	return 0;
+}
+
+/*
+ * The open segment is about to grow by bytes: make room for them first. The directory is
+ * looked at again only when what is known of it says the bound could be near, or a second
+ * has passed (the push notes grow beside us).
+ */
+static int room(void *ctx, uint64_t bytes)
+{
+	struct jt_segment *s = ctx;
+	uint64_t grown = s->w ? jt_logw__bytes(s->w) - s->listed_open : 0;
+
+	if (!s->o.max_bytes)
+		return 0;
+	if (fits(s, s->listed + grown + bytes) && jt_now_ns() - s->listed_ns < RELIST_NS)
+		return 0;
+	return bound(s, bytes);
+}
+
+static int finish(struct jt_segment *s);
+static int begin(struct jt_segment *s, uint64_t now);
+
+/* Whether the open segment holds a quarter of the size bound: closed, whole ones can go. */
+static bool over_quarter(const struct jt_segment *s)
+{
+	return s->o.max_bytes && jt_logw__bytes(s->w) > s->o.max_bytes / 4;
 }
 
 static int seg_record(void *ctx, const struct jt_rec_hdr *rec)
 {
 	struct jt_segment *s = ctx;
+	int err;
 
+	if (!s->w)	/* a close failed: the recording stops with that error */
+		return -EIO;
+	/* a poll may bring megabytes: the quarter is kept at every record, not every tick */
+	if (over_quarter(s) && (err = finish(s) ?: bound(s, 0) ?: begin(s, jt_now_ns())))
+		return err;
 	s->last_ts = rec->ts;
 	return jt_segdefs__record(s->defs, rec);
 }
@@ -243,9 +308,12 @@ static int begin(struct jt_segment *s, uint64_t now)
 		return -ENOMEM;
 	}
 	snprintf(s->shown, len, "%s/%s", s->o.dir, part);
+	if (room(s, JT_LOG_HEADER_SIZE))	/* the header is written as it is made */
+		return -ENOSPC;
 	s->w = jt_logw__create_at(s->dirfd, part, s->shown, &s->hdr);
 	if (!s->w)
 		return -EIO;
+	jt_logw__set_room(s->w, room, s);
 	s->w_sink = jt_logw__sink(s->w);
 	s->began = now;
 	jt_segdefs__begin(s->defs, &s->w_sink);
@@ -308,7 +376,7 @@ struct jt_segment *jt_segment__open(const struct jt_segment_opts *o)
 		goto fail;
 	}
 	s->defs = jt_segdefs__new();
-	if (!s->defs || each_file(s, take_over, NULL) || bound(s) || begin(s, jt_now_ns()))
+	if (!s->defs || each_file(s, take_over, NULL) || bound(s, 0) || begin(s, jt_now_ns()))
 		goto fail;
 	return s;
 fail:
@@ -327,12 +395,11 @@ int jt_segment__tick(struct jt_segment *s, uint64_t now, bool close_now)
 
 	if (!s->w)	/* a close failed: the recording stops with that error */
 		return -EIO;
-	due = now - s->began >= s->o.rotate_ns ||
-		   (s->o.max_bytes && jt_logw__bytes(s->w) > s->o.max_bytes / 4);
+	due = now - s->began >= s->o.rotate_ns || over_quarter(s);
 
-	if (!due && !close_now)
-		return 0;
-	return finish(s) ?: bound(s) ?: begin(s, now);
+	if (!due && !close_now)	/* the push notes grow beside us: the bound is kept on them */
+		return now - s->listed_ns >= RELIST_NS ? bound(s, 0) : 0;
+	return finish(s) ?: bound(s, 0) ?: begin(s, now);
 }
 
 int jt_segment__flush(struct jt_segment *s)
@@ -344,7 +411,7 @@ int jt_segment__close(struct jt_segment *s)
 {
 	if (!s->w)
 		return 0;
-	return finish(s) ?: bound(s);
+	return finish(s) ?: bound(s, 0);
 }
 
 void jt_segment__free(struct jt_segment *s)

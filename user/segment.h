@@ -28,11 +28,20 @@
 /* NAME.pushed: what a pusher (push.h) has sent of segment NAME; deleted with it */
 #define JT_SEGMENT_PUSHED ".pushed"
 
+/*
+ * What the size bound keeps free beyond what the recorder is about to write: the directory's
+ * own growth and what the pusher appends to its NAME.pushed notes between two looks at the
+ * directory (a line a profile, a few KB a segment). 64 KiB, a sixteenth of a small bound.
+ */
+#define JT_SEGMENT_SLACK(max_bytes) ((max_bytes) / 16 < 65536 ? (max_bytes) / 16 : 65536)
+
 struct jt_segment_opts {
 	const char *dir;		/* made (0700) if missing; see jt_outfile__dir() */
 	uint64_t rotate_ns;		/* a segment's length */
 	uint64_t max_age_ns;		/* delete segments that ended longer ago (0: keep) */
-	uint64_t max_bytes;		/* keep the directory's segments within (0: no bound) */
+	/* keep the directory within, as du -sb counts it: the directory itself, every segment
+	 * (the open one included, at every moment) and push note (0: no bound) */
+	uint64_t max_bytes;
 	const struct jt_log_header *hdr;	/* the recording's header */
 	/* A segment was closed, under its final name (NULL: nobody to tell). */
 	void (*closed)(void *ctx, const char *name);

@@ -514,7 +514,7 @@ static void oldest_segments_go_first_to_keep_the_size(void **state)
 {
 	struct tmp *t = *state;
 	char names[64][80], before[64][80], marker[512];
-	struct stat st;
+	struct stat st, dst;
 	int n, m;
 
 	write_segments(t->segs, 6, 0, 0);
@@ -526,10 +526,14 @@ static void oldest_segments_go_first_to_keep_the_size(void **state)
 	snprintf(marker, sizeof(marker), "%s/jitrace-20000101-000000-000099.jtl.pushed",
 		 t->segs);
 	close(open(marker, O_CREAT | O_WRONLY, 0600));
-	/* room for four and a half: the next recorder deletes the oldest whole ones */
+	/*
+	 * room for four and a half, the directory's own bytes and the slack (a sixteenth of so
+	 * small a bound) beside them: the next recorder deletes the oldest whole ones
+	 */
 	snprintf(marker, sizeof(marker), "%s/%.79s", t->segs, before[1]);
 	assert_int_equal(stat(marker, &st), 0);
-	write_segments(t->segs, 3, 0, st.st_size * 9 / 2);
+	assert_int_equal(stat(t->segs, &dst), 0);
+	write_segments(t->segs, 3, 0, (dst.st_size + st.st_size * 9 / 2) * 16 / 15);
 	n = list(t->segs, ".jtl", names, 64);
 	print_message("%d segments of %lld bytes kept of 9\n", n, (long long)st.st_size);
 	assert_int_equal(n, 4);
@@ -537,6 +541,70 @@ static void oldest_segments_go_first_to_keep_the_size(void **state)
 	assert_true(strcmp(names[0], before[0]) > 0);	/* the oldest went */
 	m = list(t->segs, ".pushed", names, 64);
 	assert_int_equal(m, 0);
+}
+
+/* The directory's bytes as du -sb counts them: its own size and each entry's. */
+static uint64_t du_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct stat st;
+	uint64_t n = 0;
+
+	assert_non_null(d);
+	assert_int_equal(fstat(dirfd(d), &st), 0);
+	n += st.st_size;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			n += st.st_size;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Records poured in with no tick between them (one poll may bring megabytes): the
+ * directory, the open segment included, is within the bound after every record, while
+ * segments close at a quarter of it and the oldest go.
+ */
+static void the_open_segment_counts_at_every_record(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_log_header h = { .start_ns = 1000, .hostname = "h" };
+	const uint64_t bound = 400000;
+	struct jt_segment *s = open_segs(t->segs, &h, 0, bound);
+	struct jt_segment_stats st;
+	struct jt_sink sink;
+	uint64_t peak = 0, b;
+	union rb r;
+	int i;
+
+	assert_non_null(s);
+	sink = jt_segment__sink(s);
+	for (i = 0; i < 200000; i++) {	/* about 3 MB compressed: random counts */
+		struct jt_rec_drop *d = (void *)mk(&r, JT_REC_DROP, sizeof(*d), 0, 2000 + i);
+
+		d->what = JT_DROP_DECODE;
+		d->count = (uint64_t)rand() << 32 | rand();
+		assert_int_equal(jt_sink__emit(&sink, &r.h), 0);
+		if (i % 50)
+			continue;
+		b = du_bytes(t->segs);
+		peak = b > peak ? b : peak;
+		if (b > bound)
+			fail_msg("after %d records the directory holds %llu bytes, over %llu", i,
+				 (unsigned long long)b, (unsigned long long)bound);
+	}
+	assert_int_equal(jt_segment__close(s), 0);
+	b = du_bytes(t->segs);
+	jt_segment__stats(s, &st);
+	jt_segment__free(s);
+	print_message("peak %llu bytes of %llu; %llu closed, %llu deleted, %llu at the end\n",
+		      (unsigned long long)peak, (unsigned long long)bound,
+		      (unsigned long long)st.closed, (unsigned long long)st.deleted,
+		      (unsigned long long)b);
+	assert_true(b <= bound);
+	assert_true(st.deleted > 3);
 }
 
 static void segments_older_than_max_age_go(void **state)
@@ -607,6 +675,8 @@ int main(void)
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(oldest_segments_go_first_to_keep_the_size,
 						tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(the_open_segment_counts_at_every_record, tmp_setup,
+						tmp_teardown),
 		cmocka_unit_test_setup_teardown(segments_older_than_max_age_go, tmp_setup,
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(a_segment_left_open_is_kept_and_numbers_go_on,
