@@ -105,6 +105,18 @@ bool jt_hash__next(const struct jt_hash *h, size_t *pos, uint64_t *key, void **v
 	return false;
 }
 
+bool jt_hash__next_round(const struct jt_hash *h, size_t first, size_t *pos, bool *wrapped,
+			 uint64_t *key, void **val)
+{
+	if (!*wrapped) {
+		if (jt_hash__next(h, pos, key, val))
+			return true;
+		*wrapped = true;
+		*pos = 0;
+	}
+	return *pos < first && jt_hash__next(h, pos, key, val) && *pos - 1 < first;
+}
+
 void *jt_hash__get_new(struct jt_hash *h, uint64_t key, size_t size, bool *added)
 {
 	void *val = jt_hash__get(h, key);

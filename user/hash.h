@@ -32,5 +32,12 @@ void *jt_hash__get_new(struct jt_hash *h, uint64_t key, size_t size, bool *added
 void *jt_hash__del(struct jt_hash *h, uint64_t key);
 /* Iterate: start with *pos = 0; returns false at the end. Do not modify while iterating. */
 bool jt_hash__next(const struct jt_hash *h, size_t *pos, uint64_t *key, void **val);
+/*
+ * The same walk begun at slot first (past the last slot: at 0) and going round to it, for
+ * work spread over several calls: *pos starts at first and *wrapped false. The slot of the
+ * entry returned is *pos - 1 (where a later walk may begin).
+ */
+bool jt_hash__next_round(const struct jt_hash *h, size_t first, size_t *pos, bool *wrapped,
+			 uint64_t *key, void **val);
 
 #endif

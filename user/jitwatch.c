@@ -48,6 +48,7 @@ struct jt_jitwatch {
 	struct jt_hash files;	/* pid -> struct jfile */
 	struct jfile **dead;	/* gone, freed at the end of a poll */
 	size_t ndead, cap_dead;
+	size_t cursor;		/* the walk's slot where the last poll ran out of time */
 	struct jt_jitwatch_stats st;
 	char buf[DEBUG_MAX];
 };
@@ -399,7 +400,9 @@ static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, s
 	return err;
 }
 
-static void read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now,
+/* Read what f gained, up to READ_MAX bytes of records or until the poll's time is up;
+ * false if the time is up. */
+static bool read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now, uint64_t until,
 		      jt_event_push_fn push, void *ctx)
 {
 	uint64_t budget = READ_MAX;
@@ -408,12 +411,12 @@ static void read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now,
 
 	if (fstat(f->fd, &st)) {
 		refuse(jw, f, strerror(errno));
-		return;
+		return true;
 	}
 	if ((uint64_t)st.st_size < f->off)
 		f->off = 0;	/* truncated, written anew: from its header again */
 	if (!f->off && !read_header(jw, f, (uint64_t)st.st_size))
-		return;
+		return true;
 	while (!err && budget && f->fd >= 0 && (uint64_t)st.st_size - f->off >= JT_JITDUMP_REC_HDR) {
 		uint64_t left = (uint64_t)st.st_size - f->off;
 		uint32_t size, took;
@@ -426,7 +429,7 @@ static void read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now,
 		size = jt_jitdump__rec_size(jw->buf, (size_t)n);
 		if (!size) {	/* nothing after it can be found */
 			refuse(jw, f, "a record's size cannot be right");
-			return;
+			return true;
 		}
 		if (f->off + size > (uint64_t)st.st_size)
 			break;	/* not all written yet */
@@ -434,9 +437,12 @@ static void read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now,
 		f->off += size;
 		took = size < PREFIX_MAX ? size : PREFIX_MAX;	/* the code bytes are not read */
 		budget = took < budget ? budget - took : 0;
+		if (jt_now_ns() >= until)	/* the rest can wait for the next poll */
+			return false;
 	}
 	if (err && err != -EPROTO)
 		refuse(jw, f, strerror(-err));
+	return true;
 }
 
 static void keep_dead(struct jt_jitwatch *jw, struct jfile *f)
@@ -453,21 +459,31 @@ static void keep_dead(struct jt_jitwatch *jw, struct jfile *f)
 	jw->dead[jw->ndead++] = f;
 }
 
-void jt_jitwatch__poll(struct jt_jitwatch *jw, uint64_t now, jt_event_push_fn push, void *ctx)
+void jt_jitwatch__poll(struct jt_jitwatch *jw, uint64_t now, uint64_t until,
+		       jt_event_push_fn push, void *ctx)
 {
-	size_t pos = 0, i;
+	size_t first = jw->cursor, pos = first, i;
+	bool wrapped = false;
 	uint64_t key;
 	void *val;
 
-	while (jt_hash__next(&jw->files, &pos, &key, &val)) {
+	jw->cursor = 0;
+	/* from the file the last poll ran out of time in, round to it */
+	while (jt_hash__next_round(&jw->files, first, &pos, &wrapped, &key, &val)) {
 		struct jfile *f = val;
 
+		if (jt_now_ns() >= until) {
+			jw->cursor = pos - 1;	/* this one first, next time */
+			break;
+		}
 		if (f->fd < 0 && f->wanted && !f->refused &&
 		    (f->gone || !f->tried_ts || now - f->tried_ts >= f->retry_ns) &&
 		    (!f->look_ts || now - f->look_ts < LOOK_NS) && !try_open(jw, f, now))
 			f->gone = true;		/* nothing more of it will come */
-		if (f->fd >= 0)
-			read_file(jw, f, now, push, ctx);
+		if (f->fd >= 0 && !read_file(jw, f, now, until, push, ctx)) {
+			jw->cursor = pos - 1;	/* the rest of it first, next time */
+			break;
+		}
 		if (f->gone)
 			keep_dead(jw, f);
 	}

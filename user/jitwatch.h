@@ -38,8 +38,13 @@ void jt_jitwatch__running(struct jt_jitwatch *jw, uint32_t pid);
 /* What an event from the ring buffer tells: processes with user frames are looked at, an
  * exec starts afresh, an exit has what is left read at the next poll, then let go. */
 void jt_jitwatch__see(struct jt_jitwatch *jw, const struct jt_event *ev);
-/* Find new files and read what every followed file gained, as events handed to push. */
-void jt_jitwatch__poll(struct jt_jitwatch *jw, uint64_t now, jt_event_push_fn push, void *ctx);
+/*
+ * Find new files and read what every followed file gained, as events handed to push. Once
+ * CLOCK_MONOTONIC reaches until the poll stops after the record it is at; the next one
+ * begins with the file it stopped in.
+ */
+void jt_jitwatch__poll(struct jt_jitwatch *jw, uint64_t now, uint64_t until,
+		       jt_event_push_fn push, void *ctx);
 void jt_jitwatch__stats(const struct jt_jitwatch *jw, struct jt_jitwatch_stats *st);
 
 #endif

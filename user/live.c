@@ -20,6 +20,12 @@
 
 #define TICK_MS 10
 #define SECOND_NS 1000000000ULL
+/*
+ * What a tick may spend reading perf maps and jitdump files (and joining what it read, about
+ * as much again): 20 processes' 500,000-line maps take tens of seconds to read, and the ring
+ * buffer, the duration and signals must not wait for them.
+ */
+#define FILES_SLICE_NS 3000000ULL
 
 struct jt_live {
 	const struct jt_live_opts *o;
@@ -247,6 +253,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		.window_ns = o->window_ns, .max_pending = 1 << 20, .proc_root = "/proc",
 		.follow_perfmaps = !o->no_perfmap,
 		.follow_jitdumps = !o->no_jitdump, .unwind_tables = o->offcpu,
+		.files_slice_ns = FILES_SLICE_NS,
 	};
 	int i, err = 0;
 

@@ -50,6 +50,9 @@ struct jt_mapwatch {
 	bool said_denied;		/* a process's root refused us: said once */
 	struct watch **dead;		/* gone, freed at the end of a poll */
 	size_t ndead, cap_dead;
+	size_t cursor;			/* the walk's slot where the last poll ran out of time */
+	uint64_t until;			/* this poll's end */
+	bool late;			/* it has come */
 };
 
 static uint64_t real_clock(void *ctx)
@@ -135,7 +138,8 @@ static bool agent_known(const struct watch *w, uint64_t floor)
 	return w->agent_ts && w->agent_ts <= floor && w->exec_ts <= floor;
 }
 
-/* Hand on what w's map gained since the last read: each line a code load timed lo. */
+/* Hand on what w's map gained since the last read, each line a code load timed lo, until
+ * the poll's time is up. */
 static void read_map(struct jt_mapwatch *mw, struct watch *w, uint64_t now, uint64_t floor,
 		     jt_event_push_fn push, void *ctx)
 {
@@ -175,6 +179,10 @@ static void read_map(struct jt_mapwatch *mw, struct watch *w, uint64_t now, uint
 			b.ev.latest_ts = lo;
 		if (push(ctx, &b.ev))
 			break;	/* the log failed: reported there, and everything stops */
+		if (b.ev.latest_ts >= mw->until) {
+			mw->late = true;	/* the rest at the next poll, from the next line */
+			break;
+		}
 	}
 	if (n < 0) {
 		char path[128];
@@ -314,23 +322,33 @@ static void keep_dead(struct jt_mapwatch *mw, struct watch *w)
 	mw->dead[mw->ndead++] = w;
 }
 
-void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now, uint64_t floor,
+void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now, uint64_t floor, uint64_t until,
 		       jt_event_push_fn push, void *ctx)
 {
-	size_t pos = 0;
+	size_t first = mw->cursor, pos = first;
+	bool wrapped = false;
 	uint64_t key;
 	void *val;
 
-	while (jt_hash__next(&mw->watches, &pos, &key, &val)) {
+	mw->until = until;
+	mw->late = false;
+	mw->cursor = 0;
+	/* from the map the last poll ran out of time in, round to it */
+	while (jt_hash__next_round(&mw->watches, first, &pos, &wrapped, &key, &val)) {
 		struct watch *w = val;
 
+		if (mw->late || mw->clock(mw->clock_ctx) >= until) {
+			mw->cursor = pos - 1;	/* this one first, next time */
+			break;
+		}
 		if (!w->f && w->wanted && !w->refused &&
 		    (w->gone || !w->tried_ts || now - w->tried_ts >= w->retry_ns) &&
 		    !try_open(mw, w, now))
 			w->gone = true;		/* nothing more of it will come */
 		if (w->f)	/* the fd still reads the file after the process is gone */
 			read_map(mw, w, now, floor, push, ctx);
-		if (w->gone)
+		/* gone: let go once what it left is read (a read cut short goes on next time) */
+		if (w->gone && (!w->f || jt_perfmap_file__at_end(w->f)))
 			keep_dead(mw, w);
 	}
 	/* let them go after the walk: the hash may not change under it */

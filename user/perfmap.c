@@ -333,7 +333,7 @@ int jt_perfmap_file__begin(struct jt_perfmap_file *f)
 	f->mtime = st.st_mtim;
 	f->at_end = false;
 	f->budget = JT_PERFMAP_READ_MAX;
-	f->avail = 0;
+	/* bytes read and not parsed yet (a read stopped between two lines) are kept */
 	return 0;
 }
 

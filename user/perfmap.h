@@ -78,7 +78,8 @@ uint64_t jt_perfmap_file__rewrites(const struct jt_perfmap_file *f);
  * it (a file that shrank, or whose bytes before where the last read stopped changed, is
  * read again from its start), then take its lines one by one
  * with next, which returns 1 with a line in *e (valid until the next call), 0 when this
- * read is over, or -errno. Both return -errno on failure.
+ * read is over, or -errno. Both return -errno on failure. A read may stop after any line:
+ * the next one goes on from the line after it.
  */
 int jt_perfmap_file__begin(struct jt_perfmap_file *f);
 int jt_perfmap_file__next(struct jt_perfmap_file *f, struct jt_perfmap_entry *e);

@@ -27,6 +27,9 @@ struct jt_pipeline {
 	struct jt_mapwatch *maps;	/* NULL: perf maps are not followed */
 	struct jt_jitwatch *jitdumps;	/* NULL: jitdump files are not followed */
 	uint64_t window_ns;
+	uint64_t files_slice_ns;
+	uint64_t (*clock)(void *ctx);	/* NULL: jt_now_ns */
+	void *clock_ctx;
 	uint64_t start_ts;		/* the first now it was given: when recording began */
 	int err;			/* first sink error: everything stops */
 	uint64_t received;
@@ -48,6 +51,9 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 		return NULL;
 	}
 	pl->window_ns = o->window_ns;
+	pl->files_slice_ns = o->files_slice_ns;
+	pl->clock = o->clock;
+	pl->clock_ctx = o->clock_ctx;
 	pl->proc_root = o->proc_root ? o->proc_root : "/proc";
 	pl->reorder = jt_reorder__new(o->max_pending, o->max_pending_bytes ?
 				      o->max_pending_bytes : JT_PIPELINE_PENDING_BYTES);
@@ -166,15 +172,22 @@ static int push_jitdump(void *ctx, const struct jt_event *ev)
 	return push(pl, ev);
 }
 
-/* Read what the files gained: each source hands its events on, nothing comes back. */
+/*
+ * Read what the files gained, within the time slice: each source hands its events on,
+ * nothing comes back.
+ */
 static void poll_files(struct jt_pipeline *pl, uint64_t now)
 {
+	uint64_t until = UINT64_MAX;
+
 	if (!pl->start_ts)
 		pl->start_ts = now;
+	if (pl->files_slice_ns)
+		until = (pl->clock ? pl->clock(pl->clock_ctx) : jt_now_ns()) + pl->files_slice_ns;
 	if (pl->jitdumps)
-		jt_jitwatch__poll(pl->jitdumps, now, push_jitdump, pl);
+		jt_jitwatch__poll(pl->jitdumps, now, until, push_jitdump, pl);
 	if (pl->maps)
-		jt_mapwatch__poll(pl->maps, now, jt_reorder__floor(pl->reorder), push, pl);
+		jt_mapwatch__poll(pl->maps, now, jt_reorder__floor(pl->reorder), until, push, pl);
 }
 
 void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now)

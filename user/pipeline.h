@@ -29,6 +29,12 @@ struct jt_pipeline_opts {
 	bool follow_jitdumps;	/* jit-PID.dump files (user/jitwatch.h) */
 	bool unwind_tables;	/* read mapped files' unwind tables: off-CPU stacks need them */
 	size_t max_perfmap_methods;	/* a process's, 0: JT_PERFMAP_METHODS_MAX (collector.h) */
+	/*
+	 * How long one tick (or scan, or finish) may read perf maps and jitdump files, by the
+	 * clock below (0: until each file's per-read budget is spent). What is left is read at
+	 * the next tick: files can wait, the loop and the end of a recording cannot.
+	 */
+	uint64_t files_slice_ns;
 	/* the clock perf-map reads are timed by (NULL: jt_now_ns; tests pass their own) */
 	uint64_t (*clock)(void *ctx);
 	void *clock_ctx;

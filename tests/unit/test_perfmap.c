@@ -537,21 +537,21 @@ static void test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it(void
 	assert_non_null(mw);
 	see_exec(mw, getpid(), 5);	/* the program began at 5 */
 	clock_now = 100;
-	jt_mapwatch__poll(mw, 100, 0, on_timed, &got);		/* opens it: reads the budget's worth */
+	jt_mapwatch__poll(mw, 100, 0, UINT64_MAX, on_timed, &got);		/* opens it: reads the budget's worth */
 	assert_int_equal(got.n, JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal(got.max, 5);
 	got = (struct times){ 0 };
 	clock_now = 200;
-	jt_mapwatch__poll(mw, 200, 0, on_timed, &got);		/* the rest, there since before 100 */
+	jt_mapwatch__poll(mw, 200, 0, UINT64_MAX, on_timed, &got);		/* the rest, there since before 100 */
 	clock_now = 300;
-	jt_mapwatch__poll(mw, 300, 0, on_timed, &got);
+	jt_mapwatch__poll(mw, 300, 0, UINT64_MAX, on_timed, &got);
 	assert_int_equal(got.n, lines - JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal(got.min, 5);
 	assert_int_equal(got.max, 5);
 	got = (struct times){ 0 };
 	write_file(t->pid_map, O_APPEND, "7f0000001000 20 late\n");
 	clock_now = 400;
-	jt_mapwatch__poll(mw, 400, 0, on_timed, &got);		/* written after the read at 300 reached the end */
+	jt_mapwatch__poll(mw, 400, 0, UINT64_MAX, on_timed, &got);		/* written after the read at 300 reached the end */
 	assert_int_equal(got.n, 1);
 	assert_int_equal(got.min, 300);
 	assert_int_equal(got.hi, 401);		/* and before the read at 400 that found it */
