@@ -70,6 +70,10 @@ enum jt_drop {
 	/* off-CPU: a thread left the CPU again with no return seen since it last left (the
 	 * scheduler ran the switch without the program): that wait is lost */
 	JT_DROP_OFFCPU_UNPAIRED,
+	/* perf map line at new addresses not kept: the recorder's memory bound (--max-memory) */
+	JT_DROP_MEMORY_PERFMAP,
+	/* code load (agent, USDT, jitdump) at new addresses not kept: the memory bound */
+	JT_DROP_MEMORY_CODE,
 	JT_DROP_MAX,
 };
 #define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\

@@ -88,6 +88,8 @@ static const char usage[] =
 "                         T, basic_auth = USER:PASS, org_id = TENANT; mode 0600\n"
 "      --agent PATH       the libjitrace-agent.so to probe (default: next to jitrace)\n"
 "      --ringbuf MB       ring buffer size, a power of two (default 64)\n"
+"      --max-memory MB    the recorder's memory, ring buffer included (default 192);\n"
+"                         past it code at new addresses is counted and not kept\n"
 "      --window MS        how late an event may arrive and still be put in order (100)\n"
 "      --no-perfmap       do not read /tmp/perf-PID.map files\n"
 "      --no-jitdump       do not read jit-PID.dump files (perf's jitdump format)\n"
@@ -291,7 +293,7 @@ static int open_segments(struct recorder *r, const struct jt_log_header *hdr)
 		.dir = o->output, .rotate_ns = (uint64_t)(o->rotate * 1e9),
 		.max_age_ns = (uint64_t)(o->max_age * 1e9),
 		.max_bytes = (uint64_t)(o->max_size_mb * 1e6), .hdr = hdr,
-		.closed = segment_closed, .ctx = r,
+		.closed = segment_closed, .ctx = r, .mem = jt_live__mem(r->live),
 	};
 	struct jt_push_opts po = {
 		.url = o->push_url, .format = o->push_format, .service = o->service,

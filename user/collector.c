@@ -14,6 +14,7 @@
 #include "hash.h"
 #include "idmap.h"
 #include "late.h"
+#include "membound.h"
 #include "unwind.h"
 #include "methods.h"
 #include "procfs.h"
@@ -27,6 +28,7 @@
 
 struct proc {
 	uint32_t pid;
+	struct jt_membound *mem;	/* the collector's: what its methods are charged to */
 	size_t perfmap_methods;	/* live methods from its perf map, against the cap */
 	bool defined;		/* its proc record is written */
 	bool has_agent;		/* it has sent agent events */
@@ -73,6 +75,7 @@ struct jt_collector {
 	struct jt_hash procs;	/* pid -> struct proc */
 	struct jt_methods methods;
 	struct jt_symbols *symbols;
+	struct jt_membound *mem;
 	bool own_symbols;	/* symbols is ours to free */
 	struct jt_hash ksyms;	/* kallsyms index -> log symbol id */
 	uint64_t next_module_id;
@@ -102,6 +105,7 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 	c->next_module_id = 1;
 	c->next_symbol_id = 1;
 	c->symbols = o->symbols;
+	c->mem = o->mem;
 	if (!c->symbols) {
 		c->symbols = jt_symbols__new(c->proc_root);
 		c->own_symbols = true;
@@ -130,6 +134,7 @@ static void method_let_go(struct proc *p, struct jt_method *m)
 		return;
 	if (m->has_lines)
 		free(jt_hash__del(&p->lines, (uintptr_t)m));
+	jt_membound__give(p->mem, jt_method__cost(m->name_len));
 	free(m);
 }
 
@@ -239,6 +244,7 @@ static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
 		return NULL;
 	}
 	p->pid = pid;
+	p->mem = c->mem;
 	return p;
 }
 
@@ -407,9 +413,22 @@ static int add_code(struct jt_collector *c, struct proc *p, const struct code *k
 		c->st.perfmap_capped++;
 		return 0;
 	}
+	/* past the memory bound the same: what replaces live code gives its bytes back soon */
+	if (!jt_membound__take(c->mem, jt_method__cost(k->name_len))) {
+		if (!jt_codemap__overlaps(&p->code, k->start, k->size)) {
+			if (k->src == JT_SRC_PERFMAP)
+				c->st.memory_perfmap++;
+			else
+				c->st.memory_code++;
+			return 0;
+		}
+		jt_membound__charge(c->mem, jt_method__cost(k->name_len));
+	}
 	m = jt_method__new(k->start, k->size, k->ts, k->id, k->src, k->name, k->name_len);
-	if (!m)
+	if (!m) {
+		jt_membound__give(c->mem, jt_method__cost(k->name_len));
 		goto oom;
+	}
 	live = jt_codemap__insert(&p->code, m, on_evict, &e);
 	if (!live) {
 		method_let_go(p, m);	/* held by nothing yet */
@@ -656,6 +675,8 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 	c->st.unknown_ids++;
 	n = snprintf(name, sizeof(name), "[unknown method %llu]", (unsigned long long)id);
 	m = jt_method__new(0, 0, ts, id, JT_SRC_AGENT, name, n);
+	if (m)	/* calls need it: charged, never refused */
+		jt_membound__charge(c->mem, jt_method__cost(m->name_len));
 	if (!m || jt_idmap__put(&p->ids, id, m)) {
 		if (m)
 			method_let_go(p, m);	/* held by nothing */

@@ -19,6 +19,7 @@
 #define JT_PERFMAP_METHODS_MAX 1000000
 
 struct jt_symbols;
+struct jt_membound;
 
 struct jt_collector_opts {
 	const char *proc_root;	/* "/proc"; tests point it at a fixture tree */
@@ -27,6 +28,12 @@ struct jt_collector_opts {
 	/* the file symbols to name native frames by, shared with the source that reads them
 	 * as mappings are made (NULL: the collector keeps its own) */
 	struct jt_symbols *symbols;
+	/*
+	 * The recorder's memory account (membound.h; NULL: none): every method is charged to
+	 * it, and past its limit code at new addresses is counted (JT_DROP_MEMORY_PERFMAP,
+	 * JT_DROP_MEMORY_CODE) and not kept; code that replaces live code is still applied.
+	 */
+	struct jt_membound *mem;
 };
 
 struct jt_collector_stats {
@@ -45,6 +52,8 @@ struct jt_collector_stats {
 	uint64_t late_names;	/* methods named late (JT_REC_LATE written) */
 	uint64_t late_conflicts; /* late lines given up: other code was named at their place */
 	uint64_t perfmap_capped; /* perf map lines past a process's cap, not kept */
+	uint64_t memory_perfmap; /* perf map lines past the memory bound, not kept */
+	uint64_t memory_code;	/* other code loads past the memory bound, not kept */
 	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
 };
 

@@ -15,6 +15,7 @@
 #include "dotnet_ipc.h"
 #include "live.h"
 #include "loader.h"
+#include "membound.h"
 #include "ringbuf.h"
 #include "util.h"
 
@@ -42,6 +43,7 @@ struct jt_live {
 	bool child_done;
 	bool timed_out;		/* the duration ended the loop */
 	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to write their perf maps */
+	struct jt_membound mem;		/* what grows with the host, within --max-memory */
 };
 
 static int take_signals(struct jt_live *l)
@@ -98,6 +100,7 @@ struct jt_live *jt_live__open(const struct jt_live_opts *o)
 		return NULL;
 	}
 	l->o = o;
+	l->mem.limit = jt_liveopts__mem_limit(o);
 	l->sfd = -1;
 	l->child_go = -1;
 	l->child_err = -1;
@@ -253,7 +256,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		.window_ns = o->window_ns, .max_pending = 1 << 20, .proc_root = "/proc",
 		.follow_perfmaps = !o->no_perfmap,
 		.follow_jitdumps = !o->no_jitdump, .unwind_tables = o->offcpu,
-		.files_slice_ns = FILES_SLICE_NS,
+		.files_slice_ns = FILES_SLICE_NS, .mem = &l->mem,
 	};
 	int i, err = 0;
 
@@ -396,6 +399,11 @@ void jt_live__close(struct jt_live *l)
 uint64_t jt_live__start_ns(const struct jt_live *l)
 {
 	return l->start_ns;
+}
+
+struct jt_membound *jt_live__mem(struct jt_live *l)
+{
+	return &l->mem;
 }
 
 struct jt_bpf *jt_live__bpf(const struct jt_live *l)

@@ -17,6 +17,7 @@
 
 struct jt_live;
 struct jt_bpf;
+struct jt_membound;
 
 /* Called on every tick (about every 10 ms) with the time: 0 goes on, JT_LIVE_STOP stops
  * cleanly, -errno stops with that error (reported by the hook). */
@@ -56,6 +57,12 @@ uint64_t jt_live__start_ns(const struct jt_live *l);
 /* The loaded programs, for what only BPF knows (samplers attached) or does (jt_storm). */
 struct jt_bpf *jt_live__bpf(const struct jt_live *l);
 void jt_live__stats(const struct jt_live *l, struct jt_pipeline_stats *st);
+/*
+ * The recorder's memory account (membound.h), its limit what --max-memory leaves for what
+ * grows with the host (jt_liveopts__mem_limit): the pipeline charges its methods and maps to
+ * it, and a flight recorder's segments the definitions they keep.
+ */
+struct jt_membound *jt_live__mem(struct jt_live *l);
 /* The command's pid (0: none); once it has ended, true and its wait status in *status. */
 pid_t jt_live__child(const struct jt_live *l);
 bool jt_live__child_ended(const struct jt_live *l, int *status);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "liveopts.h"
+#include "pipeline.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -24,6 +25,7 @@ enum {
 	OPT_DOTNET_MODULE,
 	OPT_OFFCPU,
 	OPT_OFFCPU_MIN,
+	OPT_MAX_MEMORY,
 };
 
 #define MAX_OPTS 48
@@ -40,6 +42,7 @@ static const struct shared_opt {
 	{ JT_LIVE_OPT_AGENT, { "agent", required_argument, NULL, OPT_AGENT } },
 	{ JT_LIVE_OPT_AGENT, { "no-agent", no_argument, NULL, OPT_NO_AGENT } },
 	{ JT_LIVE_OPT_RINGBUF, { "ringbuf", required_argument, NULL, OPT_RINGBUF } },
+	{ JT_LIVE_OPT_RINGBUF, { "max-memory", required_argument, NULL, OPT_MAX_MEMORY } },
 	{ JT_LIVE_OPT_WINDOW, { "window", required_argument, NULL, OPT_WINDOW } },
 	{ JT_LIVE_OPT_NO_PERFMAP, { "no-perfmap", no_argument, NULL, OPT_NO_PERFMAP } },
 	{ JT_LIVE_OPT_NO_PERFMAP, { "no-jitdump", no_argument, NULL, OPT_NO_JITDUMP } },
@@ -56,6 +59,7 @@ void jt_liveopts__init(struct jt_live_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->hz = 99;
 	o->ringbuf_bytes = 64 << 20;
+	o->max_memory = (uint64_t)JT_MAX_MEMORY_MB << 20;
 	o->window_ns = 100 * 1000000ULL;
 	o->offcpu_min_ns = JT_OFFCPU_MIN_US * 1000ULL;
 }
@@ -146,6 +150,11 @@ static int shared_option(struct jt_live_opts *o, const struct jt_live_cli *cli, 
 			return -EINVAL;
 		}
 		o->ringbuf_bytes = v << 20;
+		return 0;
+	case OPT_MAX_MEMORY:
+		if (jt_parse_uint("--max-memory", arg, 1, 1 << 20, &v))
+			return -EINVAL;
+		o->max_memory = (uint64_t)v << 20;
 		return 0;
 	case OPT_WINDOW:
 		if (jt_parse_uint("--window", arg, 0, 60000, &v) || !v) {
@@ -255,10 +264,32 @@ static const char *find_agent(char *buf, size_t len)
 	return NULL;
 }
 
+/* What the recorder holds whatever the host does: the ring, the reorder buffer, the base. */
+static uint64_t fixed_bytes(const struct jt_live_opts *o)
+{
+	return o->ringbuf_bytes + 2ULL * JT_PIPELINE_PENDING_BYTES + JT_LIVE_BASE_BYTES;
+}
+
+uint64_t jt_liveopts__mem_limit(const struct jt_live_opts *o)
+{
+	return o->max_memory > fixed_bytes(o) ? o->max_memory - fixed_bytes(o) : 0;
+}
+
 /* Once every option is in: what they mean together, and where the agent is. */
 static int check(struct jt_live_opts *o)
 {
 	const char *given = o->agent_path;
+	uint64_t fixed = fixed_bytes(o);
+
+	if (jt_liveopts__mem_limit(o) < JT_LIVE_GROW_MIN_BYTES) {
+		jt_err("--max-memory: %llu MB leaves less than %llu MB for methods and maps beside "
+		       "the ring buffer (--ringbuf %zu MB), the reorder buffer (%u MB) and the "
+		       "program (%llu MB): give at least %llu MB, or a smaller --ringbuf",
+		       (unsigned long long)(o->max_memory >> 20), JT_LIVE_GROW_MIN_BYTES >> 20,
+		       o->ringbuf_bytes >> 20, 2 * (JT_PIPELINE_PENDING_BYTES >> 20),
+		       JT_LIVE_BASE_BYTES >> 20, (fixed + JT_LIVE_GROW_MIN_BYTES) >> 20);
+		return -EINVAL;
+	}
 
 	if (o->calls && o->no_agent && o->no_usdt) {
 		jt_err("--calls with --no-agent and --no-usdt: calls come only from the agent "

@@ -20,6 +20,7 @@ struct jt_live_opts {
 	unsigned int hz;	/* samples per second per CPU, 0: none */
 	double duration;	/* seconds, 0: until stopped */
 	size_t ringbuf_bytes;	/* a power of two */
+	uint64_t max_memory;	/* the whole recorder's, bytes (jt_liveopts__mem_limit) */
 	uint64_t window_ns;	/* how late an event may arrive and still be put in order */
 	const char *agent_path;	/* after parsing: the agent to probe, NULL for none */
 	bool calls, kstack, verbose, no_perfmap, no_jitdump, no_agent, no_usdt;
@@ -42,7 +43,7 @@ enum {
 	JT_LIVE_OPT_CALLS = 1 << 3,	/* -c, --calls */
 	JT_LIVE_OPT_KSTACK = 1 << 4,	/* -g, --kernel-stack */
 	JT_LIVE_OPT_AGENT = 1 << 5,	/* --agent PATH, --no-agent */
-	JT_LIVE_OPT_RINGBUF = 1 << 6,	/* --ringbuf MB */
+	JT_LIVE_OPT_RINGBUF = 1 << 6,	/* --ringbuf MB, --max-memory MB */
 	JT_LIVE_OPT_WINDOW = 1 << 7,	/* --window MS */
 	JT_LIVE_OPT_NO_PERFMAP = 1 << 8,	/* --no-perfmap, --no-jitdump, --dotnet-module */
 	JT_LIVE_OPT_NO_USDT = 1 << 9,	/* --no-usdt */
@@ -69,7 +70,22 @@ struct jt_live_cli {
 	void *ctx;
 };
 
-/* The defaults: 99 Hz, a 64 MiB ring, a 100 ms window, off-CPU threshold 1 ms (off). */
+/*
+ * --max-memory's default, MiB: the README's DaemonSet gives the recorder 256Mi, and the
+ * kernel charges the pod the page cache of the segments it writes too.
+ */
+#define JT_MAX_MEMORY_MB 192
+/*
+ * What a recorder holds that does not grow with the host, beside its ring buffer and its
+ * reorder buffer: the program and its libraries, libbpf's parse of the kernel's BTF while
+ * loading, zlib, ELF symbol tables of the files mapped (about 26 MB here when idle).
+ */
+#define JT_LIVE_BASE_BYTES (48ULL << 20)
+/* The least room --max-memory must leave for what grows (methods, definitions, maps). */
+#define JT_LIVE_GROW_MIN_BYTES (16ULL << 20)
+
+/* The defaults: 99 Hz, a 64 MiB ring, a 100 ms window, off-CPU threshold 1 ms (off),
+ * JT_MAX_MEMORY_MB. */
 void jt_liveopts__init(struct jt_live_opts *o);
 /*
  * Parse argv (argv[0] the command's name) into o, which jt_liveopts__init set up and the
@@ -85,5 +101,10 @@ int jt_liveopts__parse(struct jt_live_opts *o, const struct jt_live_cli *cli, in
  * id stands for its process; one named twice counts once. 0 or -EINVAL (reported).
  */
 int jt_liveopts__add_pids(struct jt_live_opts *o, const char *list, const char *proc_root);
+/*
+ * What --max-memory leaves for the parts that grow with the host (membound.h): the bound
+ * less the ring buffer, the reorder buffer's bound with its indexes and JT_LIVE_BASE_BYTES.
+ */
+uint64_t jt_liveopts__mem_limit(const struct jt_live_opts *o);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "hash.h"
 #include "mapwatch.h"
+#include "membound.h"
 #include "safeopen.h"
 #include "util.h"
 
@@ -44,6 +45,7 @@ struct jt_mapwatch {
 	struct jt_hash watches;	/* pid -> struct watch */
 	jt_clock_fn clock;
 	void *clock_ctx;
+	struct jt_membound *mem;	/* each map followed is charged to it (NULL: none) */
 	size_t following;
 	uint64_t bad_lines_gone;	/* bad lines of maps no longer followed */
 	uint64_t skipped;		/* lines of processes whose agent reports their code */
@@ -74,12 +76,18 @@ struct jt_mapwatch *jt_mapwatch__new(jt_clock_fn clock, void *clock_ctx)
 	return mw;
 }
 
+void jt_mapwatch__bound(struct jt_mapwatch *mw, struct jt_membound *mem)
+{
+	mw->mem = mem;
+}
+
 static void watch_close(struct jt_mapwatch *mw, struct watch *w)
 {
 	if (!w->f)
 		return;
 	mw->bad_lines_gone += jt_perfmap_file__bad_lines(w->f);
 	jt_perfmap_file__free(w->f);
+	jt_membound__give(mw->mem, JT_PERFMAP_FILE_BYTES);
 	w->f = NULL;
 	mw->following--;
 }
@@ -343,8 +351,12 @@ void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now, uint64_t floor, uin
 		}
 		if (!w->f && w->wanted && !w->refused &&
 		    (w->gone || !w->tried_ts || now - w->tried_ts >= w->retry_ns) &&
-		    !try_open(mw, w, now))
-			w->gone = true;		/* nothing more of it will come */
+		    jt_membound__take(mw->mem, JT_PERFMAP_FILE_BYTES)) {
+			if (!try_open(mw, w, now))
+				w->gone = true;		/* nothing more of it will come */
+			if (!w->f)
+				jt_membound__give(mw->mem, JT_PERFMAP_FILE_BYTES);
+		}
 		if (w->f)	/* the fd still reads the file after the process is gone */
 			read_map(mw, w, now, floor, push, ctx);
 		/* gone: let go once what it left is read (a read cut short goes on next time) */

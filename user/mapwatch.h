@@ -16,6 +16,12 @@ struct jt_mapwatch;
 
 /* clock NULL: jt_now_ns(). */
 struct jt_mapwatch *jt_mapwatch__new(jt_clock_fn clock, void *clock_ctx);
+/*
+ * Charge each map followed (JT_PERFMAP_FILE_BYTES) to the recorder's memory account
+ * (membound.h): past its limit a map is not opened until there is room (it waits).
+ */
+struct jt_membound;
+void jt_mapwatch__bound(struct jt_mapwatch *mw, struct jt_membound *mem);
 void jt_mapwatch__free(struct jt_mapwatch *mw);
 /* Follow pid's map from the next poll on, if it has one (looked for again, less and less
  * often, while it has none). */

@@ -31,6 +31,20 @@ struct jt_method *jt_method__new(uint64_t start, uint64_t size, uint64_t load_ts
 	return m;
 }
 
+size_t jt_method__cost(uint32_t name_len)
+{
+	size_t bytes;
+
+	if (name_len > UINT16_MAX)
+		name_len = UINT16_MAX;
+	bytes = offsetof(struct jt_method, name) + name_len + 1;
+	if (bytes < sizeof(struct jt_method))
+		bytes = sizeof(struct jt_method);
+	/* glibc: 8 bytes of chunk header, rounded up to 16; arrays grown by doubling hold up
+	 * to twice their 8-byte slots */
+	return ((bytes + 8 + 15) & ~(size_t)15) + 2 * 8 + 2 * 8;
+}
+
 bool jt_method__same_code(const struct jt_method *a, const struct jt_method *b)
 {
 	return a->start == b->start && a->size == b->size && a->name_len == b->name_len &&

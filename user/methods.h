@@ -33,6 +33,11 @@ struct jt_method *jt_method__new(uint64_t start, uint64_t size, uint64_t load_ts
 				 uint64_t agent_id, uint8_t src, const char *name,
 				 uint32_t name_len);
 bool jt_method__same_code(const struct jt_method *a, const struct jt_method *b);
+/*
+ * The bytes a method of a name_len-byte name holds, for the recorder's memory bound
+ * (membound.h): its malloc chunk and its slots in its process's code map and id array.
+ */
+size_t jt_method__cost(uint32_t name_len);
 
 /*
  * The method table hands out log ids and writes each method's definition exactly once,

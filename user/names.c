@@ -21,6 +21,8 @@ static const char *const drop_names[] = {
 	[JT_DROP_RB_OFFCPU] = "ringbuf_offcpu",
 	[JT_DROP_OFFCPU_STATE] = "offcpu_state",
 	[JT_DROP_OFFCPU_UNPAIRED] = "offcpu_unpaired",
+	[JT_DROP_MEMORY_PERFMAP] = "memory_perfmap",
+	[JT_DROP_MEMORY_CODE] = "memory_code",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 

@@ -40,6 +40,9 @@ struct jt_perfmap_file {
 	char buf[JT_PERFMAP_CHUNK];
 };
 
+_Static_assert(sizeof(struct jt_perfmap_file) <= JT_PERFMAP_FILE_BYTES,
+	       "JT_PERFMAP_FILE_BYTES says less than a followed map holds");
+
 struct jt_perfmap_parser *jt_perfmap_parser__new(void)
 {
 	return calloc(1, sizeof(struct jt_perfmap_parser));

@@ -10,6 +10,8 @@
 
 #define JT_PERFMAP_LINE_MAX 4096	/* longer lines are counted as bad and skipped */
 #define JT_PERFMAP_READ_MAX (1 << 20)	/* bytes read from one file per poll */
+/* What following one map holds (its read buffer, a partial line): at most this many bytes. */
+#define JT_PERFMAP_FILE_BYTES (72 * 1024)
 
 struct jt_perfmap_entry {
 	uint64_t start;

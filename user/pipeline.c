@@ -43,6 +43,7 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 {
 	struct jt_collector_opts co = {
 		.proc_root = o->proc_root, .max_perfmap_methods = o->max_perfmap_methods,
+		.mem = o->mem,
 	};
 	struct jt_pipeline *pl = calloc(1, sizeof(*pl));
 
@@ -65,6 +66,8 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 		pl->col = jt_collector__new(&co, sink);
 	if (o->follow_perfmaps)
 		pl->maps = jt_mapwatch__new(o->clock, o->clock_ctx);
+	if (pl->maps)
+		jt_mapwatch__bound(pl->maps, o->mem);
 	if (o->follow_jitdumps)
 		pl->jitdumps = jt_jitwatch__new(o->proc_root);
 	if (!pl->reorder || !pl->symbols || !pl->col || (o->follow_perfmaps && !pl->maps) ||
@@ -281,6 +284,8 @@ static int log_drops(struct jt_pipeline *pl, bool all)
 	pl->lost[JT_DROP_UNSURE_FRAME] = cs.unsure_frames;
 	pl->lost[JT_DROP_BROKEN_STACK] = cs.broken_stacks;
 	pl->lost[JT_DROP_PERFMAP_CAP] = cs.perfmap_capped;
+	pl->lost[JT_DROP_MEMORY_PERFMAP] = cs.memory_perfmap;
+	pl->lost[JT_DROP_MEMORY_CODE] = cs.memory_code;
 	if (pl->jitdumps) {
 		struct jt_jitwatch_stats js;
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "membound.h"
 #include "outfile.h"
 #include "segment.h"
 #include "segment_defs.h"
@@ -22,6 +23,8 @@
 #define SEQ_DIGITS 6
 /* Look at the directory at least this often while writing: the notes grow beside us. */
 #define RELIST_NS 1000000000ULL
+/* What a definition kept holds beside its bytes: its entry, hash slot and malloc headers. */
+#define DEF_OVERHEAD 96
 
 struct jt_segment {
 	struct jt_segment_opts o;
@@ -39,6 +42,7 @@ struct jt_segment {
 	uint64_t listed;		/* the directory's bytes when last looked at */
 	uint64_t listed_open;		/* the open segment's bytes then */
 	uint64_t listed_ns;		/* CLOCK_MONOTONIC then (0: never) */
+	uint64_t charged;		/* to o.mem, for the definitions kept */
 	struct jt_segment_stats st;
 };
 
@@ -271,6 +275,23 @@ static bool over_quarter(const struct jt_segment *s)
 	return s->o.max_bytes && jt_logw__bytes(s->w) > s->o.max_bytes / 4;
 }
 
+/* Keep the memory account up with the definitions kept for the next segment. */
+static void charge_defs(struct jt_segment *s)
+{
+	struct jt_segdefs_stats d;
+	uint64_t cost;
+
+	if (!s->o.mem)
+		return;
+	jt_segdefs__stats(s->defs, &d);
+	cost = d.held_bytes + d.held * DEF_OVERHEAD;
+	if (cost > s->charged)
+		jt_membound__charge(s->o.mem, cost - s->charged);
+	else
+		jt_membound__give(s->o.mem, s->charged - cost);
+	s->charged = cost;
+}
+
 static int seg_record(void *ctx, const struct jt_rec_hdr *rec)
 {
 	struct jt_segment *s = ctx;
@@ -282,7 +303,9 @@ static int seg_record(void *ctx, const struct jt_rec_hdr *rec)
 	if (over_quarter(s) && (err = finish(s) ?: bound(s, 0) ?: begin(s, jt_now_ns())))
 		return err;
 	s->last_ts = rec->ts;
-	return jt_segdefs__record(s->defs, rec);
+	err = jt_segdefs__record(s->defs, rec);
+	charge_defs(s);
+	return err;
 }
 
 /* Begin the next segment at the time of the last record. */
@@ -434,6 +457,7 @@ void jt_segment__free(struct jt_segment *s)
 	}
 	if (s->dirfd >= 0)
 		close(s->dirfd);
+	jt_membound__give(s->o.mem, s->charged);
 	jt_segdefs__free(s->defs);
 	free(s->shown);
 	free(s);
