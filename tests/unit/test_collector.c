@@ -20,6 +20,8 @@
 #include "procfs.h"
 #include "jt_events.h"
 #include "jt_log_format.h"
+#include "membound.h"
+#include "methods.h"
 #include "sink.h"
 #include "util.h"
 #include "unit/capture.h"
@@ -818,6 +820,54 @@ static void perfmap_methods_past_the_cap_are_counted_not_kept(void **state)
 	jt_collector__stats(f->c, &st);
 	assert_int_equal(st.perfmap_capped, 2);
 	assert_log_promises(f);
+}
+
+/*
+ * One memory bound over every process: past it code at new addresses is counted by its
+ * source and not kept, code that replaces live code still is; what leaves (exec) gives its
+ * bytes back, and once the collector is gone the account is empty again.
+ */
+static void methods_past_the_memory_bound_are_counted_not_kept(void **state)
+{
+	struct jt_membound mem = { .limit = 4 * jt_method__cost(2) };
+	struct jt_collector_opts o = { .proc_root = PROC_ROOT, .mem = &mem };
+	struct jt_collector_stats st;
+	struct fx *f = *state;
+	char name[16];
+	uint64_t i;
+
+	jt_collector__free(f->c);
+	f->c = jt_collector__new(&o, &f->sink);
+	assert_non_null(f->c);
+	for (i = 0; i < 5; i++) {	/* processes share one account */
+		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
+		send(f, ev_load(100 + i, i < 3 ? PID : PID + 1, 0, JIT + i * 0x100, 0x40,
+				JT_SRC_PERFMAP, name));
+	}
+	send(f, ev_load(110, PID + 2, 7, JIT + 0x10000, 0x40, JT_SRC_AGENT, "ag"));
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.memory_perfmap, 1);	/* f4 */
+	assert_int_equal(st.memory_code, 1);	/* ag */
+	assert_int_equal(mem.used, mem.limit);
+	sample_at(f, 200, PID + 1, JIT + 4 * 0x100 + 8);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 0)->frames[0].ref), JT_FRAME_USER);
+	/* replacing f1 is applied, over the bound for as long as both are held */
+	send(f, ev_load(210, PID, 0, JIT + 0x100, 0x40, JT_SRC_PERFMAP, "g1"));
+	sample_at(f, 220, PID, JIT + 0x100 + 8);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "g1");
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.memory_perfmap, 1);
+	/* a new program: its code leaves, and makes room for the other process's */
+	send(f, ev_exec(300, PID, "jitapp\0\0\0\0\0\0\0\0\0", "/usr/bin/jitapp"));
+	send(f, ev_load(310, PID + 1, 0, JIT + 4 * 0x100, 0x40, JT_SRC_PERFMAP, "f4"));
+	sample_at(f, 320, PID + 1, JIT + 4 * 0x100 + 8);
+	assert_method_named(f, frame_method(&nth_sample(f, 2)->frames[0]), "f4");
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.memory_perfmap, 1);
+	assert_log_promises(f);
+	jt_collector__free(f->c);
+	f->c = NULL;
+	assert_int_equal(mem.used, 0);	/* every charge given back */
 }
 
 /* -p with a thread id records its process: the thread's status names the thread group. */
@@ -1916,6 +1966,7 @@ int main(void)
 		T(address_reuse_names_the_code_live_at_each_sample),
 		T(code_loaded_over_live_code_replaces_it),
 		T(perfmap_methods_past_the_cap_are_counted_not_kept),
+		T(methods_past_the_memory_bound_are_counted_not_kept),
 		cmocka_unit_test(thread_id_resolves_to_its_process),
 		T(enter_and_leave_reference_the_method_log_id),
 		T(enter_of_unknown_id_defines_a_stand_in_once),
