@@ -88,7 +88,7 @@ static const char usage[] =
 "                         T, basic_auth = USER:PASS, org_id = TENANT; mode 0600\n"
 "      --agent PATH       the libjitrace-agent.so to probe (default: next to jitrace)\n"
 "      --ringbuf MB       ring buffer size, a power of two (default 64)\n"
-"      --max-memory MB    the recorder's memory, ring buffer included (default 192);\n"
+"      --max-memory MB    the recorder's memory, ring buffer included (default 200);\n"
 "                         past it code at new addresses is counted and not kept\n"
 "      --window MS        how late an event may arrive and still be put in order (100)\n"
 "      --no-perfmap       do not read /tmp/perf-PID.map files\n"

@@ -74,13 +74,14 @@ struct jt_live_cli {
  * --max-memory's default, MiB: the README's DaemonSet gives the recorder 256Mi, and the
  * kernel charges the pod the page cache of the segments it writes too.
  */
-#define JT_MAX_MEMORY_MB 192
+#define JT_MAX_MEMORY_MB 200
 /*
  * What a recorder holds that does not grow with the host, beside its ring buffer and its
- * reorder buffer: the program and its libraries, libbpf's parse of the kernel's BTF while
- * loading, zlib, ELF symbol tables of the files mapped (about 26 MB here when idle).
+ * reorder buffer: the program and its libraries, zlib, ELF symbol tables of the files mapped
+ * (about 17 MB of heap here with a million methods loaded). libbpf's parse of the kernel's
+ * BTF (about 40 MB) is freed once BPF is loaded, before anything grows, and reused.
  */
-#define JT_LIVE_BASE_BYTES (48ULL << 20)
+#define JT_LIVE_BASE_BYTES (32ULL << 20)
 /* The least room --max-memory must leave for what grows (methods, definitions, maps). */
 #define JT_LIVE_GROW_MIN_BYTES (16ULL << 20)
 
