@@ -27,6 +27,12 @@
  * buffer, the duration and signals must not wait for them.
  */
 #define FILES_SLICE_NS 3000000ULL
+/*
+ * What a tick may spend on the ring buffer when it holds more than that: producers as fast
+ * as the reader (millions of calls a second) fill it and lose records, counted, but never
+ * hold the loop, the duration or a signal.
+ */
+#define RING_SLICE_NS 100000000ULL
 
 struct jt_live {
 	const struct jt_live_opts *o;
@@ -342,11 +348,12 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	if (err)
 		return err;
 	while (!err && !stop) {
-		uint64_t now;
+		uint64_t now, until;
 
 		if (poll(&pfd, 1, TICK_MS) > 0)
 			stop = on_signal(l);
-		if (jt_rb__consume(l->rb) < 0) {
+		until = jt_now_ns() + RING_SLICE_NS;
+		if (jt_rb__consume_until(l->rb, until < deadline ? until : deadline) < 0) {
 			err = -EIO;
 			break;
 		}
@@ -368,7 +375,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	}
 	if (!err && l->o->offcpu)	/* what short waits add up to, into the ring */
 		err = jt_bpf__offcpu_flush(l->bpf);
-	if (!err && jt_rb__consume(l->rb) < 0)
+	/* what is in the ring now, not what producers add after the end */
+	if (!err && jt_rb__consume_until(l->rb, UINT64_MAX) < 0)
 		err = -EIO;
 	err = err ?: update_drops(l);
 	return err ?: jt_pipeline__finish(l->pl);

@@ -52,7 +52,7 @@ struct jt_mapwatch {
 	bool said_denied;		/* a process's root refused us: said once */
 	struct watch **dead;		/* gone, freed at the end of a poll */
 	size_t ndead, cap_dead;
-	size_t cursor;			/* the walk's slot where the last poll ran out of time */
+	size_t cursor;			/* the slot the last poll ran out of time at */
 	uint64_t until;			/* this poll's end */
 	bool late;			/* it has come */
 };

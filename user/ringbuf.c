@@ -110,14 +110,20 @@ static const void *record_data(struct jt_rb *r, size_t off, size_t len)
 	return r->wrap;
 }
 
-long jt_rb__consume(struct jt_rb *r)
+/* Records between two looks at the clock: a few ms of joining at most. */
+#define CLOCK_EVERY 4096
+
+/* Consume up to where the producers are, again while they move on if chase, or until. */
+static long consume(struct jt_rb *r, bool chase, uint64_t until)
 {
 	unsigned long cons = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
 	unsigned long published = cons, prod;
+	bool again = true;
 	long n = 0;
 	int err;
 
-	for (;;) {
+	while (again) {
+		again = chase;
 		prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
 		if (cons >= prod)
 			break;
@@ -142,6 +148,8 @@ long jt_rb__consume(struct jt_rb *r)
 					__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
 					return err;
 				}
+				if (!(n % CLOCK_EVERY) && jt_now_ns() >= until)
+					goto out;
 			}
 			if (cons - published >= r->publish_every) {
 				__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
@@ -153,4 +161,14 @@ out:
 	if (cons != published)
 		__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
 	return n;
+}
+
+long jt_rb__consume_until(struct jt_rb *r, uint64_t until)
+{
+	return consume(r, false, until);
+}
+
+long jt_rb__consume(struct jt_rb *r)
+{
+	return consume(r, true, UINT64_MAX);
 }

@@ -4,6 +4,7 @@
 #define JT_RINGBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Called once per record, in ring order. Return 0 to go on. */
 typedef int (*jt_rb_cb)(void *ctx, const void *data, size_t len);
@@ -18,5 +19,11 @@ void jt_rb__free(struct jt_rb *r);
  * the callback's nonzero return.
  */
 long jt_rb__consume(struct jt_rb *r);
+/*
+ * The same, but only what was there when called, and stop once CLOCK_MONOTONIC reaches
+ * until (checked every few thousand records): producers that keep up with the reader never
+ * hold its caller's loop.
+ */
+long jt_rb__consume_until(struct jt_rb *r, uint64_t until);
 
 #endif

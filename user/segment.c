@@ -165,7 +165,8 @@ static void list_one(struct jt_segment *s, const char *name, const struct stat *
 	if (n > x && n - x < sizeof(seg) && !strcmp(name + n - x, JT_SEGMENT_PUSHED)) {
 		memcpy(seg, name, n - x);
 		seg[n - x] = '\0';
-		if (jt_segment__is_name(seg) && faccessat(s->dirfd, seg, F_OK, AT_SYMLINK_NOFOLLOW) &&
+		if (jt_segment__is_name(seg) &&
+		    faccessat(s->dirfd, seg, F_OK, AT_SYMLINK_NOFOLLOW) &&
 		    !unlinkat(s->dirfd, name, 0))
 			l->total -= st->st_size;
 	}
@@ -420,7 +421,8 @@ int jt_segment__tick(struct jt_segment *s, uint64_t now, bool close_now)
 		return -EIO;
 	due = now - s->began >= s->o.rotate_ns || over_quarter(s);
 
-	if (!due && !close_now)	/* the push notes grow beside us: the bound is kept on them */
+	/* the push notes grow beside us: the bound is kept on them too */
+	if (!due && !close_now)
 		return now - s->listed_ns >= RELIST_NS ? bound(s, 0) : 0;
 	return finish(s) ?: bound(s, 0) ?: begin(s, now);
 }

@@ -537,12 +537,14 @@ static void test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it(void
 	assert_non_null(mw);
 	see_exec(mw, getpid(), 5);	/* the program began at 5 */
 	clock_now = 100;
-	jt_mapwatch__poll(mw, 100, 0, UINT64_MAX, on_timed, &got);		/* opens it: reads the budget's worth */
+	/* opens it: reads the budget's worth */
+	jt_mapwatch__poll(mw, 100, 0, UINT64_MAX, on_timed, &got);
 	assert_int_equal(got.n, JT_PERFMAP_READ_MAX / line_len);
 	assert_int_equal(got.max, 5);
 	got = (struct times){ 0 };
 	clock_now = 200;
-	jt_mapwatch__poll(mw, 200, 0, UINT64_MAX, on_timed, &got);		/* the rest, there since before 100 */
+	/* the rest, there since before 100 */
+	jt_mapwatch__poll(mw, 200, 0, UINT64_MAX, on_timed, &got);
 	clock_now = 300;
 	jt_mapwatch__poll(mw, 300, 0, UINT64_MAX, on_timed, &got);
 	assert_int_equal(got.n, lines - JT_PERFMAP_READ_MAX / line_len);
@@ -551,11 +553,80 @@ static void test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it(void
 	got = (struct times){ 0 };
 	write_file(t->pid_map, O_APPEND, "7f0000001000 20 late\n");
 	clock_now = 400;
-	jt_mapwatch__poll(mw, 400, 0, UINT64_MAX, on_timed, &got);		/* written after the read at 300 reached the end */
+	/* written after the read at 300 reached the end */
+	jt_mapwatch__poll(mw, 400, 0, UINT64_MAX, on_timed, &got);
 	assert_int_equal(got.n, 1);
 	assert_int_equal(got.min, 300);
 	assert_int_equal(got.hi, 401);		/* and before the read at 400 that found it */
 	jt_mapwatch__free(mw);
+}
+
+/* A clock that moves 1 ns each time it is read. */
+static uint64_t ticks;
+
+static uint64_t ticking_clock(void *ctx)
+{
+	(void)ctx;
+	return ++ticks;
+}
+
+struct starts {
+	size_t n;
+	uint64_t v[4096];
+};
+
+static int on_start(void *ctx, const struct jt_event *ev)
+{
+	struct starts *s = ctx;
+
+	if (s->n < JT_ARRAY_SIZE(s->v))
+		s->v[s->n++] = ev->start;
+	return 0;
+}
+
+/*
+ * A poll stops once its time is up, after the line it is at (the loop, signals and -d must
+ * not wait for a map): each takes a few lines, and the next goes on from the line after,
+ * mid-chunk, so that every line of the map comes once, in order.
+ */
+static void test_mapwatch_poll_stops_in_time_and_goes_on_from_the_next_line(void **state)
+{
+	const size_t lines = 3000;
+	struct tmp *t = *state;
+	struct starts *got = calloc(1, sizeof(*got));
+	struct jt_mapwatch *mw;
+	char line[64];
+	size_t i, before, polls = 0, most = 0;
+	int fd;
+
+	assert_non_null(got);
+	snprintf(t->pid_map, sizeof(t->pid_map), "/tmp/perf-%d.map", (int)getpid());
+	unlink(t->pid_map);
+	fd = open(t->pid_map, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	for (i = 0; i < lines; i++) {
+		int n = snprintf(line, sizeof(line), "%x 10 f%zu\n", (unsigned int)(0x10000 + i * 16), i);
+
+		assert_int_equal(write(fd, line, n), n);
+	}
+	close(fd);
+	mw = jt_mapwatch__new(ticking_clock, NULL);
+	assert_non_null(mw);
+	see_exec(mw, getpid(), 5);
+	while (got->n < lines && polls < 10 * lines) {
+		before = got->n;
+		/* each line read reads the clock once: about 20 lines a poll */
+		jt_mapwatch__poll(mw, 100 + polls, 0, ticks + 20, on_start, got);
+		most = got->n - before > most ? got->n - before : most;
+		polls++;
+	}
+	print_message("%zu lines in %zu polls, at most %zu a poll\n", got->n, polls, most);
+	assert_int_equal(got->n, lines);
+	assert_true(most <= 20 && polls >= lines / 20);
+	for (i = 0; i < lines; i++)
+		assert_int_equal(got->v[i], 0x10000 + i * 16);
+	jt_mapwatch__free(mw);
+	free(got);
 }
 
 static void test_file_open_refuses_symlinks(void **state)
@@ -848,6 +919,9 @@ int main(void)
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_mapwatch_times_lines_left_by_a_cut_short_poll_as_before_it, tmp_setup,
+			tmp_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_mapwatch_poll_stops_in_time_and_goes_on_from_the_next_line, tmp_setup,
 			tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_file_open_refuses_symlinks, tmp_setup,
 						tmp_teardown),
