@@ -273,6 +273,36 @@ static void test_bad_values_are_said_once(void **state)
 	}
 }
 
+/*
+ * --max-memory bounds the whole recorder: what it leaves for what grows is the bound less
+ * the ring buffer, the reorder buffer and the program; one that leaves too little is
+ * refused, saying how much would do.
+ */
+static void test_max_memory_leaves_room_for_what_grows(void **state)
+{
+	char *deflt[] = { "record", "--no-agent", NULL };
+	char *given[] = { "record", "--no-agent", "--ringbuf", "8", "--max-memory", "100", NULL };
+	char *small[] = { "record", "--no-agent", "--max-memory", "120", NULL };
+	struct jt_live_opts o;
+	char *errs;
+
+	(void)state;
+	assert_int_equal(parse(&record_cli, &o, deflt, ARGC(deflt), &errs), 0);
+	assert_int_equal(o.max_memory, (uint64_t)JT_MAX_MEMORY_MB << 20);
+	assert_true(o.max_memory <= 256ULL << 20);	/* the README's DaemonSet */
+	assert_int_equal(jt_liveopts__mem_limit(&o), (200ULL - 64 - 16 - 32) << 20);
+	free(errs);
+	assert_int_equal(parse(&record_cli, &o, given, ARGC(given), &errs), 0);
+	assert_int_equal(jt_liveopts__mem_limit(&o), (100ULL - 8 - 16 - 32) << 20);
+	free(errs);
+	assert_int_equal(parse(&record_cli, &o, small, ARGC(small), &errs), -EINVAL);
+	assert_string_equal(errs, "jitrace: --max-memory: 120 MB leaves less than 16 MB for "
+			    "methods and maps beside the ring buffer (--ringbuf 64 MB), the reorder "
+			    "buffer (16 MB) and the program (32 MB): give at least 128 MB, or a "
+			    "smaller --ringbuf\n");
+	free(errs);
+}
+
 static void test_calls_need_a_source(void **state)
 {
 	char *none[] = { "record", "--calls", "--no-agent", "--no-usdt", NULL };
@@ -382,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_least_frequency_is_the_command_s),
 		cmocka_unit_test(test_help_is_printed_not_an_error),
 		cmocka_unit_test(test_bad_values_are_said_once),
+		cmocka_unit_test(test_max_memory_leaves_room_for_what_grows),
 		cmocka_unit_test(test_calls_need_a_source),
 		cmocka_unit_test(test_numbers_within_bounds),
 		cmocka_unit_test(test_pids_are_processes_named_once),
