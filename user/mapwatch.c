@@ -341,12 +341,12 @@ void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now, uint64_t floor, uin
 	mw->until = until;
 	mw->late = false;
 	mw->cursor = 0;
-	/* from the map the last poll ran out of time in, round to it */
+	/* from where the last poll ran out of time, round to it: every map has its turn */
 	while (jt_hash__next_round(&mw->watches, first, &pos, &wrapped, &key, &val)) {
 		struct watch *w = val;
 
 		if (mw->late || mw->clock(mw->clock_ctx) >= until) {
-			mw->cursor = pos - 1;	/* this one first, next time */
+			mw->cursor = pos - 1;	/* this one first next time */
 			break;
 		}
 		if (!w->f && w->wanted && !w->refused &&

@@ -39,8 +39,8 @@ void jt_mapwatch__see(struct jt_mapwatch *mw, const struct jt_event *ev);
  * previous read of its map that reached its end (or the program's start), hi the clock
  * after it was read: the event is timed lo with latest_ts hi. floor is the time of the
  * newest event already joined. Once the clock reaches until, the poll stops after the line
- * it is at (maps can wait); the next one begins with the map it stopped in, so that every
- * map has its turn.
+ * it is at (maps can wait); the next one goes on from there (that map's next line), so that
+ * every map has its turn.
  */
 void jt_mapwatch__poll(struct jt_mapwatch *mw, uint64_t now, uint64_t floor, uint64_t until,
 		       jt_event_push_fn push, void *ctx);
