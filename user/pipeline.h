@@ -29,8 +29,8 @@ struct jt_pipeline_opts {
 	bool follow_jitdumps;	/* jit-PID.dump files (user/jitwatch.h) */
 	bool unwind_tables;	/* read mapped files' unwind tables: off-CPU stacks need them */
 	size_t max_perfmap_methods;	/* a process's, 0: JT_PERFMAP_METHODS_MAX (collector.h) */
-	/* the recorder's memory account (membound.h), charged by the methods and the perf
-	 * maps followed (NULL: no bound) */
+	/* the recorder's memory account (membound.h), which outlives the pipeline, charged by
+	 * the methods and the perf maps followed (NULL: no bound) */
 	struct jt_membound *mem;
 	/*
 	 * How long one tick (or scan, or finish) may read perf maps and jitdump files, by the

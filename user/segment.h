@@ -45,8 +45,8 @@ struct jt_segment_opts {
 	 * (the open one included, at every moment) and push note (0: no bound) */
 	uint64_t max_bytes;
 	const struct jt_log_header *hdr;	/* the recording's header */
-	/* the recorder's memory account (membound.h): the definitions kept for the next
-	 * segment are charged to it, never refused (NULL: none) */
+	/* the recorder's memory account (membound.h), which outlives the segment: the
+	 * definitions kept for the next segment are charged to it, never refused (NULL: none) */
 	struct jt_membound *mem;
 	/* A segment was closed, under its final name (NULL: nobody to tell). */
 	void (*closed)(void *ctx, const char *name);
