@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "../dirbytes.h"
 #include "jt_events.h"
 #include "lib.h"
 #include "log.h"
@@ -36,24 +37,13 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* The directory's bytes as `du -sb` counts them: its own size and each entry's. */
-static uint64_t dir_bytes(const char *dir)
+/* Start record (argv) with its stderr into err; wait until it records. */
+static pid_t record_start(char *const argv[], const char *err)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	struct stat st;
-	uint64_t n = 0;
+	pid_t pid = it_spawn(argv, NULL, err);
 
-	if (!d)
-		return 0;	/* not made yet */
-	if (!fstat(dirfd(d), &st))
-		n += st.st_size;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			n += st.st_size;
-	closedir(d);
-	return n;
+	assert_true(it_wait_for_text(err, "jitrace: recording", 20000));
+	return pid;
 }
 
 /*
@@ -74,11 +64,10 @@ static void test_max_size_holds_at_every_moment(void **state)
 	char *text;
 
 	(void)state;
-	rec_pid = it_spawn(rec, NULL, err);
-	assert_true(it_wait_for_text(err, "jitrace: recording", 20000));
+	rec_pid = record_start(rec, err);
 	toy_pid = it_spawn(toy, "/dev/null", "/dev/null");
 	while (waitpid(rec_pid, &status, WNOHANG) == 0) {
-		b = dir_bytes(dir);
+		b = test_dir_bytes(dir);
 		polls++;
 		over += b > bound;
 		peak = b > peak ? b : peak;
@@ -162,8 +151,7 @@ static void test_duration_holds_under_perf_map_load(void **state)
 	char *text;
 
 	(void)state;
-	rec_pid = it_spawn(rec, NULL, err);
-	assert_true(it_wait_for_text(err, "jitrace: recording", 20000));
+	rec_pid = record_start(rec, err);
 	t0 = now_ns();
 	maps_start(toys, LOAD_PROCS, "400000");
 	assert_int_equal(it_wait(rec_pid), 0);
@@ -218,8 +206,7 @@ static void test_max_memory_holds_and_counts_what_it_drops(void **state)
 	char *text;
 
 	(void)state;
-	rec_pid = it_spawn(rec, NULL, err);
-	assert_true(it_wait_for_text(err, "jitrace: recording", 20000));
+	rec_pid = record_start(rec, err);
 	maps_start(toys, LOAD_PROCS, "400000");
 	assert_int_equal(wait4(rec_pid, &status, 0, &ru), rec_pid);
 	maps_stop(toys, LOAD_PROCS);

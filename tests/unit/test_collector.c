@@ -777,6 +777,36 @@ static void code_loaded_over_live_code_replaces_it(void **state)
 	assert_log_promises(f);
 }
 
+/* A collector made with o in place of the fixture's. */
+static void recollect(struct fx *f, const struct jt_collector_opts *o)
+{
+	jt_collector__free(f->c);
+	f->c = jt_collector__new(o, &f->sink);
+	assert_non_null(f->c);
+}
+
+/* Perf-map lines f0 .. f(n-1), 0x100 apart from JIT at times 100 on: the first k of PID,
+ * the rest of pid. */
+static void send_map_lines(struct fx *f, uint64_t n, uint64_t k, uint32_t pid)
+{
+	char name[16];
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
+		send(f, ev_load(100 + i, i < k ? PID : pid, 0, JIT + i * 0x100, 0x40,
+				JT_SRC_PERFMAP, name));
+	}
+}
+
+/* A line g1 over f1 of PID at 210: a sample at 220 (the second) is named by it. */
+static void replace_f1(struct fx *f)
+{
+	send(f, ev_load(210, PID, 0, JIT + 0x100, 0x40, JT_SRC_PERFMAP, "g1"));
+	sample_at(f, 220, PID, JIT + 0x100 + 8);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "g1");
+}
+
 /*
  * A process's perf map holds as many lines as it likes: past the cap a line at new addresses
  * is counted and not kept, while one that replaces live code still is (else samples there
@@ -790,21 +820,13 @@ static void perfmap_methods_past_the_cap_are_counted_not_kept(void **state)
 	char name[16];
 	uint64_t i;
 
-	jt_collector__free(f->c);
-	f->c = jt_collector__new(&o, &f->sink);
-	assert_non_null(f->c);
-	for (i = 0; i < 6; i++) {
-		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
-		send(f, ev_load(100 + i, PID, 0, JIT + i * 0x100, 0x40, JT_SRC_PERFMAP, name));
-	}
+	recollect(f, &o);
+	send_map_lines(f, 6, 6, PID);
 	jt_collector__stats(f->c, &st);
 	assert_int_equal(st.perfmap_capped, 2);	/* f4 and f5 */
 	sample_at(f, 200, PID, JIT + 4 * 0x100 + 8);
 	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 0)->frames[0].ref), JT_FRAME_USER);
-	/* replacing f1 keeps the count at the cap: applied */
-	send(f, ev_load(210, PID, 0, JIT + 0x100, 0x40, JT_SRC_PERFMAP, "g1"));
-	sample_at(f, 220, PID, JIT + 0x100 + 8);
-	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "g1");
+	replace_f1(f);	/* keeps the count at the cap: applied */
 	jt_collector__stats(f->c, &st);
 	assert_int_equal(st.perfmap_capped, 2);
 	/* agent code does not count against the perf map's cap */
@@ -833,17 +855,9 @@ static void methods_past_the_memory_bound_are_counted_not_kept(void **state)
 	struct jt_collector_opts o = { .proc_root = PROC_ROOT, .mem = &mem };
 	struct jt_collector_stats st;
 	struct fx *f = *state;
-	char name[16];
-	uint64_t i;
 
-	jt_collector__free(f->c);
-	f->c = jt_collector__new(&o, &f->sink);
-	assert_non_null(f->c);
-	for (i = 0; i < 5; i++) {	/* processes share one account */
-		snprintf(name, sizeof(name), "f%llu", (unsigned long long)i);
-		send(f, ev_load(100 + i, i < 3 ? PID : PID + 1, 0, JIT + i * 0x100, 0x40,
-				JT_SRC_PERFMAP, name));
-	}
+	recollect(f, &o);
+	send_map_lines(f, 5, 3, PID + 1);	/* processes share one account */
 	send(f, ev_load(110, PID + 2, 7, JIT + 0x10000, 0x40, JT_SRC_AGENT, "ag"));
 	jt_collector__stats(f->c, &st);
 	assert_int_equal(st.memory_perfmap, 1);	/* f4 */
@@ -851,10 +865,7 @@ static void methods_past_the_memory_bound_are_counted_not_kept(void **state)
 	assert_int_equal(mem.used, mem.limit);
 	sample_at(f, 200, PID + 1, JIT + 4 * 0x100 + 8);
 	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 0)->frames[0].ref), JT_FRAME_USER);
-	/* replacing f1 is applied, over the bound for as long as both are held */
-	send(f, ev_load(210, PID, 0, JIT + 0x100, 0x40, JT_SRC_PERFMAP, "g1"));
-	sample_at(f, 220, PID, JIT + 0x100 + 8);
-	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "g1");
+	replace_f1(f);	/* applied, over the bound for as long as both are held */
 	jt_collector__stats(f->c, &st);
 	assert_int_equal(st.memory_perfmap, 1);
 	/* a new program: its code leaves, and makes room for the other process's */

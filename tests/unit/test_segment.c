@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "capture.h"
+#include "dirbytes.h"
 #include "scratch.h"
 #include "viewlog.h"
 
@@ -543,25 +544,6 @@ static void oldest_segments_go_first_to_keep_the_size(void **state)
 	assert_int_equal(m, 0);
 }
 
-/* The directory's bytes as du -sb counts them: its own size and each entry's. */
-static uint64_t du_bytes(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	struct stat st;
-	uint64_t n = 0;
-
-	assert_non_null(d);
-	assert_int_equal(fstat(dirfd(d), &st), 0);
-	n += st.st_size;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			n += st.st_size;
-	closedir(d);
-	return n;
-}
-
 /*
  * Records poured in with no tick between them (one poll may bring megabytes): the
  * directory, the open segment included, is within the bound after every record, while
@@ -589,14 +571,14 @@ static void the_open_segment_counts_at_every_record(void **state)
 		assert_int_equal(jt_sink__emit(&sink, &r.h), 0);
 		if (i % 50)
 			continue;
-		b = du_bytes(t->segs);
+		b = test_dir_bytes(t->segs);
 		peak = b > peak ? b : peak;
 		if (b > bound)
 			fail_msg("after %d records the directory holds %llu bytes, over %llu", i,
 				 (unsigned long long)b, (unsigned long long)bound);
 	}
 	assert_int_equal(jt_segment__close(s), 0);
-	b = du_bytes(t->segs);
+	b = test_dir_bytes(t->segs);
 	jt_segment__stats(s, &st);
 	jt_segment__free(s);
 	print_message("peak %llu bytes of %llu; %llu closed, %llu deleted, %llu at the end\n",
