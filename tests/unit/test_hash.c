@@ -220,6 +220,41 @@ static void iteration_visits_each_key_once(void **state)
 	jt_hash__fini(&h);
 }
 
+/* A walk begun at any slot, even past the last, goes round to it: each key once. */
+static void a_round_from_any_slot_visits_each_key_once(void **state)
+{
+	enum { N = 300 };
+	unsigned int seen[N];
+	struct jt_hash h = { 0 };
+	size_t first, pos, visits, i;
+	bool wrapped;
+	uint64_t key;
+	void *v;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		assert_int_equal(jt_hash__put(&h, i * 977 + 3, val(i)), 0);
+	for (first = 0; first <= h.cap + 1; first++) {
+		memset(seen, 0, sizeof(seen));
+		pos = first;
+		wrapped = false;
+		visits = 0;
+		while (jt_hash__next_round(&h, first, &pos, &wrapped, &key, &v)) {
+			i = (key - 3) / 977;
+			assert_true(i < N);
+			assert_ptr_equal(v, val(i));
+			/* the slot said is the entry's, where a later walk may begin */
+			assert_int_equal(h.ents[pos - 1].key, key);
+			seen[i]++;
+			visits++;
+		}
+		assert_int_equal(visits, N);
+		for (i = 0; i < N; i++)
+			assert_int_equal(seen[i], 1);
+	}
+	jt_hash__fini(&h);
+}
+
 static void get_new_creates_zeroed_once(void **state)
 {
 	struct jt_hash h = { 0 };
@@ -251,6 +286,7 @@ int main(void)
 		cmocka_unit_test(deleting_any_key_of_a_full_table_keeps_the_others_reachable),
 		cmocka_unit_test(random_ops_match_a_reference_array),
 		cmocka_unit_test(iteration_visits_each_key_once),
+		cmocka_unit_test(a_round_from_any_slot_visits_each_key_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
