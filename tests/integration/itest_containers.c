@@ -37,6 +37,7 @@
 #define DOCKER "/usr/bin/docker"
 #define IMAGE "jitrace-itest:1"
 #define MKIMAGE "tests/containers/mkimage.sh"
+#define MANIFEST "dist/jitrace-daemonset.yaml"
 #define AGENT "build/libjitrace-agent.so"
 #define NODE "/usr/bin/node"
 #define NODE_DIR "tests/runtimes/node"
@@ -202,27 +203,96 @@ static void count_methods(const struct it_log *log, uint32_t pid, unsigned int s
 
 /* ---- (a) jitrace in a container, as a DaemonSet runs it ---- */
 
-/*
- * dist/jitrace-daemonset.yaml as `docker run`: the host's pid namespace, only the
- * capabilities the manifest gives (every other dropped; docker's default seccomp profile),
- * jitrace from the image, its flight-recorder command line, the segments into a directory
- * of the host (the manifest's hostPath, here segdir); ended by `docker stop`.
- */
-static pid_t start_daemonset(const char *name, bool ptrace, const char *segdir,
-			     const char *err)
+/* The manifest's lines marked "(tested)": what the DaemonSet test runs, as docker options. */
+struct manifest {
+	char *text;		/* the file; the items below point into it */
+	bool host_pid;
+	char *command[4], *args[32], *drop[8], *add[8];
+	int nr_command, nr_args, nr_drop, nr_add;
+	const char *out;	/* the directory after -o */
+};
+
+/* The items of a YAML flow sequence, "[a, "b", c]", in line (cut in place). */
+static int flow_items(char *line, char **items, int max)
 {
-	char vol[PATH_MAX + 32];
+	char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL, *tok, *save;
+	int n = 0;
+
+	if (!close)
+		fail_msg("%s: no [...] in a line marked (tested): %s", MANIFEST, line);
+	*close = 0;
+	for (tok = strtok_r(open + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t len;
+
+		tok += strspn(tok, " ");
+		len = strcspn(tok, " ");
+		tok[len] = 0;
+		if (len >= 2 && tok[0] == '"' && tok[len - 1] == '"') {
+			tok[len - 1] = 0;
+			tok++;
+		}
+		assert_true(n < max);
+		items[n++] = tok;
+	}
+	return n;
+}
+
+static void manifest_load(struct manifest *m)
+{
+	char *line, *save, *key;
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->text = it_slurp(MANIFEST);
+	for (line = strtok_r(m->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		key = line + strspn(line, " -");
+		if (*key == '#' || !strstr(line, "(tested)"))
+			continue;
+		if (!strncmp(key, "hostPID: true", 13))
+			m->host_pid = true;
+		else if (!strncmp(key, "command:", 8))
+			m->nr_command = flow_items(key, m->command, 4);
+		else if (!strncmp(key, "args:", 5))
+			m->nr_args = flow_items(key, m->args, 32);
+		else if (!strncmp(key, "drop:", 5))
+			m->nr_drop = flow_items(key, m->drop, 8);
+		else if (!strncmp(key, "add:", 4))
+			m->nr_add = flow_items(key, m->add, 8);
+		else
+			fail_msg("%s: a line marked (tested) that the test does not run: %s",
+				 MANIFEST, line);
+	}
+	for (i = 0; i + 1 < m->nr_args; i++)
+		if (!strcmp(m->args[i], "-o"))
+			m->out = m->args[i + 1];
+	assert_true(m->host_pid && m->nr_command == 1 && m->out);
+}
+
+/*
+ * The manifest's container as `docker run`: the host's pid namespace, the capabilities it
+ * drops and adds (SYS_PTRACE left out unless ptrace; docker's default seccomp profile),
+ * its command line with jitrace from the image, and the directory it writes to (the
+ * manifest's hostPath) from segdir on the host; ended by `docker stop`.
+ */
+static pid_t start_daemonset(const struct manifest *m, const char *name, bool ptrace,
+			     const char *segdir, const char *err)
+{
+	char vol[2 * PATH_MAX];
 	struct av a;
+	int i;
 
 	assert_int_equal(mkdir(segdir, 0755), 0);
-	snprintf(vol, sizeof(vol), "%s:/var/lib/jitrace", segdir);
+	snprintf(vol, sizeof(vol), "%s:%s", segdir, m->out);
 	av_run(&a, name);
-	av_add(&a, "--pid=host", "--cap-drop", "ALL", "--cap-add", "SYS_ADMIN", NULL);
-	if (ptrace)
-		av_add(&a, "--cap-add", "SYS_PTRACE", NULL);
-	av_add(&a, "-v", vol, IMAGE, "/opt/jitrace/bin/jitrace", "record", "-a", "-F", "49",
-	       "--rotate", "60", "--max-age", "3600", "--max-size", "500", "-o",
-	       "/var/lib/jitrace", NULL);
+	av_add(&a, "--pid=host", "-v", vol, NULL);
+	for (i = 0; i < m->nr_drop; i++)
+		av_add(&a, "--cap-drop", m->drop[i], NULL);
+	for (i = 0; i < m->nr_add; i++)
+		if (ptrace || strcmp(m->add[i], "SYS_PTRACE"))
+			av_add(&a, "--cap-add", m->add[i], NULL);
+	av_add(&a, IMAGE, m->command[0], NULL);
+	for (i = 0; i < m->nr_args; i++)
+		av_add(&a, m->args[i], NULL);
 	return it_spawn(a.v, NULL, err);
 }
 
@@ -250,8 +320,8 @@ static void load_segment(const char *dir, struct it_log *log)
 }
 
 /*
- * The host's toy JIT, recorded by jitrace in a container with the host's pid namespace:
- * its methods are named (from its perf map, /proc/PID/root/tmp/perf-PID.map seen from the
+ * The host's toy JIT, recorded by jitrace in a container run as dist/jitrace-daemonset.yaml
+ * says (its lines marked "(tested)"): its methods are named (from its perf map, /proc/PID/root/tmp/perf-PID.map seen from the
  * container: the host's /tmp), its comm is in the log and in the report of the segments,
  * and the 3:1 split is there. The same container without CAP_SYS_PTRACE samples the toy but
  * names none of it: the host's processes hold capabilities the container lacks, so their
@@ -266,6 +336,7 @@ static void test_daemonset_names_host_processes(void **state)
 	char *report[] = { IT_JITRACE, "report", "-n", "5", "--comm", "toyjit", segs, NULL };
 	uint64_t a, b, all, other, samples = 0;
 	struct it_log log, log2;
+	struct manifest m;
 	struct it_toy t;
 	pid_t ds, ds2;
 	const char *comm;
@@ -274,8 +345,9 @@ static void test_daemonset_names_host_processes(void **state)
 
 	(void)state;
 	need_docker();
-	ds = start_daemonset("jt-ds", true, segs, err);
-	ds2 = start_daemonset("jt-ds-noptrace", false, segs2, err2);
+	manifest_load(&m);
+	ds = start_daemonset(&m, "jt-ds", true, segs, err);
+	ds2 = start_daemonset(&m, "jt-ds-noptrace", false, segs2, err2);
 	assert_true(it_wait_for_text(err, "recording all processes", 20000));
 	assert_true(it_wait_for_text(err2, "recording all processes", 20000));
 	assert_int_equal(it_run(toy, toy_out, NULL), 0);
@@ -323,6 +395,7 @@ static void test_daemonset_names_host_processes(void **state)
 	assert_int_equal(all, 0);
 	assert_true(it_wait_for_text(err2, "CAP_SYS_PTRACE", 0));
 	it_log_free(&log2);
+	free(m.text);
 	free(segs);
 	free(segs2);
 	free(err);
