@@ -541,24 +541,24 @@ static bool has_socket_as_pid1(pid_t pid)
 }
 
 /*
- * Hot runs in a container with nothing set; `record -p HOSTPID` reaches its socket in the
- * container's /tmp (named by its pid there, 1) and asks for its perf map, which the runtime
- * writes in that /tmp as perf-1.map; the split of Big and Small (3:1) is named.
+ * Hot runs in a container with nothing set; a host jitrace (`record -p HOSTPID`, or -a)
+ * reaches its socket in the container's /tmp (named by its pid there, 1) and asks for its
+ * perf map, which the runtime writes in that /tmp as perf-1.map; the split of Big and Small
+ * (3:1) is named.
  */
-static void test_dotnet_in_container_named_by_record_pid(void **state)
+static void record_dotnet_in_container(bool all)
 {
 	char *log_path = it_path_dup("dotnet.jtl"), *out = it_path_dup("dotnet.out");
 	char *err = it_path_dup("dotnet.err"), pid_s[16], app[PATH_MAX + 8],
 	     env[PATH_MAX + 16], rt[2 * PATH_MAX + 8];
-	char *rec[] = { IT_JITRACE, "record", "-p", pid_s, "-F", "999", "-d", "3", "-o", log_path,
-			NULL };
+	char *rec[] = { IT_JITRACE, "record", "-p", pid_s, "-F", "999", "-d", "3", "-f", "-o",
+			log_path, NULL };
 	uint64_t big = 0, small = 0;
 	struct it_log log;
 	pid_t run, host_pid;
 	struct av a;
 	size_t i;
 
-	(void)state;
 	need_docker();
 	if (!dk.hot) {
 		print_message("skipped: %s\n", dk.dn_why);
@@ -580,8 +580,13 @@ static void test_dotnet_in_container_named_by_record_pid(void **state)
 	assert_int_equal(ns_pid(host_pid), 1);
 	assert_true(has_socket_as_pid1(host_pid));
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)host_pid);
+	if (all) {
+		rec[2] = "-a";
+		memmove(&rec[3], &rec[4], sizeof(rec) - 4 * sizeof(rec[0]));
+	}
 	assert_int_equal(it_run(rec, NULL, err), 0);
-	assert_true(it_wait_for_text(err, "1 .NET process asked to write its perf map", 0));
+	if (!all)
+		assert_true(it_wait_for_text(err, "1 .NET process asked to write its perf map", 0));
 	assert_int_equal(dk_cmd(NULL, "rm", "-f", "jt-dotnet", NULL), 0);
 	it_wait(run);
 
@@ -610,6 +615,18 @@ static void test_dotnet_in_container_named_by_record_pid(void **state)
 	free(log_path);
 	free(out);
 	free(err);
+}
+
+static void test_dotnet_in_container_named_by_record_pid(void **state)
+{
+	(void)state;
+	record_dotnet_in_container(false);
+}
+
+static void test_dotnet_in_container_named_by_record_all(void **state)
+{
+	(void)state;
+	record_dotnet_in_container(true);
 }
 
 /* ---- the daemon ---- */
@@ -849,6 +866,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_node_in_container_named_by_record_pid,
 					  test_teardown),
 		cmocka_unit_test_teardown(test_dotnet_in_container_named_by_record_pid,
+					  test_teardown),
+		cmocka_unit_test_teardown(test_dotnet_in_container_named_by_record_all,
 					  test_teardown),
 	};
 
