@@ -201,6 +201,103 @@ static void count_methods(const struct it_log *log, uint32_t pid, unsigned int s
 	}
 }
 
+/* The leaf split of pid's samples between Hot's Big and Small (written 3:1), as named. */
+static void assert_dotnet_split(const struct it_log *log, pid_t pid)
+{
+	uint64_t big = 0, small = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_sample *s = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (s->h.type != JT_REC_SAMPLE || s->pid != (uint32_t)pid)
+			continue;
+		m = it_leaf_method(log, s);
+		if (!m)
+			continue;
+		assert_int_equal(m->pid, (uint32_t)pid);
+		/* the runtime's own naming: "int64 [Hot] JitraceTest.Hot::Big(int32)[...]" */
+		big += !!memmem(m->name, m->name_len, "JitraceTest.Hot::Big(", 21);
+		small += !!memmem(m->name, m->name_len, "JitraceTest.Hot::Small(", 23);
+	}
+	print_message("pid %d: Big %llu, Small %llu\n", (int)pid, (unsigned long long)big,
+		      (unsigned long long)small);
+	/* the loop around the calls: 74-76% seen (itest_dotnet) */
+	it_assert_share_near("leaf samples in Big of Big and Small (written 75%)", big,
+			     big + small, 0.75, 0.02);
+}
+
+static void need_dotnet(void)
+{
+	if (!dk.hot) {
+		print_message("skipped: %s\n", dk.dn_why);
+		skip();
+	}
+}
+
+/* What a JIT process of the host leaves in /tmp when it ends: its perf map, and .NET's
+ * diagnostics socket and debugger pipes. */
+static void forget_host_pid(pid_t pid)
+{
+	char prefix[3][48], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir("/tmp");
+	int k;
+
+	snprintf(prefix[0], sizeof(prefix[0]), "perf-%d.map", (int)pid);
+	snprintf(prefix[1], sizeof(prefix[1]), "dotnet-diagnostic-%d-", (int)pid);
+	snprintf(prefix[2], sizeof(prefix[2]), "clr-debug-pipe-%d-", (int)pid);
+	while (d && (e = readdir(d)))
+		for (k = 0; k < 3; k++)
+			if (!strncmp(e->d_name, prefix[k], strlen(prefix[k]))) {
+				snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+				unlink(path);
+			}
+	if (d)
+		closedir(d);
+}
+
+/* CPU time pid has used (user and system), in clock ticks. */
+static unsigned long long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	size_t n;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* the comm may hold anything but the last ')' */
+	for (i = 0; p && i < 12; i++)	/* utime is the 12th field after it */
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu %llu", &ut, &st) != 2)
+		fail_msg("%s: no utime and stime", path);
+	return ut + st;
+}
+
+/*
+ * Wait until pid has run secs more seconds on a CPU (at most 60 s of wall time): the sample
+ * counts at a DaemonSet's 49 Hz then do not depend on how busy the machine is.
+ */
+static void wait_cpu(pid_t pid, int secs)
+{
+	unsigned long long want = cpu_ticks(pid);
+	int i;
+
+	want += (unsigned long long)secs * (unsigned long long)sysconf(_SC_CLK_TCK);
+	for (i = 0; i < 600 && cpu_ticks(pid) < want; i++)
+		usleep(100000);
+	if (cpu_ticks(pid) < want)
+		fail_msg("pid %d did not get %d s of CPU in 60 s", (int)pid, secs);
+}
+
 /* ---- (a) jitrace in a container, as a DaemonSet runs it ---- */
 
 /* The manifest's lines marked "(tested)": what the DaemonSet test runs, as docker options. */
@@ -321,11 +418,11 @@ static void load_segment(const char *dir, struct it_log *log)
 
 /*
  * The host's toy JIT, recorded by jitrace in a container run as dist/jitrace-daemonset.yaml
- * says (its lines marked "(tested)"): its methods are named (from its perf map, /proc/PID/root/tmp/perf-PID.map seen from the
- * container: the host's /tmp), its comm is in the log and in the report of the segments,
- * and the 3:1 split is there. The same container without CAP_SYS_PTRACE samples the toy but
- * names none of it: the host's processes hold capabilities the container lacks, so their
- * /proc/PID/root is closed to it.
+ * says (its lines marked "(tested)"): its methods are named (from its perf map,
+ * /proc/PID/root/tmp/perf-PID.map seen from the container: the host's /tmp), its comm is in
+ * the log and in the report of the segments, and the 3:1 split is there. The same container
+ * without CAP_SYS_PTRACE samples the toy but names none of it: the host's processes hold
+ * capabilities the container lacks, so their /proc/PID/root is closed to it.
  */
 static void test_daemonset_names_host_processes(void **state)
 {
@@ -356,6 +453,7 @@ static void test_daemonset_names_host_processes(void **state)
 	assert_int_equal(it_wait(ds2), 0);
 	it_toy_parse(toy_out, &t);
 	assert_true(t.done);
+	forget_host_pid(t.pid);
 
 	load_segment(segs, &log);
 	it_check_promises(&log);
@@ -402,6 +500,52 @@ static void test_daemonset_names_host_processes(void **state)
 	free(err2);
 	free(toy_out);
 	free(rep);
+}
+
+/*
+ * A .NET process of the host, started with nothing set, named by the DaemonSet's jitrace:
+ * at its start, -a finds the runtime's socket in the host's /tmp through /proc/PID/root
+ * (the pod's own /tmp is another) and asks for its perf map, which names Big and Small.
+ */
+static void test_daemonset_asks_host_dotnet(void **state)
+{
+	char *segs = it_path_dup("ds-dotnet"), *err = it_path_dup("ds-dotnet.err");
+	char *out = it_path_dup("ds-dotnet.out"), hot[PATH_MAX];
+	char *prog[] = { hot, "split", "20000", NULL };
+	struct manifest m;
+	struct it_log log;
+	struct it_toy t;
+	pid_t ds, run;
+
+	(void)state;
+	need_docker();
+	need_dotnet();
+	snprintf(hot, sizeof(hot), "%s/Hot", dk.hot);
+	run = it_spawn(prog, out, NULL);
+	assert_true(it_wait_for_text(out, "split ratio", 20000));
+	it_toy_parse(out, &t);	/* Hot prints "pid N" first */
+	assert_int_equal(t.pid, run);
+	sleep(2);	/* Big and Small tier up in the first second */
+	manifest_load(&m);
+	ds = start_daemonset(&m, "jt-ds", true, segs, err);
+	assert_true(it_wait_for_text(err, "recording all processes", 20000));
+	wait_cpu(run, 5);	/* about 250 samples at 49 Hz */
+	assert_int_equal(dk_cmd(NULL, "stop", "-t", "20", "jt-ds", NULL), 0);
+	assert_int_equal(it_wait(ds), 0);
+	kill(run, SIGTERM);
+	it_wait(run);
+	forget_host_pid(run);
+	if (!it_wait_for_text(err, ".NET process", 0) ||
+	    !it_wait_for_text(err, "asked to write its perf map", 0))
+		fail_msg("the DaemonSet's jitrace asked no .NET process: see %s", err);
+	load_segment(segs, &log);
+	it_check_promises(&log);
+	assert_dotnet_split(&log, run);
+	it_log_free(&log);
+	free(m.text);
+	free(segs);
+	free(err);
+	free(out);
 }
 
 /* ---- (b) Node in a container, named from the host ---- */
@@ -548,22 +692,18 @@ static bool has_socket_as_pid1(pid_t pid)
  */
 static void record_dotnet_in_container(bool all)
 {
-	char *log_path = it_path_dup("dotnet.jtl"), *out = it_path_dup("dotnet.out");
-	char *err = it_path_dup("dotnet.err"), pid_s[16], app[PATH_MAX + 8],
-	     env[PATH_MAX + 16], rt[2 * PATH_MAX + 8];
-	char *rec[] = { IT_JITRACE, "record", "-p", pid_s, "-F", "999", "-d", "3", "-f", "-o",
-			log_path, NULL };
-	uint64_t big = 0, small = 0;
+	char *log_path = it_path_dup(all ? "dotnet-a.jtl" : "dotnet-p.jtl");
+	char *out = it_path_dup(all ? "dotnet-a.out" : "dotnet-p.out");
+	char *err = it_path_dup(all ? "dotnet-a.err" : "dotnet-p.err");
+	char pid_s[16], app[PATH_MAX + 8], env[PATH_MAX + 16], rt[2 * PATH_MAX + 8];
+	char *rec[] = { IT_JITRACE, "record", "-p", pid_s, "-F", "999", "-d", "3", "-o", log_path,
+			NULL };
 	struct it_log log;
 	pid_t run, host_pid;
 	struct av a;
-	size_t i;
 
 	need_docker();
-	if (!dk.hot) {
-		print_message("skipped: %s\n", dk.dn_why);
-		skip();
-	}
+	need_dotnet();
 	snprintf(app, sizeof(app), "%s:/app:ro", dk.hot);
 	snprintf(env, sizeof(env), "DOTNET_ROOT=%s", dk.dotnet_root);
 	av_run(&a, "jt-dotnet");
@@ -592,25 +732,7 @@ static void record_dotnet_in_container(bool all)
 
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
-	for (i = 0; i < log.n; i++) {
-		const struct jt_rec_sample *s = (const void *)log.recs[i];
-		const struct jt_rec_method *m;
-
-		if (s->h.type != JT_REC_SAMPLE || s->pid != (uint32_t)host_pid)
-			continue;
-		m = it_leaf_method(&log, s);
-		if (!m)
-			continue;
-		assert_int_equal(m->pid, (uint32_t)host_pid);
-		/* the runtime's own naming: "int64 [Hot] JitraceTest.Hot::Big(int32)[...]" */
-		big += !!memmem(m->name, m->name_len, "JitraceTest.Hot::Big(", 21);
-		small += !!memmem(m->name, m->name_len, "JitraceTest.Hot::Small(", 23);
-	}
-	print_message("pid %d (1 in its container): Big %llu, Small %llu\n", (int)host_pid,
-		      (unsigned long long)big, (unsigned long long)small);
-	/* the loop around the calls: 74-76% seen (itest_dotnet) */
-	it_assert_share_near("leaf samples in Big of Big and Small (written 75%)", big,
-			     big + small, 0.75, 0.02);
+	assert_dotnet_split(&log, host_pid);
 	it_log_free(&log);
 	free(log_path);
 	free(out);
@@ -792,6 +914,7 @@ static void build_dotnet(void)
 	dk.dotnet_root = strdup(dotnet);
 	assert_non_null(dk.dotnet_root);
 	*strrchr(dk.dotnet_root, '/') = 0;
+	setenv("DOTNET_ROOT", dk.dotnet_root, 1);	/* for the apphost run on the host */
 	setenv("DOTNET_CLI_TELEMETRY_OPTOUT", "1", 1);
 	setenv("DOTNET_NOLOGO", "1", 1);
 	setenv("MSBUILDDISABLENODEREUSE", "1", 1);
@@ -861,6 +984,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_daemonset_names_host_processes, test_teardown),
+		cmocka_unit_test_teardown(test_daemonset_asks_host_dotnet, test_teardown),
 		cmocka_unit_test_teardown(test_node_in_container_named_by_record_all,
 					  test_teardown),
 		cmocka_unit_test_teardown(test_node_in_container_named_by_record_pid,
