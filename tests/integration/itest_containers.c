@@ -53,6 +53,7 @@ static struct {
 	char *dir;		/* the daemon's: socket, data and exec roots, key, log */
 	char *host;		/* unix://DIR/docker.sock */
 	pid_t dockerd;
+	pid_t workload;		/* a test's program on the host: ended by its teardown too */
 	char *hot;		/* the .NET program for the container, NULL: see dn_why */
 	char *dotnet_root;	/* where its runtime is, as the container sees it too */
 	char dn_why[256];
@@ -135,9 +136,43 @@ static void rm_containers(void)
 		dk_cmd(NULL, "rm", "-f", names[i], NULL);
 }
 
+/* What a JIT process of the host leaves in /tmp when it ends: its perf map, and .NET's
+ * diagnostics socket and debugger pipes. */
+static void forget_host_pid(pid_t pid)
+{
+	char prefix[3][48], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir("/tmp");
+	int k;
+
+	snprintf(prefix[0], sizeof(prefix[0]), "perf-%d.map", (int)pid);
+	snprintf(prefix[1], sizeof(prefix[1]), "dotnet-diagnostic-%d-", (int)pid);
+	snprintf(prefix[2], sizeof(prefix[2]), "clr-debug-pipe-%d-", (int)pid);
+	while (d && (e = readdir(d)))
+		for (k = 0; k < 3; k++)
+			if (!strncmp(e->d_name, prefix[k], strlen(prefix[k]))) {
+				snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+				unlink(path);
+			}
+	if (d)
+		closedir(d);
+}
+
+/* End a test's host program, wherever the test stopped, and what it left in /tmp. */
+static void end_workload(void)
+{
+	if (dk.workload <= 0)
+		return;
+	kill(dk.workload, SIGTERM);
+	it_wait(dk.workload);
+	forget_host_pid(dk.workload);
+	dk.workload = 0;
+}
+
 static int test_teardown(void **state)
 {
 	(void)state;
+	end_workload();
 	if (!dk.why[0])
 		rm_containers();
 	return 0;
@@ -234,28 +269,6 @@ static void need_dotnet(void)
 		print_message("skipped: %s\n", dk.dn_why);
 		skip();
 	}
-}
-
-/* What a JIT process of the host leaves in /tmp when it ends: its perf map, and .NET's
- * diagnostics socket and debugger pipes. */
-static void forget_host_pid(pid_t pid)
-{
-	char prefix[3][48], path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir("/tmp");
-	int k;
-
-	snprintf(prefix[0], sizeof(prefix[0]), "perf-%d.map", (int)pid);
-	snprintf(prefix[1], sizeof(prefix[1]), "dotnet-diagnostic-%d-", (int)pid);
-	snprintf(prefix[2], sizeof(prefix[2]), "clr-debug-pipe-%d-", (int)pid);
-	while (d && (e = readdir(d)))
-		for (k = 0; k < 3; k++)
-			if (!strncmp(e->d_name, prefix[k], strlen(prefix[k]))) {
-				snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
-				unlink(path);
-			}
-	if (d)
-		closedir(d);
 }
 
 /* CPU time pid has used (user and system), in clock ticks. */
@@ -429,13 +442,13 @@ static void test_daemonset_names_host_processes(void **state)
 	char *segs = it_path_dup("ds"), *segs2 = it_path_dup("ds-noptrace");
 	char *err = it_path_dup("ds.err"), *err2 = it_path_dup("ds-noptrace.err");
 	char *toy_out = it_path_dup("ds-toy.out"), *rep = it_path_dup("ds.report"), *text;
-	char *toy[] = { IT_TOYJIT, "split", "--ms", "5000", NULL };
+	char *toy[] = { IT_TOYJIT, "split", "--ms", "60000", NULL };
 	char *report[] = { IT_JITRACE, "report", "-n", "5", "--comm", "toyjit", segs, NULL };
 	uint64_t a, b, all, other, samples = 0;
 	struct it_log log, log2;
 	struct manifest m;
 	struct it_toy t;
-	pid_t ds, ds2;
+	pid_t ds, ds2, run;
 	const char *comm;
 	char want[64];
 	size_t i;
@@ -447,13 +460,15 @@ static void test_daemonset_names_host_processes(void **state)
 	ds2 = start_daemonset(&m, "jt-ds-noptrace", false, segs2, err2);
 	assert_true(it_wait_for_text(err, "recording all processes", 20000));
 	assert_true(it_wait_for_text(err2, "recording all processes", 20000));
-	assert_int_equal(it_run(toy, toy_out, NULL), 0);
+	run = dk.workload = it_spawn(toy, toy_out, NULL);
+	assert_true(it_wait_for_text(toy_out, "split ratio", 10000));
+	wait_cpu(run, 4);	/* about 200 samples at 49 Hz */
 	assert_int_equal(dk_cmd(NULL, "stop", "-t", "20", "jt-ds", "jt-ds-noptrace", NULL), 0);
+	end_workload();
 	assert_int_equal(it_wait(ds), 0);
 	assert_int_equal(it_wait(ds2), 0);
 	it_toy_parse(toy_out, &t);
-	assert_true(t.done);
-	forget_host_pid(t.pid);
+	assert_int_equal(t.pid, run);
 
 	load_segment(segs, &log);
 	it_check_promises(&log);
@@ -521,7 +536,7 @@ static void test_daemonset_asks_host_dotnet(void **state)
 	need_docker();
 	need_dotnet();
 	snprintf(hot, sizeof(hot), "%s/Hot", dk.hot);
-	run = it_spawn(prog, out, NULL);
+	run = dk.workload = it_spawn(prog, out, NULL);
 	assert_true(it_wait_for_text(out, "split ratio", 20000));
 	it_toy_parse(out, &t);	/* Hot prints "pid N" first */
 	assert_int_equal(t.pid, run);
@@ -532,9 +547,7 @@ static void test_daemonset_asks_host_dotnet(void **state)
 	wait_cpu(run, 5);	/* about 250 samples at 49 Hz */
 	assert_int_equal(dk_cmd(NULL, "stop", "-t", "20", "jt-ds", NULL), 0);
 	assert_int_equal(it_wait(ds), 0);
-	kill(run, SIGTERM);
-	it_wait(run);
-	forget_host_pid(run);
+	end_workload();
 	if (!it_wait_for_text(err, ".NET process", 0) ||
 	    !it_wait_for_text(err, "asked to write its perf map", 0))
 		fail_msg("the DaemonSet's jitrace asked no .NET process: see %s", err);
@@ -624,7 +637,7 @@ static void test_node_in_container_named_by_record_all(void **state)
 
 	(void)state;
 	need_docker();
-	jt = it_spawn(rec, NULL, err);
+	jt = dk.workload = it_spawn(rec, NULL, err);
 	assert_true(it_wait_for_text(err, "recording all processes", 20000));
 	node = start_node("jt-node-a", "3000", out);
 	assert_true(it_wait_for_text(out, "pid ", 20000));
@@ -633,6 +646,7 @@ static void test_node_in_container_named_by_record_all(void **state)
 	assert_map_in_container_only(host_pid);
 	assert_int_equal(it_wait(node), 0);
 	kill(jt, SIGINT);
+	dk.workload = 0;
 	assert_int_equal(it_wait(jt), 0);
 	assert_node_named(log_path, out, host_pid);
 	free(log_path);
