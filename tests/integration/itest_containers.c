@@ -239,23 +239,10 @@ static void count_methods(const struct it_log *log, uint32_t pid, unsigned int s
 /* The leaf split of pid's samples between Hot's Big and Small (written 3:1), as named. */
 static void assert_dotnet_split(const struct it_log *log, pid_t pid)
 {
-	uint64_t big = 0, small = 0;
-	size_t i;
+	/* the runtime's own naming: "int64 [Hot] JitraceTest.Hot::Big(int32)[...]" */
+	uint64_t big = it_count_leaf_with(log, (uint32_t)pid, "JitraceTest.Hot::Big(");
+	uint64_t small = it_count_leaf_with(log, (uint32_t)pid, "JitraceTest.Hot::Small(");
 
-	for (i = 0; i < log->n; i++) {
-		const struct jt_rec_sample *s = (const void *)log->recs[i];
-		const struct jt_rec_method *m;
-
-		if (s->h.type != JT_REC_SAMPLE || s->pid != (uint32_t)pid)
-			continue;
-		m = it_leaf_method(log, s);
-		if (!m)
-			continue;
-		assert_int_equal(m->pid, (uint32_t)pid);
-		/* the runtime's own naming: "int64 [Hot] JitraceTest.Hot::Big(int32)[...]" */
-		big += !!memmem(m->name, m->name_len, "JitraceTest.Hot::Big(", 21);
-		small += !!memmem(m->name, m->name_len, "JitraceTest.Hot::Small(", 23);
-	}
 	print_message("pid %d: Big %llu, Small %llu\n", (int)pid, (unsigned long long)big,
 		      (unsigned long long)small);
 	/* the loop around the calls: 74-76% seen (itest_dotnet) */
