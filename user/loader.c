@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/capability.h>
 
 #include "jitrace.skel.h"
 #include "loader.h"
@@ -37,6 +39,39 @@ struct jvm_files {
 	ino_t ino[MAX_JVMS];
 	int n;
 };
+
+/* What each program gives the user: the capability a kernel that refuses it turns off. */
+static const char *prog_gives(const char *name)
+{
+	static const struct {
+		const char *prog, *gives;
+	} caps[] = {
+		{ "jt_enter", "method entries (--calls)" },
+		{ "jt_leave", "method exits (--calls)" },
+		{ "jt_code_load", "names from the agent's code records" },
+		{ "jt_code_unload", "the agent's code unloads" },
+		{ "jt_jvm_load", "HotSpot's USDT code records" },
+		{ "jt_jvm_unload", "HotSpot's USDT code unloads" },
+		{ "jt_jvm_enter", "HotSpot's USDT method entries" },
+		{ "jt_jvm_return", "HotSpot's USDT method exits" },
+		{ "jt_sample", "CPU sampling" },
+		{ "jt_maps", "native names of processes gone before their samples are joined" },
+		{ "jt_exec", "programs' names and mappings at exec" },
+		{ "jt_exit", "process exits" },
+		{ "jt_exit_task", "process exits" },
+		{ "jt_fork", "following children" },
+		{ "jt_switch", "off-CPU time (--off-cpu)" },
+		{ "jt_sys_exit", "user stacks of off-CPU waits in system calls" },
+		{ "jt_off_flush", "the last sums of short off-CPU waits" },
+		{ "jt_storm", "the event generator of the benchmarks" },
+	};
+	size_t i;
+
+	for (i = 0; i < JT_ARRAY_SIZE(caps); i++)
+		if (!strcmp(caps[i].prog, name))
+			return caps[i].gives;
+	return name;
+}
 
 static int libbpf_print_all(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -222,37 +257,22 @@ static int attach_samplers(struct jt_bpf *b, unsigned int hz)
 }
 
 /*
- * Executable mappings as they are made (the syscalls:sys_exit_mmap tracepoint), so that a process gone before
- * its samples are joined keeps its native names. Without it (a kernel without BPF
- * trampolines) /proc/PID/maps is read as before, and said once.
+ * An optional program that cannot attach turns off its capability alone: said once, with
+ * what the user loses and the kernel's reason.
  */
-static int attach_mmaps(struct jt_bpf *b)
+static int attach_optional(struct jt_bpf *b, struct bpf_program *prog)
 {
-	struct bpf_program *protect[] = { b->skel->progs.jt_mprotect,
-					  b->skel->progs.jt_pkey_mprotect };
-	struct bpf_link *link = bpf_program__attach(b->skel->progs.jt_mmap);
-	size_t i;
-	int err;
+	struct bpf_link *link;
 
+	if (!bpf_program__autoload(prog))
+		return 0;	/* turned off at load, and said then */
+	link = bpf_program__attach(prog);
 	if (!link) {
-		jt_err("warning: attaching jt_mmap (the syscalls:sys_exit_mmap tracepoint): %s; the native frames of "
-		       "processes gone before their samples are joined stay file + offset",
-		       strerror(errno));
+		jt_err("warning: %s off: attaching %s: %s", prog_gives(bpf_program__name(prog)),
+		       bpf_program__name(prog), strerror(errno));
 		return 0;
 	}
-	err = keep_link(b, link);
-	for (i = 0; !err && i < JT_ARRAY_SIZE(protect); i++) {
-		link = bpf_program__attach(protect[i]);
-		if (!link) {
-			jt_err("warning: attaching %s (the syscalls:sys_enter_%s tracepoint): %s; "
-			       "code made executable by %s is named only once /proc shows it",
-			       bpf_program__name(protect[i]), bpf_program__name(protect[i]) + 3,
-			       strerror(errno), bpf_program__name(protect[i]) + 3);
-			continue;
-		}
-		err = keep_link(b, link);
-	}
-	return err;
+	return keep_link(b, link);
 }
 
 /* Attach each of progs where its section says; a failure is reported (for what) and fatal. */
@@ -281,12 +301,16 @@ static int attach_progs(struct jt_bpf *b, struct bpf_program *const *progs, size
 static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 {
 	struct jitrace_bpf *s = b->skel;
-	struct bpf_program *tps[] = { s->progs.jt_exec, s->progs.jt_exit, s->progs.jt_fork };
+	struct bpf_program *tps[] = { s->progs.jt_exec, s->progs.jt_exit, s->progs.jt_exit_task,
+				      s->progs.jt_fork, s->progs.jt_maps };
+	size_t i;
 	int err;
 
-	err = attach_progs(b, tps, JT_ARRAY_SIZE(tps), "");
-	if (err)
-		return err;
+	for (i = 0; i < JT_ARRAY_SIZE(tps); i++) {
+		err = attach_optional(b, tps[i]);
+		if (err)
+			return err;
+	}
 	if (o->agent_path) {
 		err = attach_stub(b, s->progs.jt_code_load, o->agent_path,
 				  "jitrace_stub_code_load");
@@ -310,31 +334,163 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 		if (err)
 			return err;
 	}
-	if (!o->sample_hz && !o->offcpu)
-		return 0;	/* no stacks: native code needs no names */
-	err = attach_mmaps(b);
-	return err ?: o->sample_hz ? attach_samplers(b, o->sample_hz) : 0;
+	return o->sample_hz ? attach_samplers(b, o->sample_hz) : 0;
 }
 
-struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
+/* Programs the options do not need are not loaded: nothing for a verifier to refuse. */
+static bool prog_wanted(const char *name, const struct jt_bpf_opts *o, bool exit_has_group)
 {
-	struct jt_bpf *b = calloc(1, sizeof(*b));
-	int err;
+	bool stubs = o->agent_path != NULL;
 
-	if (!b) {
-		jt_err("out of memory");
-		return NULL;
+	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
+		return stubs && o->calls;
+	if (!strcmp(name, "jt_code_load") || !strcmp(name, "jt_code_unload"))
+		return stubs;
+	if (!strcmp(name, "jt_jvm_enter") || !strcmp(name, "jt_jvm_return"))
+		return o->usdt && o->calls;
+	if (!strncmp(name, "jt_jvm_", 7))
+		return o->usdt;
+	if (!strcmp(name, "jt_sample"))
+		return o->sample_hz > 0;
+	if (!strcmp(name, "jt_maps"))
+		return o->sample_hz > 0 || o->offcpu;	/* stacks need native names */
+	if (!strcmp(name, "jt_switch") || !strcmp(name, "jt_sys_exit") ||
+	    !strcmp(name, "jt_off_flush"))
+		return o->offcpu;
+	if (!strcmp(name, "jt_storm"))
+		return !o->attach;
+	if (!strcmp(name, "jt_exit"))
+		return exit_has_group;
+	if (!strcmp(name, "jt_exit_task"))
+		return !exit_has_group;
+	return true;
+}
+
+/* What a user asked for outright: without it recording is pointless, so it is fatal. */
+static bool prog_required(const char *name, const struct jt_bpf_opts *o)
+{
+	if (!strcmp(name, "jt_sample"))
+		return true;
+	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
+		return o->calls;
+	if (!strcmp(name, "jt_switch") || !strcmp(name, "jt_off_flush"))
+		return o->offcpu;
+	return !strcmp(name, "jt_storm");
+}
+
+/*
+ * The tracepoint a tp_btf program hooks, if the kernel's BTF has it; and whether
+ * sched_process_exit passes group_dead (6.16 on), which picks jt_exit or jt_exit_task.
+ */
+struct kernel_btf {
+	struct btf *btf;	/* NULL: no BTF at all, every tp_btf program is off */
+};
+
+static bool tracepoint_args(const struct kernel_btf *k, const char *tp, int *nargs)
+{
+	char name[128];
+	const struct btf_type *t;
+	__s32 id;
+
+	if (!k->btf)
+		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(k->btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(k->btf, id);			/* typedef -> pointer */
+	t = t ? btf__type_by_id(k->btf, t->type) : NULL;	/* pointer -> func proto */
+	t = t && btf_is_ptr(t) ? btf__type_by_id(k->btf, t->type) : NULL;
+	*nargs = t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : 0;	/* less the ctx */
+	return true;
+}
+
+/* The last line of a verifier's log that says why, not how much it processed. */
+static void log_reason(const char *log, char *out, size_t size)
+{
+	const char *end = log + strlen(log), *line;
+	size_t n;
+
+	out[0] = 0;
+	while (end > log) {
+		while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		line = end;
+		while (line > log && line[-1] != '\n')
+			line--;
+		if (end > line && strncmp(line, "processed ", 10) &&
+		    strncmp(line, "verification time", 17) && strncmp(line, "stack depth", 11) &&
+		    strncmp(line, "-- ", 3)) {
+			n = (size_t)(end - line) < size - 1 ? (size_t)(end - line) : size - 1;
+			memcpy(out, line, n);
+			out[n] = 0;
+			break;
+		}
+		end = line;
 	}
-	libbpf_set_print(o->verbose ? libbpf_print_all : libbpf_print_none);
-	b->ncpus = libbpf_num_possible_cpus();
-	if (b->ncpus <= 0) {
-		jt_err("counting CPUs: %s", strerror(-b->ncpus));
-		goto fail;
-	}
+	/* libbpf poisons a field or type this kernel lacks with call 0xbad2310 */
+	if (strstr(out, "unknown#195896080"))
+		snprintf(out, size, "it reads a kernel field or type this kernel lacks");
+	if (!out[0])
+		snprintf(out, size, "no reason given");
+}
+
+/* Root, or CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN: the first question when bpf() says no. */
+static bool privileged(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &h, d))
+		return geteuid() == 0;
+#define HAS_CAP(c) (d[(c) / 32].effective & (1U << ((c) % 32)))
+	return HAS_CAP(21) || (HAS_CAP(39) && HAS_CAP(38));	/* SYS_ADMIN; BPF, PERFMON */
+#undef HAS_CAP
+}
+
+#define MAX_PROGS 32
+#define PROG_LOG (1 << 20)	/* a verifier's log to find why; pages touched only on failure */
+
+/* Programs turned off before or during loading, and why. */
+struct off_progs {
+	char name[MAX_PROGS][64];
+	int n;
+};
+
+static bool is_off(const struct off_progs *off, const char *name)
+{
+	int i;
+
+	for (i = 0; i < off->n; i++)
+		if (!strcmp(off->name[i], name))
+			return true;
+	return false;
+}
+
+static void turn_off(struct off_progs *off, const char *name, const char *why)
+{
+	if (off->n < MAX_PROGS && !is_off(off, name))
+		snprintf(off->name[off->n++], sizeof(off->name[0]), "%s", name);
+	jt_err("warning: %s off on this kernel: %s: %s", prog_gives(name), name, why);
+}
+
+/*
+ * One attempt: open the skeleton, set it up, load what is wanted and not off. On a
+ * program the kernel refuses, *failed names it and *why says why (its log under -v).
+ */
+static int load_once(struct jt_bpf *b, const struct jt_bpf_opts *o, const struct kernel_btf *k,
+		     const struct off_progs *off, char **logs, char *failed, char *why,
+		     size_t why_size)
+{
+	struct bpf_program *prog;
+	int err, i = 0, nargs;
+	bool exit_group = tracepoint_args(k, "sched_process_exit", &nargs) && nargs >= 2;
+
 	b->skel = jitrace_bpf__open();
 	if (!b->skel) {
-		jt_err("opening the BPF object: %s", strerror(errno));
-		goto fail;
+		err = -errno;
+		jt_err("opening the BPF object: %s", strerror(-err));
+		return err;
 	}
 	b->skel->rodata->filter_pids = o->filter_pids;
 	b->skel->rodata->want_kstack = o->kstack;
@@ -345,24 +501,128 @@ struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
 	err = bpf_map__set_max_entries(b->skel->maps.jt_rb, o->ringbuf_bytes);
 	if (err) {
 		jt_err("ring buffer size %zu: %s", o->ringbuf_bytes, strerror(-err));
-		goto fail;
+		return err;
+	}
+	bpf_object__for_each_program(prog, b->skel->obj) {
+		const char *name = bpf_program__name(prog);
+		bool on = prog_wanted(name, o, exit_group) && !is_off(off, name);
+
+		bpf_program__set_autoload(prog, on);
+		if (on && i < MAX_PROGS) {
+			logs[i][0] = 0;
+			bpf_program__set_log_buf(prog, logs[i], PROG_LOG);
+		}
+		i++;
 	}
 	err = jitrace_bpf__load(b->skel);
+	if (!err)
+		return 0;
+	i = 0;
+	bpf_object__for_each_program(prog, b->skel->obj) {
+		if (i < MAX_PROGS && bpf_program__autoload(prog) && logs[i][0]) {
+			snprintf(failed, 64, "%s", bpf_program__name(prog));
+			log_reason(logs[i], why, why_size);
+			if (o->verbose)
+				fprintf(stderr, "%s: the verifier's log:\n%s\n", failed, logs[i]);
+			break;
+		}
+		i++;
+	}
+	return err;
+}
+
+/* tp_btf programs whose tracepoint this kernel lacks are off before anything is loaded. */
+static void probe_tracepoints(const struct kernel_btf *k, const struct jt_bpf_opts *o,
+			      struct off_progs *off)
+{
+	struct jitrace_bpf *skel = jitrace_bpf__open();
+	struct bpf_program *prog;
+	int nargs;
+
+	if (!skel)
+		return;		/* load_once says why */
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *sec = bpf_program__section_name(prog), *name = bpf_program__name(prog);
+		char why[160];
+
+		if (strncmp(sec, "tp_btf/", 7) || !prog_wanted(name, o, true) ||
+		    tracepoint_args(k, sec + 7, &nargs))
+			continue;
+		if (!strcmp(name, "jt_exit"))
+			continue;	/* jt_exit_task stands in for it */
+		snprintf(why, sizeof(why), k->btf ? "the kernel has no %s tracepoint" :
+			 "the kernel has no BTF (/sys/kernel/btf/vmlinux) for %s", sec + 7);
+		if (prog_required(name, o))
+			jt_err("%s: %s", prog_gives(name), why);
+		turn_off(off, name, why);
+	}
+	jitrace_bpf__destroy(skel);
+}
+
+struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
+{
+	struct jt_bpf *b = calloc(1, sizeof(*b));
+	struct kernel_btf k = { 0 };
+	struct off_progs *off = calloc(1, sizeof(*off));
+	char **logs = calloc(MAX_PROGS, sizeof(*logs));
+	char failed[64], why[512];
+	int err = -ENOMEM, i, tries;
+
+	if (!b || !off || !logs)
+		goto nomem;
+	for (i = 0; i < MAX_PROGS; i++)
+		if (!(logs[i] = calloc(1, PROG_LOG)))
+			goto nomem;
+	libbpf_set_print(o->verbose ? libbpf_print_all : libbpf_print_none);
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0) {
+		jt_err("counting CPUs: %s", strerror(-b->ncpus));
+		goto fail;
+	}
+	k.btf = btf__load_vmlinux_btf();
+	if (!k.btf)
+		k.btf = NULL;
+	probe_tracepoints(&k, o, off);
+	/* each refused optional program is turned off and the rest loaded again */
+	for (tries = 0; tries < MAX_PROGS; tries++) {
+		failed[0] = 0;
+		err = load_once(b, o, &k, off, logs, failed, why, sizeof(why));
+		if (!err)
+			break;
+		jitrace_bpf__destroy(b->skel);
+		b->skel = NULL;
+		if (!failed[0] || prog_required(failed, o) || is_off(off, failed))
+			break;
+		turn_off(off, failed, why);
+	}
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
+		if (failed[0])
+			jt_err("loading BPF program %s (%s): the kernel refused it: %s%s", failed,
+			       prog_gives(failed), why, o->verbose ? "" :
+			       " (run with -v for the verifier's log)");
+		else if ((err == -EPERM || err == -EACCES) && !privileged())
 			jt_err("loading BPF programs: %s (jitrace needs root, or the capabilities "
 			       "CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)", strerror(-err));
 		else
-			jt_err("loading BPF programs: %s (run with -v for the verifier's log)",
+			jt_err("loading BPF programs: %s (run with -v for libbpf's messages)",
 			       strerror(-err));
 		goto fail;
 	}
 	if (o->attach && attach_all(b, o))
 		goto fail;
-	return b;
+	goto out;
+nomem:
+	jt_err("out of memory");
 fail:
 	jt_bpf__close(b);
-	return NULL;
+	b = NULL;
+out:
+	for (i = 0; logs && i < MAX_PROGS; i++)
+		free(logs[i]);
+	free(logs);
+	free(off);
+	btf__free(k.btf);
+	return b;
 }
 
 void jt_bpf__close(struct jt_bpf *b)
