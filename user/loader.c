@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 
+#include "bpfcaps.h"
 #include "jitrace.skel.h"
 #include "loader.h"
 #include "util.h"
@@ -39,39 +40,6 @@ struct jvm_files {
 	ino_t ino[MAX_JVMS];
 	int n;
 };
-
-/* What each program gives the user: the capability a kernel that refuses it turns off. */
-static const char *prog_gives(const char *name)
-{
-	static const struct {
-		const char *prog, *gives;
-	} caps[] = {
-		{ "jt_enter", "method entries (--calls)" },
-		{ "jt_leave", "method exits (--calls)" },
-		{ "jt_code_load", "names from the agent's code records" },
-		{ "jt_code_unload", "the agent's code unloads" },
-		{ "jt_jvm_load", "HotSpot's USDT code records" },
-		{ "jt_jvm_unload", "HotSpot's USDT code unloads" },
-		{ "jt_jvm_enter", "HotSpot's USDT method entries" },
-		{ "jt_jvm_return", "HotSpot's USDT method exits" },
-		{ "jt_sample", "CPU sampling" },
-		{ "jt_maps", "native names of processes gone before their samples are joined" },
-		{ "jt_exec", "programs' names and mappings at exec" },
-		{ "jt_exit", "process exits" },
-		{ "jt_exit_task", "process exits" },
-		{ "jt_fork", "following children" },
-		{ "jt_switch", "off-CPU time (--off-cpu)" },
-		{ "jt_sys_exit", "user stacks of off-CPU waits in system calls" },
-		{ "jt_off_flush", "the last sums of short off-CPU waits" },
-		{ "jt_storm", "the event generator of the benchmarks" },
-	};
-	size_t i;
-
-	for (i = 0; i < JT_ARRAY_SIZE(caps); i++)
-		if (!strcmp(caps[i].prog, name))
-			return caps[i].gives;
-	return name;
-}
 
 static int libbpf_print_all(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -268,7 +236,7 @@ static int attach_optional(struct jt_bpf *b, struct bpf_program *prog)
 		return 0;	/* turned off at load, and said then */
 	link = bpf_program__attach(prog);
 	if (!link) {
-		jt_err("warning: %s off: attaching %s: %s", prog_gives(bpf_program__name(prog)),
+		jt_err("warning: %s off: attaching %s: %s", jt_bpfcaps__gives(bpf_program__name(prog)),
 		       bpf_program__name(prog), strerror(errno));
 		return 0;
 	}
@@ -337,47 +305,6 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	return o->sample_hz ? attach_samplers(b, o->sample_hz) : 0;
 }
 
-/* Programs the options do not need are not loaded: nothing for a verifier to refuse. */
-static bool prog_wanted(const char *name, const struct jt_bpf_opts *o, bool exit_has_group)
-{
-	bool stubs = o->agent_path != NULL;
-
-	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
-		return stubs && o->calls;
-	if (!strcmp(name, "jt_code_load") || !strcmp(name, "jt_code_unload"))
-		return stubs;
-	if (!strcmp(name, "jt_jvm_enter") || !strcmp(name, "jt_jvm_return"))
-		return o->usdt && o->calls;
-	if (!strncmp(name, "jt_jvm_", 7))
-		return o->usdt;
-	if (!strcmp(name, "jt_sample"))
-		return o->sample_hz > 0;
-	if (!strcmp(name, "jt_maps"))
-		return o->sample_hz > 0 || o->offcpu;	/* stacks need native names */
-	if (!strcmp(name, "jt_switch") || !strcmp(name, "jt_sys_exit") ||
-	    !strcmp(name, "jt_off_flush"))
-		return o->offcpu;
-	if (!strcmp(name, "jt_storm"))
-		return !o->attach;
-	if (!strcmp(name, "jt_exit"))
-		return exit_has_group;
-	if (!strcmp(name, "jt_exit_task"))
-		return !exit_has_group;
-	return true;
-}
-
-/* What a user asked for outright: without it recording is pointless, so it is fatal. */
-static bool prog_required(const char *name, const struct jt_bpf_opts *o)
-{
-	if (!strcmp(name, "jt_sample"))
-		return true;
-	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
-		return o->calls;
-	if (!strcmp(name, "jt_switch") || !strcmp(name, "jt_off_flush"))
-		return o->offcpu;
-	return !strcmp(name, "jt_storm");
-}
-
 /*
  * The tracepoint a tp_btf program hooks, if the kernel's BTF has it; and whether
  * sched_process_exit passes group_dead (6.16 on), which picks jt_exit or jt_exit_task.
@@ -403,36 +330,6 @@ static bool tracepoint_args(const struct kernel_btf *k, const char *tp, int *nar
 	t = t && btf_is_ptr(t) ? btf__type_by_id(k->btf, t->type) : NULL;
 	*nargs = t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : 0;	/* less the ctx */
 	return true;
-}
-
-/* The last line of a verifier's log that says why, not how much it processed. */
-static void log_reason(const char *log, char *out, size_t size)
-{
-	const char *end = log + strlen(log), *line;
-	size_t n;
-
-	out[0] = 0;
-	while (end > log) {
-		while (end > log && (end[-1] == '\n' || end[-1] == ' '))
-			end--;
-		line = end;
-		while (line > log && line[-1] != '\n')
-			line--;
-		if (end > line && strncmp(line, "processed ", 10) &&
-		    strncmp(line, "verification time", 17) && strncmp(line, "stack depth", 11) &&
-		    strncmp(line, "-- ", 3)) {
-			n = (size_t)(end - line) < size - 1 ? (size_t)(end - line) : size - 1;
-			memcpy(out, line, n);
-			out[n] = 0;
-			break;
-		}
-		end = line;
-	}
-	/* libbpf poisons a field or type this kernel lacks with call 0xbad2310 */
-	if (strstr(out, "unknown#195896080"))
-		snprintf(out, size, "it reads a kernel field or type this kernel lacks");
-	if (!out[0])
-		snprintf(out, size, "no reason given");
 }
 
 /* Root, or CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN: the first question when bpf() says no. */
@@ -471,7 +368,7 @@ static void turn_off(struct off_progs *off, const char *name, const char *why)
 {
 	if (off->n < MAX_PROGS && !is_off(off, name))
 		snprintf(off->name[off->n++], sizeof(off->name[0]), "%s", name);
-	jt_err("warning: %s off on this kernel: %s: %s", prog_gives(name), name, why);
+	jt_err("warning: %s off on this kernel: %s: %s", jt_bpfcaps__gives(name), name, why);
 }
 
 /*
@@ -505,7 +402,7 @@ static int load_once(struct jt_bpf *b, const struct jt_bpf_opts *o, const struct
 	}
 	bpf_object__for_each_program(prog, b->skel->obj) {
 		const char *name = bpf_program__name(prog);
-		bool on = prog_wanted(name, o, exit_group) && !is_off(off, name);
+		bool on = jt_bpfcaps__wanted(name, o, exit_group) && !is_off(off, name);
 
 		bpf_program__set_autoload(prog, on);
 		if (on && i < MAX_PROGS) {
@@ -521,7 +418,7 @@ static int load_once(struct jt_bpf *b, const struct jt_bpf_opts *o, const struct
 	bpf_object__for_each_program(prog, b->skel->obj) {
 		if (i < MAX_PROGS && bpf_program__autoload(prog) && logs[i][0]) {
 			snprintf(failed, 64, "%s", bpf_program__name(prog));
-			log_reason(logs[i], why, why_size);
+			jt_bpfcaps__reason(logs[i], why, why_size);
 			if (o->verbose)
 				fprintf(stderr, "%s: the verifier's log:\n%s\n", failed, logs[i]);
 			break;
@@ -545,15 +442,15 @@ static void probe_tracepoints(const struct kernel_btf *k, const struct jt_bpf_op
 		const char *sec = bpf_program__section_name(prog), *name = bpf_program__name(prog);
 		char why[160];
 
-		if (strncmp(sec, "tp_btf/", 7) || !prog_wanted(name, o, true) ||
+		if (strncmp(sec, "tp_btf/", 7) || !jt_bpfcaps__wanted(name, o, true) ||
 		    tracepoint_args(k, sec + 7, &nargs))
 			continue;
 		if (!strcmp(name, "jt_exit"))
 			continue;	/* jt_exit_task stands in for it */
 		snprintf(why, sizeof(why), k->btf ? "the kernel has no %s tracepoint" :
 			 "the kernel has no BTF (/sys/kernel/btf/vmlinux) for %s", sec + 7);
-		if (prog_required(name, o))
-			jt_err("%s: %s", prog_gives(name), why);
+		if (jt_bpfcaps__required(name, o))
+			jt_err("%s: %s", jt_bpfcaps__gives(name), why);
 		turn_off(off, name, why);
 	}
 	jitrace_bpf__destroy(skel);
@@ -591,14 +488,14 @@ struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
 			break;
 		jitrace_bpf__destroy(b->skel);
 		b->skel = NULL;
-		if (!failed[0] || prog_required(failed, o) || is_off(off, failed))
+		if (!failed[0] || jt_bpfcaps__required(failed, o) || is_off(off, failed))
 			break;
 		turn_off(off, failed, why);
 	}
 	if (err) {
 		if (failed[0])
 			jt_err("loading BPF program %s (%s): the kernel refused it: %s%s", failed,
-			       prog_gives(failed), why, o->verbose ? "" :
+			       jt_bpfcaps__gives(failed), why, o->verbose ? "" :
 			       " (run with -v for the verifier's log)");
 		else if ((err == -EPERM || err == -EACCES) && !privileged())
 			jt_err("loading BPF programs: %s (jitrace needs root, or the capabilities "
