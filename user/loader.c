@@ -72,17 +72,26 @@ static int keep_link(struct jt_bpf *b, struct bpf_link *link)
 	return 0;
 }
 
+/* A uprobe on one of the agent's stubs; one not required turns off its capability alone. */
 static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *path,
-		       const char *func)
+		       const char *func, bool required)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
 	struct bpf_link *link;
 
+	if (!bpf_program__autoload(prog))
+		return 0;	/* turned off at load, and said then */
 	/* pid -1: every process that maps the library, now or later */
 	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
 	if (!link) {
 		int err = -errno;
 
+		if (!required) {
+			jt_err("warning: %s off: attaching a uprobe to %s in %s: %s",
+			       jt_bpfcaps__gives(bpf_program__name(prog)), func, path,
+			       strerror(-err));
+			return 0;
+		}
 		jt_err("attaching a uprobe to %s in %s: %s", func, path, strerror(-err));
 		return err;
 	}
@@ -281,24 +290,23 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	}
 	if (o->agent_path) {
 		err = attach_stub(b, s->progs.jt_code_load, o->agent_path,
-				  "jitrace_stub_code_load");
+				  "jitrace_stub_code_load", false);
 		err = err ?: attach_stub(b, s->progs.jt_code_unload, o->agent_path,
-					 "jitrace_stub_code_unload");
+					 "jitrace_stub_code_unload", false);
 		if (!err && o->calls) {
 			err = attach_stub(b, s->progs.jt_enter, o->agent_path,
-					  "jitrace_method_enter");
+					  "jitrace_method_enter", true);
 			err = err ?: attach_stub(b, s->progs.jt_leave, o->agent_path,
-						 "jitrace_method_leave");
+						 "jitrace_method_leave", true);
 		}
 		if (err)
 			return err;
 	}
-	if (o->usdt)
-		attach_jvms(b, o->calls);
+	if (o->usdt && bpf_program__autoload(s->progs.jt_jvm_load))
+		attach_jvms(b, o->calls && bpf_program__autoload(s->progs.jt_jvm_enter));
 	if (o->offcpu) {
-		struct bpf_program *off[] = { s->progs.jt_switch, s->progs.jt_sys_exit };
-
-		err = attach_progs(b, off, JT_ARRAY_SIZE(off), " (for --off-cpu)");
+		err = attach_progs(b, &s->progs.jt_switch, 1, " (for --off-cpu)");
+		err = err ?: attach_optional(b, s->progs.jt_sys_exit);
 		if (err)
 			return err;
 	}
