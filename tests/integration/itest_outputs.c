@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "lib.h"
+#include "../unit/scratch.h"
 #include "../unit/viewlog.h"
 
 #define NOBODY 65534
@@ -148,19 +149,6 @@ static void put(const char *path, const char *text)
 	close(fd);
 }
 
-static int entries_in(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 /* path holds text, or (text NULL) is absent. */
 static void assert_target(const char *path, const char *text, const char *what)
 {
@@ -233,7 +221,7 @@ static void test_failed_output_leaves_target_as_it_was(void **state)
 					fail_msg("%s: exit %d, not 1; stderr:\n%s", what, rc, text);
 				}
 				assert_target(out, force ? "old\n" : NULL, what);
-				assert_int_equal(entries_in(dir), force);
+				assert_int_equal(scratch_entries(dir), force);
 				unlink(out);
 				runs++;
 			}
@@ -270,7 +258,7 @@ static void test_existing_target_refused_then_replaced_whole(void **state)
 		text = it_slurp(out);
 		assert_string_not_equal(text, "old\n");
 		free(text);
-		assert_int_equal(entries_in(dir), 1);
+		assert_int_equal(scratch_entries(dir), 1);
 		unlink(out);
 	}
 	free(err);
@@ -310,7 +298,7 @@ static void test_killed_output_leaves_target_as_it_was(void **state)
 			if (rc == 128 + SIGKILL) {
 				assert_target(out, force ? "old\n" : NULL,
 					      force ? "killed -f" : "killed");
-				assert_int_equal(entries_in(dir), force);
+				assert_int_equal(scratch_entries(dir), force);
 				here++;
 				kills++;
 			} else {
@@ -413,7 +401,7 @@ static void test_directory_swap_cannot_make_root_remove_a_file(void **state)
 	free(text);
 	/* the real directory, under whichever name the swap left it, holds no file either */
 	assert_int_equal(lstat(reports, &st), 0);
-	assert_int_equal(entries_in(S_ISDIR(st.st_mode) ? reports : link_target), 0);
+	assert_int_equal(scratch_entries(S_ISDIR(st.st_mode) ? reports : link_target), 0);
 	nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(link_target);
 	free(reports);
@@ -445,7 +433,7 @@ static void test_record_that_never_began_leaves_nothing(void **state)
 	(void)state;
 	assert_int_equal(record(out, false, err, "/nonexistent"), 1);
 	assert_target(out, NULL, "record of /nonexistent");
-	assert_int_equal(entries_in(dir), 0);
+	assert_int_equal(scratch_entries(dir), 0);
 	/* so the same command says the same thing again, not "already exists" */
 	assert_int_equal(record(out, false, err, "/nonexistent"), 1);
 	text = it_slurp(err);
@@ -456,7 +444,7 @@ static void test_record_that_never_began_leaves_nothing(void **state)
 	put(out, "old\n");
 	assert_int_equal(record(out, true, err, "/nonexistent"), 1);
 	assert_target(out, "old\n", "record -f of /nonexistent");
-	assert_int_equal(entries_in(dir), 1);
+	assert_int_equal(scratch_entries(dir), 1);
 	free(err);
 	free(out);
 	free(dir);
@@ -518,7 +506,7 @@ static void test_record_killed_part_way_keeps_its_log(void **state)
 	print_message("killed recording: %zu records, state %d\n", log.n, log.state);
 	assert_int_equal(log.hdr.sample_hz, 99);
 	it_log_free(&log);
-	assert_int_equal(entries_in(dir), 1);
+	assert_int_equal(scratch_entries(dir), 1);
 	free(err);
 	free(out);
 	free(dir);

@@ -778,12 +778,22 @@ static void file_mode_is_0600(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
+/* path reads as n records of gen(), then stops in state. */
+static void assert_reads_gen(const char *path, uint64_t n, enum jt_logr_state state)
+{
+	struct jt_log_reader *r = jt_logr__open(path);
+
+	assert_non_null(r);
+	assert_int_equal(read_gen(r), n);
+	assert_int_equal(jt_logr__state(r), state);
+	jt_logr__close(r);
+}
+
 static void existing_file_is_refused_without_force_and_replaced_with_force(void **state)
 {
 	struct tmp *t = *state;
 	struct jt_log_header h = test_header();
 	struct jt_log_writer *w;
-	struct jt_log_reader *r;
 	struct capture cap;
 	union recbuf rb;
 	char *err, *text;
@@ -804,11 +814,7 @@ static void existing_file_is_refused_without_force_and_replaced_with_force(void 
 	assert_non_null(w);
 	assert_int_equal(jt_logw__append(w, gen(&rb, 0)), 0);
 	assert_int_equal(jt_logw__close(w), 0);
-	r = jt_logr__open(tpath(t, "old.jtl"));
-	assert_non_null(r);
-	assert_int_equal(read_gen(r), 1);
-	assert_int_equal(jt_logr__state(r), JT_LOGR_END);
-	jt_logr__close(r);
+	assert_reads_gen(tpath(t, "old.jtl"), 1, JT_LOGR_END);
 }
 
 static void symlink_at_path_is_never_followed(void **state)
@@ -858,7 +864,6 @@ static void unplaced_log_leaves_its_path_as_it_was(void **state)
 	struct tmp *t = *state;
 	struct jt_log_header h = test_header();
 	struct jt_log_writer *w;
-	struct jt_log_reader *r;
 	union recbuf rb;
 	char *text;
 	size_t len;
@@ -878,21 +883,13 @@ static void unplaced_log_leaves_its_path_as_it_was(void **state)
 	assert_int_equal(jt_logw__place(w), 0);
 	assert_int_equal(jt_logw__append(w, gen(&rb, 1)), 0);	/* held, never flushed */
 	jt_logw__abort(w);
-	r = jt_logr__open(tpath(t, "old.jtl"));
-	assert_non_null(r);
-	assert_int_equal(read_gen(r), 1);
-	assert_int_equal(jt_logr__state(r), JT_LOGR_TRUNCATED);
-	jt_logr__close(r);
+	assert_reads_gen(tpath(t, "old.jtl"), 1, JT_LOGR_TRUNCATED);
 
 	w = jt_logw__create_unplaced(tpath(t, "new.jtl"), &h, false);
 	assert_non_null(w);
 	assert_int_equal(jt_logw__append(w, gen(&rb, 0)), 0);
 	assert_int_equal(jt_logw__close(w), 0);
-	r = jt_logr__open(tpath(t, "new.jtl"));
-	assert_non_null(r);
-	assert_int_equal(read_gen(r), 1);
-	assert_int_equal(jt_logr__state(r), JT_LOGR_END);
-	jt_logr__close(r);
+	assert_reads_gen(tpath(t, "new.jtl"), 1, JT_LOGR_END);
 }
 
 static void appending_an_invalid_record_fails_and_keeps_the_log(void **state)

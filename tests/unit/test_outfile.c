@@ -158,19 +158,6 @@ static void assert_refused(struct tmp *t, const char *path, bool force, const ch
 	free(err);
 }
 
-static int entries_in(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 /* ---- the file itself ---- */
 
 static void symlink_at_path_is_never_written_through(void **state)
@@ -223,7 +210,7 @@ static void existing_file_is_refused_without_force_and_replaced_with_force(void 
 	assert_file_is(other, "old\n");
 	assert_int_equal(lstat(out, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);	/* not the old file's 0644 */
-	assert_int_equal(entries_in(t->dir), 2);	/* no temporary file left beside it */
+	assert_int_equal(scratch_entries(t->dir), 2);	/* no temporary file left beside it */
 }
 
 static void fifo_is_refused_even_with_force(void **state)
@@ -307,13 +294,13 @@ static void parent_symlink_owned_by_another_user_is_refused(void **state)
 
 	snprintf(out, sizeof(out), "%s/evil/out.jtl", t->dir);
 	assert_refused(t, out, true, "'evil' on the way is a symlink owned by uid 65534");
-	assert_int_equal(entries_in(real), 0);
+	assert_int_equal(scratch_entries(real), 0);
 
 	/* a trusted link is followed, but its target is walked too: evil is still refused */
 	assert_int_equal(symlink("evil", tpath(t, "mine")), 0);
 	snprintf(out, sizeof(out), "%s/mine/out.jtl", t->dir);
 	assert_refused(t, out, true, "'evil' on the way is a symlink owned by uid 65534");
-	assert_int_equal(entries_in(real), 0);
+	assert_int_equal(scratch_entries(real), 0);
 
 	/* the same link is followed once it is root's */
 	assert_int_equal(lchown(evil, 0, 0), 0);
@@ -349,6 +336,19 @@ static void missing_or_file_parent_is_reported_once_with_the_path(void **state)
 
 /* ---- put in place whole, or not at all ---- */
 
+/* out made to hold "old\n", then opened with -f and text written: out still holds "old\n". */
+static struct jt_outfile *open_over_old(const char *out, const char *text)
+{
+	struct jt_outfile *of;
+
+	spit(out, "old\n", 0600);
+	of = jt_outfile__open(out, true);
+	assert_non_null(of);
+	write_text(of, text);
+	assert_file_is(out, "old\n");
+	return of;
+}
+
 static void target_is_untouched_until_committed_and_after_a_drop(void **state)
 {
 	struct tmp *t = *state;
@@ -356,21 +356,17 @@ static void target_is_untouched_until_committed_and_after_a_drop(void **state)
 	char out[512];
 
 	snprintf(out, sizeof(out), "%s", tpath(t, "out.json"));
-	spit(out, "old\n", 0600);
-	of = jt_outfile__open(out, true);
-	assert_non_null(of);
-	write_text(of, "new, half written");
-	assert_file_is(out, "old\n");
-	assert_int_equal(entries_in(t->dir), 1);	/* nothing visible beside it */
+	of = open_over_old(out, "new, half written");
+	assert_int_equal(scratch_entries(t->dir), 1);	/* nothing visible beside it */
 	assert_int_equal(jt_outfile__close(of), 0);	/* dropped: a failed command */
 	assert_file_is(out, "old\n");
-	assert_int_equal(entries_in(t->dir), 1);
+	assert_int_equal(scratch_entries(t->dir), 1);
 
 	of = jt_outfile__open(tpath(t, "new.json"), false);
 	assert_non_null(of);
 	write_text(of, "half");
 	assert_int_equal(jt_outfile__close(of), 0);
-	assert_int_equal(entries_in(t->dir), 1);	/* no new.json, no temporary file */
+	assert_int_equal(scratch_entries(t->dir), 1);	/* no new.json, no temporary file */
 }
 
 static void file_appearing_meanwhile_is_kept_without_force(void **state)
@@ -392,7 +388,7 @@ static void file_appearing_meanwhile_is_kept_without_force(void **state)
 		fail_msg("not said: %s", err);
 	free(err);
 	assert_file_is(out, "theirs\n");
-	assert_int_equal(entries_in(t->dir), 1);
+	assert_int_equal(scratch_entries(t->dir), 1);
 
 	/* with force, what appeared is replaced as what was there at the start would be */
 	unlink(out);
@@ -402,7 +398,7 @@ static void file_appearing_meanwhile_is_kept_without_force(void **state)
 	spit(out, "theirs\n", 0644);
 	assert_int_equal(jt_outfile__commit(of), 0);
 	assert_file_is(out, "ours\n");
-	assert_int_equal(entries_in(t->dir), 1);
+	assert_int_equal(scratch_entries(t->dir), 1);
 }
 
 /*
@@ -435,7 +431,7 @@ static void swapped_directory_cannot_redirect_a_drop_or_a_commit(void **state)
 		assert_int_equal(symlink("secret", dir), 0);
 		assert_int_equal(jt_outfile__close(of), 0);
 		assert_file_is(precious, "precious\n");
-		assert_int_equal(entries_in(moved), force);
+		assert_int_equal(scratch_entries(moved), force);
 
 		/* back, and again committed: the file lands where it was made */
 		assert_int_equal(unlink(dir), 0);
@@ -449,7 +445,7 @@ static void swapped_directory_cannot_redirect_a_drop_or_a_commit(void **state)
 		assert_file_is(precious, "precious\n");
 		snprintf(t->path, sizeof(t->path), "%s/k5.json", moved);
 		assert_file_is(t->path, "new\n");
-		assert_int_equal(entries_in(moved), 1);
+		assert_int_equal(scratch_entries(moved), 1);
 		assert_int_equal(unlink(t->path), 0);
 		assert_int_equal(rmdir(moved), 0);
 		assert_int_equal(unlink(dir), 0);
@@ -464,18 +460,14 @@ static void placed_file_is_written_on_under_its_name(void **state)
 	char out[512];
 
 	snprintf(out, sizeof(out), "%s", tpath(t, "x.jtl"));
-	spit(out, "old\n", 0600);
-	of = jt_outfile__open(out, true);
-	assert_non_null(of);
-	write_text(of, "head|");
-	assert_file_is(out, "old\n");
+	of = open_over_old(out, "head|");
 	assert_int_equal(jt_outfile__place(of), 0);
 	assert_file_is(out, "head|");
 	write_text(of, "tail\n");
 	assert_int_equal(jt_outfile__place(of), 0);	/* again: only flushed */
 	assert_int_equal(jt_outfile__close(of), 0);	/* placed: kept, not dropped */
 	assert_file_is(out, "head|tail\n");
-	assert_int_equal(entries_in(t->dir), 1);
+	assert_int_equal(scratch_entries(t->dir), 1);
 }
 
 /* A stream's buffered bytes are flushed before the file is put in place. */
