@@ -236,8 +236,8 @@ static void announce(const struct recorder *r)
 	char what[160], off[64] = "", cmd[128], out[PATH_MAX], url[512];
 
 	if (o->command)
-		snprintf(what, sizeof(what), "%s (pid %d)", escaped(cmd, sizeof(cmd), o->command[0]),
-			 (int)jt_live__child(r->live));
+		snprintf(what, sizeof(what), "%s (pid %d)",
+			 escaped(cmd, sizeof(cmd), o->command[0]), (int)jt_live__child(r->live));
 	else if (o->nr_pids)
 		snprintf(what, sizeof(what), "%d process%s", o->nr_pids, o->nr_pids > 1 ? "es" : "");
 	else
@@ -410,6 +410,7 @@ static int on_tick(void *ctx, uint64_t now)
 static void summary(struct recorder *r, double secs)
 {
 	struct jt_pipeline_stats st;
+	char out[PATH_MAX];
 	unsigned int i;
 	bool lost = false;
 
@@ -424,14 +425,15 @@ static void summary(struct recorder *r, double secs)
 			(unsigned long long)st.col.samples, (unsigned long long)r->calls,
 			(unsigned long long)st.col.methods, (unsigned long long)ss.records,
 			(unsigned long long)ss.closed, (unsigned long long)ss.rewritten,
-			(unsigned long long)ss.kept, ss.bytes / 1e6, r->o->output,
+			(unsigned long long)ss.kept, ss.bytes / 1e6,
+			escaped(out, sizeof(out), r->o->output),
 			(unsigned long long)ss.deleted);
 	} else {
 		fprintf(stderr, "jitrace: %.1f s: %llu samples, %llu calls, %llu methods defined, "
 			"%llu records (%.1f MB) in %s\n", secs, (unsigned long long)st.col.samples,
 			(unsigned long long)r->calls, (unsigned long long)st.col.methods,
 			(unsigned long long)jt_logw__records(r->log),
-			jt_logw__bytes(r->log) / 1e6, r->o->output);
+			jt_logw__bytes(r->log) / 1e6, escaped(out, sizeof(out), r->o->output));
 	}
 	if (r->o->live.offcpu)
 		fprintf(stderr, "jitrace: off-CPU: %llu records, %.3f s of waiting\n",

@@ -137,10 +137,9 @@ struct jt_log_writer *jt_logw__create_unplaced(const char *path,
 
 int jt_logw__place(struct jt_log_writer *w)
 {
-	int err = jt_outfile__place(w->of);
+	int err = w->err ? w->err : jt_outfile__place(w->of);	/* never a broken log */
 
-	if (err)
-		w->err = err;
+	w->err = err;
 	return err;
 }
 
@@ -280,18 +279,21 @@ int jt_logw__close(struct jt_log_writer *w)
 			ret = jt_outfile__place(w->of);
 		err = jt_outfile__close(w->of);
 		w->of = NULL;
+		if (!ret)
+			ret = err;
 	} else {
 		if (!ret && fsync(w->fd)) {
 			ret = -errno;
 			jt_err("%s: fsync: %s", w->path, strerror(errno));
 		}
-		err = close(w->fd) ? -errno : 0;
-		if (err)
-			jt_err("%s: close: %s", w->path, strerror(-err));
+		if (close(w->fd) && !ret) {
+			ret = -errno;
+			jt_err("%s: close: %s", w->path, strerror(errno));
+		}
 	}
 	w->fd = -1;
 	writer_free(w);
-	return ret ? ret : err;
+	return ret;
 }
 
 /*

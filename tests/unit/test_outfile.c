@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Output files: never through a symlink, never over a device or FIFO, mode 0600, put in place whole. */
+/* Output files: never through a symlink, nor over a device or FIFO; 0600; put in place whole. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
