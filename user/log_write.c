@@ -21,6 +21,7 @@
 
 struct jt_log_writer {
 	char *path;
+	struct jt_outfile *of;	/* the file at path, until placed (NULL: created in a dirfd) */
 	int fd;
 	int err;		/* first write error, -errno: every later call returns it */
 	bool zinit;
@@ -40,7 +41,9 @@ struct jt_log_writer {
 
 static void writer_free(struct jt_log_writer *w)
 {
-	if (w->fd >= 0)
+	if (w->of)
+		jt_outfile__close(w->of);	/* dropped if never placed */
+	else if (w->fd >= 0)
 		close(w->fd);
 	if (w->zinit)
 		deflateEnd(&w->zs);
@@ -114,25 +117,42 @@ static int write_header(struct jt_log_writer *w, const struct jt_log_header *hdr
 	return write_all(w, &h, sizeof(h));
 }
 
-struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
-				      bool force)
+struct jt_log_writer *jt_logw__create_unplaced(const char *path,
+					       const struct jt_log_header *hdr, bool force)
 {
 	struct jt_log_writer *w = writer_new(path, hdr);
 
 	if (!w)
 		return NULL;
 	/* created like every other output: 0600, no symlink followed blindly, no device */
-	w->fd = jt_outfile__create(path, force);
-	if (w->fd < 0)
-		goto fail;
-	if (write_header(w, hdr)) {
-		unlink(path);	/* ours, created above, and useless without its header */
-		goto fail;
+	w->of = jt_outfile__open(path, force);
+	if (w->of)
+		w->fd = jt_outfile__fd(w->of);
+	if (!w->of || write_header(w, hdr)) {
+		writer_free(w);
+		return NULL;
 	}
 	return w;
-fail:
-	writer_free(w);
-	return NULL;
+}
+
+int jt_logw__place(struct jt_log_writer *w)
+{
+	int err = w->err ? w->err : jt_outfile__place(w->of);	/* never a broken log */
+
+	w->err = err;
+	return err;
+}
+
+struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
+				      bool force)
+{
+	struct jt_log_writer *w = jt_logw__create_unplaced(path, hdr, force);
+
+	if (w && jt_logw__place(w)) {
+		writer_free(w);
+		return NULL;
+	}
+	return w;
 }
 
 struct jt_log_writer *jt_logw__create_at(int dirfd, const char *name, const char *shown,
@@ -246,27 +266,40 @@ int jt_logw__close(struct jt_log_writer *w)
 		.h = { .type = JT_REC_END, .size = sizeof(end), .ts = w->last_ts },
 		.records = w->records,
 	};
-	int ret;
+	int ret, err;
 
 	ret = jt_logw__append(w, &end.h);
 	if (!ret)
 		ret = write_block(w);
 	if (!ret && w->late)
 		ret = mark_late(w);
-	if (!ret && fsync(w->fd)) {
-		ret = -errno;
-		jt_err("%s: fsync: %s", w->path, strerror(errno));
-	}
-	if (close(w->fd) && !ret) {
-		ret = -errno;
-		jt_err("%s: close: %s", w->path, strerror(errno));
+	if (w->of) {
+		/* fsync'ed and, if it was not yet, put in place whole; dropped on an error */
+		if (!ret)
+			ret = jt_outfile__place(w->of);
+		err = jt_outfile__close(w->of);
+		w->of = NULL;
+		if (!ret)
+			ret = err;
+	} else {
+		if (!ret && fsync(w->fd)) {
+			ret = -errno;
+			jt_err("%s: fsync: %s", w->path, strerror(errno));
+		}
+		if (close(w->fd) && !ret) {
+			ret = -errno;
+			jt_err("%s: close: %s", w->path, strerror(errno));
+		}
 	}
 	w->fd = -1;
 	writer_free(w);
 	return ret;
 }
 
-/* Held records are dropped: the file reads as TRUNCATED after its last written block. */
+/*
+ * Held records are dropped: a placed log reads as TRUNCATED after its last written block;
+ * one never placed is gone, its target as it was.
+ */
 void jt_logw__abort(struct jt_log_writer *w)
 {
 	if (w)

@@ -778,12 +778,22 @@ static void file_mode_is_0600(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
+/* path reads as n records of gen(), then stops in state. */
+static void assert_reads_gen(const char *path, uint64_t n, enum jt_logr_state state)
+{
+	struct jt_log_reader *r = jt_logr__open(path);
+
+	assert_non_null(r);
+	assert_int_equal(read_gen(r), n);
+	assert_int_equal(jt_logr__state(r), state);
+	jt_logr__close(r);
+}
+
 static void existing_file_is_refused_without_force_and_replaced_with_force(void **state)
 {
 	struct tmp *t = *state;
 	struct jt_log_header h = test_header();
 	struct jt_log_writer *w;
-	struct jt_log_reader *r;
 	struct capture cap;
 	union recbuf rb;
 	char *err, *text;
@@ -804,11 +814,7 @@ static void existing_file_is_refused_without_force_and_replaced_with_force(void 
 	assert_non_null(w);
 	assert_int_equal(jt_logw__append(w, gen(&rb, 0)), 0);
 	assert_int_equal(jt_logw__close(w), 0);
-	r = jt_logr__open(tpath(t, "old.jtl"));
-	assert_non_null(r);
-	assert_int_equal(read_gen(r), 1);
-	assert_int_equal(jt_logr__state(r), JT_LOGR_END);
-	jt_logr__close(r);
+	assert_reads_gen(tpath(t, "old.jtl"), 1, JT_LOGR_END);
 }
 
 static void symlink_at_path_is_never_followed(void **state)
@@ -846,6 +852,44 @@ static void symlink_at_path_is_never_followed(void **state)
 	text = slurp(target, &len);
 	assert_string_equal(text, "precious\n");
 	free(text);
+}
+
+/*
+ * record's log: not under its name until placed (a recording that never began leaves the old
+ * file as it was); placed, it reads up to its last flushed block if killed; a log closed
+ * before it was placed is placed whole.
+ */
+static void unplaced_log_leaves_its_path_as_it_was(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_log_header h = test_header();
+	struct jt_log_writer *w;
+	union recbuf rb;
+	char *text;
+	size_t len;
+
+	spit(tpath(t, "old.jtl"), "old contents\n", 13);
+	w = jt_logw__create_unplaced(t->path, &h, true);
+	assert_non_null(w);
+	write_gen_block(w, 0, 1);
+	jt_logw__abort(w);
+	text = slurp(tpath(t, "old.jtl"), &len);
+	assert_string_equal(text, "old contents\n");
+	free(text);
+
+	w = jt_logw__create_unplaced(t->path, &h, true);
+	assert_non_null(w);
+	write_gen_block(w, 0, 1);
+	assert_int_equal(jt_logw__place(w), 0);
+	assert_int_equal(jt_logw__append(w, gen(&rb, 1)), 0);	/* held, never flushed */
+	jt_logw__abort(w);
+	assert_reads_gen(tpath(t, "old.jtl"), 1, JT_LOGR_TRUNCATED);
+
+	w = jt_logw__create_unplaced(tpath(t, "new.jtl"), &h, false);
+	assert_non_null(w);
+	assert_int_equal(jt_logw__append(w, gen(&rb, 0)), 0);
+	assert_int_equal(jt_logw__close(w), 0);
+	assert_reads_gen(tpath(t, "new.jtl"), 1, JT_LOGR_END);
 }
 
 static void appending_an_invalid_record_fails_and_keeps_the_log(void **state)
@@ -1629,6 +1673,7 @@ int main(void)
 		T(file_mode_is_0600),
 		T(existing_file_is_refused_without_force_and_replaced_with_force),
 		T(symlink_at_path_is_never_followed),
+		T(unplaced_log_leaves_its_path_as_it_was),
 		T(appending_an_invalid_record_fails_and_keeps_the_log),
 		T(write_error_is_reported_once_and_fails_every_later_call),
 		T(big_endian_log_is_explained),
