@@ -165,11 +165,8 @@ static int check_segments(struct record_opts *o, bool output_given)
 		jt_err("%s goes with --push URL", o->service ? "--service" : "--push-auth");
 		return -EINVAL;
 	}
-	if (o->push_url && strncmp(o->push_url, "http://", 7) &&
-	    strncmp(o->push_url, "https://", 8)) {
-		jt_err("--push: '%s' is not an http:// or https:// URL", o->push_url);
+	if (o->push_url && jt_push__check_url(o->push_url))
 		return -EINVAL;
-	}
 	if (o->max_size_mb && o->max_size_mb < 1) {	/* a segment closes at a quarter */
 		jt_err("--max-size: %g MB is less than 1 MB", o->max_size_mb);
 		return -EINVAL;
