@@ -179,7 +179,8 @@ int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int 
 	struct tm tm;
 	size_t i;
 
-	qsort(t->hot, t->n, sizeof(*t->hot), cmp_hot);
+	if (t->n)	/* t->hot is NULL before the first sample: not for qsort */
+		qsort(t->hot, t->n, sizeof(*t->hot), cmp_hot);
 	if (!localtime_r(&now, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
 		when[0] = '\0';
 	snprintf(line, sizeof(line), "jitrace top %s  %.0f samples/s  %zu process%s  %zu methods "

@@ -718,6 +718,45 @@ static void test_speedscope_sample_without_frames(void **state)
 	free(json);
 }
 
+/*
+ * A log without samples or calls: speedscope opens the profile activeProfileIndex names, so
+ * an empty list is refused, saying why, and nothing is written (the list was never sorted:
+ * qsort of NULL was undefined).
+ */
+static void test_speedscope_refuses_a_log_with_nothing_to_show(void **state)
+{
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ };
+	struct tmp *t = *state;
+	struct jt_log_writer *w;
+	char *json, *said, err[600];
+	size_t len;
+	int ret, saved, fd;
+
+	w = jt_logw__create(t->log, &h, false);
+	assert_non_null(w);
+	add_proc(w, 0, 300, "idle");
+	add_method(w, 10, 300, 1, 0x7f3000000000ULL, "never.ran", 9);
+	assert_int_equal(jt_logw__close(w), 0);
+
+	snprintf(err, sizeof(err), "%s/stderr.txt", t->dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	json = run_export(t, jt_export_speedscope, NULL, &ret, &len);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	said = slurp(err, &len);
+	assert_int_equal(ret, 1);
+	assert_string_equal(json, "");
+	assert_non_null(strstr(said, "t.jtl: no samples or calls to export"));
+	free(said);
+	free(json);
+}
+
 /* ---- `jitrace export` as run ---- */
 
 /* A log like write_utf8_log()'s, samples only: recorded without --calls. */
@@ -1363,6 +1402,8 @@ int main(void)
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_exports_keep_utf8_names, tmp_setup,
 						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_refuses_a_log_with_nothing_to_show,
+						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope_sample_without_frames, tmp_setup,
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_source_lines, tmp_setup, tmp_teardown),
