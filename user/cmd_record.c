@@ -338,13 +338,11 @@ static int count_calls(void *ctx, const struct jt_rec_hdr *rec)
 static void status_line(struct recorder *r, uint64_t now)
 {
 	struct jt_pipeline_stats st;
-	uint64_t lost = 0;
+	uint64_t lost;
 	double secs = (now - r->last_ns) / 1e9;
-	unsigned int i;
 
 	jt_live__stats(r->live, &st);
-	for (i = 0; i < JT_DROP_MAX; i++)
-		lost += st.lost[i];
+	lost = jt_drop__lost(st.lost, JT_DROP_MAX);	/* cut stacks were kept, not lost */
 	fprintf(stderr, "\r\033[Kjitrace: %.0f events/s, %llu process%s, %llu methods, "
 		"%llu maps, %llu lost", secs > 0 ? (st.received - r->last_received) / secs : 0,
 		(unsigned long long)st.col.procs, st.col.procs == 1 ? "" : "es",

@@ -23,6 +23,7 @@
 #include "jt_events.h"
 #include "log.h"
 #include "logfmt.h"
+#include "names.h"
 #include "util.h"
 
 #define START_NS 5000000000ULL
@@ -1616,6 +1617,23 @@ static void open_mem_survives_garbage_and_mutated_logs(void **state)
 	free(buf);
 }
 
+/*
+ * What record's status line says was lost: the drop kinds whose samples were kept (a stack
+ * cut, a frame unnamed) are not, as report says ("lost 0; kept, cut or unnamed: ...").
+ */
+static void kept_drop_kinds_are_not_counted_lost(void **state)
+{
+	uint64_t counts[JT_DROP_MAX] = { 0 };
+
+	(void)state;
+	counts[JT_DROP_BROKEN_STACK] = 2148;
+	counts[JT_DROP_UNSURE_FRAME] = 7;
+	assert_int_equal(jt_drop__lost(counts, JT_DROP_MAX), 0);
+	counts[JT_DROP_RB_SAMPLE] = 3;
+	counts[JT_DROP_REORDER] = 2;
+	assert_int_equal(jt_drop__lost(counts, JT_DROP_MAX), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1641,6 +1659,7 @@ int main(void)
 		T(header_fields_out_of_range_are_errors_and_salvage_reads_on),
 		T(version_1_log_reads_without_the_sequence_check),
 		T(open_mem_survives_garbage_and_mutated_logs),
+		cmocka_unit_test(kept_drop_kinds_are_not_counted_lost),
 #undef T
 	};
 
