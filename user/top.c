@@ -171,6 +171,37 @@ static void put_line(FILE *out, const char *raw, unsigned int cols, bool term)
 	fputs(term ? "\033[K\n" : "\n", out);
 }
 
+#define COMM_COLS 15	/* a comm's bytes at most: its column's width */
+
+/*
+ * A comm as its column shows it, COMM_COLS wide (cell holds 4 bytes a column, and its NUL):
+ * a UTF-8 character as itself, one column; what the line's escaping would widen to \xHH
+ * (bytes that are not UTF-8, controls, a backslash) as one '?', so the columns after it
+ * stay in line.
+ */
+static void comm_cell(char *cell, const char *comm)
+{
+	const unsigned char *s = (const unsigned char *)comm;
+	size_t n = strnlen(comm, COMM_COLS), i = 0, cols = 0, len;
+	char *d = cell;
+
+	while (i < n && cols < COMM_COLS) {
+		len = jt_text__utf8_len(s + i, n - i);
+		if (!len || jt_text__is_control(s + i, len) || s[i] == '\\') {
+			*d++ = '?';
+			i += len ? len : 1;
+		} else {
+			memcpy(d, s + i, len);
+			d += len;
+			i += len;
+		}
+		cols++;
+	}
+	while (cols++ < COMM_COLS)
+		*d++ = ' ';
+	*d = '\0';
+}
+
 int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int cols,
 		   double secs, bool term)
 {
@@ -198,14 +229,11 @@ int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int 
 		const struct hot *h = &t->hot[i];
 		const struct jt_lv_method *m = jt_lv__method(t->lv, h->id);
 		const struct jt_lv_proc *p = m ? jt_lv__proc(t->lv, m->pid) : NULL;
-		char comm[16];
+		char comm[4 * COMM_COLS + 1];
 		size_t k;
 
-		snprintf(comm, sizeof(comm), "%s", p ? p->comm : "?");
-		for (k = 0; comm[k]; k++)	/* a comm is the process's to choose */
-			if ((unsigned char)comm[k] < 0x20 || comm[k] == 0x7f)
-				comm[k] = '?';
-		snprintf(line, sizeof(line), "%6.1f%% %6.1f%% %8" PRIu64 " %8u  %-15s  %s",
+		comm_cell(comm, p ? p->comm : "?");	/* a comm is the process's to choose */
+		snprintf(line, sizeof(line), "%6.1f%% %6.1f%% %8" PRIu64 " %8u  %s  %s",
 			 100.0 * h->self / t->samples, 100.0 * h->total / t->samples, h->self,
 			 m ? m->pid : 0, comm, m ? m->name : "?");
 		for (k = 0; line[k]; k++)
