@@ -174,32 +174,23 @@ static void put_line(FILE *out, const char *raw, unsigned int cols, bool term)
 #define COMM_COLS 15	/* a comm's bytes at most: its column's width */
 
 /*
- * A comm as its column shows it, COMM_COLS wide (cell holds 4 bytes a column, and its NUL):
+ * A comm as its column shows it, COMM_COLS wide (cell holds 2 * COMM_COLS + 1 bytes):
  * a UTF-8 character as itself, one column; what the line's escaping would widen to \xHH
  * (bytes that are not UTF-8, controls, a backslash) as one '?', so the columns after it
  * stay in line.
  */
 static void comm_cell(char *cell, const char *comm)
 {
-	const unsigned char *s = (const unsigned char *)comm;
-	size_t n = strnlen(comm, COMM_COLS), i = 0, cols = 0, len;
-	char *d = cell;
+	size_t len = jt_text__clean(cell, comm, strnlen(comm, COMM_COLS)), i, cols = 0;
 
-	while (i < n && cols < COMM_COLS) {
-		len = jt_text__utf8_len(s + i, n - i);
-		if (!len || jt_text__is_control(s + i, len) || s[i] == '\\') {
-			*d++ = '?';
-			i += len ? len : 1;
-		} else {
-			memcpy(d, s + i, len);
-			d += len;
-			i += len;
-		}
-		cols++;
+	for (i = 0; i < len; i++) {
+		if (cell[i] == '\\')
+			cell[i] = '?';
+		cols += ((unsigned char)cell[i] & 0xc0) != 0x80;	/* not a continuation */
 	}
 	while (cols++ < COMM_COLS)
-		*d++ = ' ';
-	*d = '\0';
+		cell[len++] = ' ';
+	cell[len] = '\0';
 }
 
 int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int cols,
@@ -229,7 +220,7 @@ int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int 
 		const struct hot *h = &t->hot[i];
 		const struct jt_lv_method *m = jt_lv__method(t->lv, h->id);
 		const struct jt_lv_proc *p = m ? jt_lv__proc(t->lv, m->pid) : NULL;
-		char comm[4 * COMM_COLS + 1];
+		char comm[2 * COMM_COLS + 1];
 		size_t k;
 
 		comm_cell(comm, p ? p->comm : "?");	/* a comm is the process's to choose */

@@ -1324,6 +1324,40 @@ static long pstring(const char *text, const char *s)
 	return -1;
 }
 
+/*
+ * comm and thread labels are other processes' bytes, and `pprof -top`, `-traces` print them
+ * to a terminal: a control (C0, DEL, C1) or a byte that is not UTF-8 is '?' in them, as in
+ * function names.
+ */
+static void test_pprof_labels_carry_no_control_bytes(void **state)
+{
+	const struct jt_frame f[] = { F(METHOD, 1, 0x4) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ };
+	struct tmp *t = *state;
+	struct jt_log_writer *w;
+	size_t len;
+	char *text;
+
+	w = jt_logw__create(t->log, &h, false);
+	assert_non_null(w);
+	add_proc(w, 0, 600, "ev\x1b[31mil\x7f");
+	add_method(w, 10, 600, 1, 0x7f3000000000ULL, "work", 4);
+	add_thread(w, 20, 600, 601, "th\xc2\x9b\x07\xffr\xc3\xa9");
+	add_sample(w, 100, 600, 601, f, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+
+	/* the decoder prints a string's bytes outside printable ASCII as octal escapes */
+	text = pprof_text(t, NULL, &len);
+	assert_null(strstr(text, "\\033"));
+	assert_null(strstr(text, "\\007"));
+	assert_null(strstr(text, "\\177"));
+	assert_null(strstr(text, "\\377"));
+	assert_null(strstr(text, "\\302\\233"));
+	assert_true(pstring(text, "ev?[31mil?") > 0);
+	assert_true(pstring(text, "th???r\\303\\251") > 0);	/* é is text (printed as protoc does) */
+	free(text);
+}
+
 /* A "thread" label with the name the thread had at each sample, pid and tid kept. */
 static void test_pprof_thread_label(void **state)
 {
@@ -1393,6 +1427,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_speedscope_threads_named_busiest_first,
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_thread_label, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_labels_carry_no_control_bytes, tmp_setup,
+						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_thread_names, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_calls_balanced),
 		cmocka_unit_test(test_json_escape),
