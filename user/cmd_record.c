@@ -316,7 +316,7 @@ static void fill_header(struct jt_log_header *h, const struct jt_live_opts *o, u
 	h->start_ns = start;
 	h->realtime_offset_ns = ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000LL +
 				(rt.tv_nsec - mono.tv_nsec);
-	h->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	h->ncpus = sysconf(_SC_NPROCESSORS_CONF);	/* not online: ids pass the online count */
 	h->sample_hz = o->hz;
 	h->flags = (o->calls ? JT_LOG_F_CALLS : 0) | (o->kstack ? JT_LOG_F_KSTACK : 0) |
 		   (!o->nr_pids && !o->command ? JT_LOG_F_SYSTEM_WIDE : 0) |
