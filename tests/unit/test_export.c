@@ -261,6 +261,34 @@ static void write_log(const char *path)
 	assert_int_equal(jt_logw__close(w), 0);	/* the end record comes at the last time */
 }
 
+/* stderr into t->dir/stderr.txt until stderr_end, which returns what was said there */
+static int stderr_begin(struct tmp *t)
+{
+	char path[600];
+	int saved, fd;
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", t->dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	return saved;
+}
+
+static char *stderr_end(struct tmp *t, int saved)
+{
+	char path[600];
+	size_t len;
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	snprintf(path, sizeof(path), "%s/stderr.txt", t->dir);
+	return slurp(path, &len);
+}
+
 typedef int (*export_fn)(FILE *out, const char *path, const struct jt_filter *filter);
 
 /* Run an export into t->out; returns the export's result and the file's bytes. */
@@ -728,9 +756,9 @@ static void test_speedscope_refuses_a_log_with_nothing_to_show(void **state)
 	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ };
 	struct tmp *t = *state;
 	struct jt_log_writer *w;
-	char *json, *said, err[600];
+	char *json, *said;
 	size_t len;
-	int ret, saved, fd;
+	int ret, saved;
 
 	w = jt_logw__create(t->log, &h, false);
 	assert_non_null(w);
@@ -738,18 +766,9 @@ static void test_speedscope_refuses_a_log_with_nothing_to_show(void **state)
 	add_method(w, 10, 300, 1, 0x7f3000000000ULL, "never.ran", 9);
 	assert_int_equal(jt_logw__close(w), 0);
 
-	snprintf(err, sizeof(err), "%s/stderr.txt", t->dir);
-	fflush(stderr);
-	saved = dup(2);
-	fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(saved >= 0 && fd >= 0);
-	dup2(fd, 2);
-	close(fd);
+	saved = stderr_begin(t);
 	json = run_export(t, jt_export_speedscope, NULL, &ret, &len);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	said = slurp(err, &len);
+	said = stderr_end(t, saved);
 	assert_int_equal(ret, 1);
 	assert_string_equal(json, "");
 	assert_non_null(strstr(said, "t.jtl: no samples or calls to export"));
@@ -776,9 +795,8 @@ static void write_samples_only_log(const char *path)
 /* jt_cmd_export() on args (NULL-terminated, "jitrace export" first); stderr in *err. */
 static int cmd_export(struct tmp *t, char **err, ...)
 {
-	char *argv[16], path[600];
-	int argc = 0, ret, saved, fd;
-	size_t len;
+	char *argv[16];
+	int argc = 0, ret, saved;
 	va_list ap;
 
 	argv[argc++] = "jitrace export";
@@ -786,18 +804,9 @@ static int cmd_export(struct tmp *t, char **err, ...)
 	while ((argv[argc] = va_arg(ap, char *)))
 		argc++;
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/stderr.txt", t->dir);
-	fflush(stderr);
-	saved = dup(2);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(saved >= 0 && fd >= 0);
-	dup2(fd, 2);
-	close(fd);
+	saved = stderr_begin(t);
 	ret = jt_cmd_export(argc, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	*err = slurp(path, &len);
+	*err = stderr_end(t, saved);
 	return ret;
 }
 

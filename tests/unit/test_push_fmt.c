@@ -62,22 +62,36 @@ static void write_auth(struct tmp *t, const char *text, mode_t mode)
 	close(fd);
 }
 
-/* Load path with stderr in t->err; returns what load returned, *text what it said. */
-static int load_at(struct tmp *t, const char *path, struct jt_push_auth *a, char **text)
+/* stderr into t->err until said(), which returns what was said there */
+static int hear(struct tmp *t)
 {
-	size_t len;
-	int fd = open(t->err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved, ret;
+	int fd = open(t->err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved;
 
 	assert_true(fd >= 0);
 	fflush(stderr);
 	saved = dup(2);
 	dup2(fd, 2);
-	ret = jt_push_auth__load(a, path);
+	close(fd);
+	return saved;
+}
+
+static char *said(struct tmp *t, int saved)
+{
+	size_t len;
+
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
-	close(fd);
-	*text = slurp(t->err, &len);
+	return slurp(t->err, &len);
+}
+
+/* Load path with stderr in t->err; returns what load returned, *text what it said. */
+static int load_at(struct tmp *t, const char *path, struct jt_push_auth *a, char **text)
+{
+	int saved = hear(t), ret;
+
+	ret = jt_push_auth__load(a, path);
+	*text = said(t, saved);
 	return ret;
 }
 
@@ -249,25 +263,17 @@ static void a_url_with_credentials_is_refused_unsaid(void **state)
 		"http://[::1]:4040",
 	};
 	struct tmp *t = *state;
-	size_t i, len;
 	char *text;
-	int fd, saved, ret;
+	int saved, ret;
+	size_t i;
 
 	for (i = 0; i < sizeof(taken) / sizeof(taken[0]); i++)
 		if (jt_push__check_url(taken[i]))
 			fail_msg("%s refused", taken[i]);
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		fd = open(t->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		assert_true(fd >= 0);
-		fflush(stderr);
-		saved = dup(2);
-		dup2(fd, 2);
+		saved = hear(t);
 		ret = jt_push__check_url(refused[i]);
-		fflush(stderr);
-		dup2(saved, 2);
-		close(saved);
-		close(fd);
-		text = slurp(t->err, &len);
+		text = said(t, saved);
 		assert_int_equal(ret, -EINVAL);
 		assert_non_null(strstr(text, "--push"));
 		if (strstr(text, "SECRETPW") || strstr(text, "user:"))
