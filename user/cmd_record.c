@@ -167,11 +167,8 @@ static int check_segments(struct record_opts *o, bool output_given)
 		jt_err("%s goes with --push URL", o->service ? "--service" : "--push-auth");
 		return -EINVAL;
 	}
-	if (o->push_url && strncmp(o->push_url, "http://", 7) &&
-	    strncmp(o->push_url, "https://", 8)) {
-		jt_err("--push: '%s' is not an http:// or https:// URL", o->push_url);
+	if (o->push_url && jt_push__check_url(o->push_url))
 		return -EINVAL;
-	}
 	if (o->max_size_mb && o->max_size_mb < 1) {	/* a segment closes at a quarter */
 		jt_err("--max-size: %g MB is less than 1 MB", o->max_size_mb);
 		return -EINVAL;
@@ -328,7 +325,7 @@ static void fill_header(struct jt_log_header *h, const struct jt_live_opts *o, u
 	h->start_ns = start;
 	h->realtime_offset_ns = ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000LL +
 				(rt.tv_nsec - mono.tv_nsec);
-	h->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	h->ncpus = sysconf(_SC_NPROCESSORS_CONF);	/* not online: ids pass the online count */
 	h->sample_hz = o->hz;
 	h->flags = (o->calls ? JT_LOG_F_CALLS : 0) | (o->kstack ? JT_LOG_F_KSTACK : 0) |
 		   (!o->nr_pids && !o->command ? JT_LOG_F_SYSTEM_WIDE : 0) |
@@ -350,13 +347,11 @@ static int count_calls(void *ctx, const struct jt_rec_hdr *rec)
 static void status_line(struct recorder *r, uint64_t now)
 {
 	struct jt_pipeline_stats st;
-	uint64_t lost = 0;
+	uint64_t lost;
 	double secs = (now - r->last_ns) / 1e9;
-	unsigned int i;
 
 	jt_live__stats(r->live, &st);
-	for (i = 0; i < JT_DROP_MAX; i++)
-		lost += st.lost[i];
+	lost = jt_drop__lost(st.lost, JT_DROP_MAX);	/* cut stacks were kept, not lost */
 	fprintf(stderr, "\r\033[Kjitrace: %.0f events/s, %llu process%s, %llu methods, "
 		"%llu maps, %llu lost", secs > 0 ? (st.received - r->last_received) / secs : 0,
 		(unsigned long long)st.col.procs, st.col.procs == 1 ? "" : "es",

@@ -28,7 +28,7 @@ struct jt_log_writer {
 	uint64_t records;
 	uint64_t bytes;		/* written to the file: header, block headers, zlib data */
 	uint64_t last_ts;	/* the end record's time */
-	uint32_t flags;		/* the header's */
+	struct jt_log_header hdr;	/* as written (sealed) */
 	bool late;		/* a JT_REC_LATE was written: the header says so at the end */
 	uint64_t blocks;	/* written: the next block's seq */
 	uint64_t block_first;	/* records before the block being filled: its first_rec */
@@ -86,7 +86,8 @@ static struct jt_log_writer *writer_new(const char *path, const struct jt_log_he
 	}
 	w->fd = -1;
 	w->last_ts = hdr->start_ns;
-	w->flags = hdr->flags;
+	w->hdr = *hdr;
+	jt_logfmt__seal(&w->hdr);
 	w->path = strdup(path);
 	w->raw = malloc(JT_LOG_BLOCK_MAX);
 	if (!w->path || !w->raw)
@@ -107,14 +108,9 @@ nomem:
 	return NULL;
 }
 
-static int write_header(struct jt_log_writer *w, const struct jt_log_header *hdr)
+static int write_header(struct jt_log_writer *w)
 {
-	struct jt_log_header h = *hdr;
-
-	h.magic = JT_LOG_MAGIC;
-	h.version = JT_LOG_VERSION;
-	h.header_size = JT_LOG_HEADER_SIZE;
-	return write_all(w, &h, sizeof(h));
+	return write_all(w, &w->hdr, sizeof(w->hdr));
 }
 
 struct jt_log_writer *jt_logw__create_unplaced(const char *path,
@@ -128,7 +124,7 @@ struct jt_log_writer *jt_logw__create_unplaced(const char *path,
 	w->of = jt_outfile__open(path, force);
 	if (w->of)
 		w->fd = jt_outfile__fd(w->of);
-	if (!w->of || write_header(w, hdr)) {
+	if (!w->of || write_header(w)) {
 		writer_free(w);
 		return NULL;
 	}
@@ -165,7 +161,7 @@ struct jt_log_writer *jt_logw__create_at(int dirfd, const char *name, const char
 	w->fd = jt_outfile__create_at(dirfd, name, shown);
 	if (w->fd < 0)
 		goto fail;
-	if (write_header(w, hdr)) {
+	if (write_header(w)) {
 		unlinkat(dirfd, name, 0);
 		goto fail;
 	}
@@ -246,14 +242,14 @@ int jt_logw__flush(struct jt_log_writer *w)
 
 /*
  * Tell readers, in the header, that the log names methods late: they then read it ahead
- * for those names. A log cut before this (a crash) reads without them.
+ * for those names. A log cut before this (a crash) reads without them. The header is
+ * written again whole, sealed with its new crc32.
  */
 static int mark_late(struct jt_log_writer *w)
 {
-	uint32_t flags = w->flags | JT_LOG_F_LATE;
-
-	if (pwrite(w->fd, &flags, sizeof(flags), offsetof(struct jt_log_header, flags)) !=
-	    sizeof(flags)) {
+	w->hdr.flags |= JT_LOG_F_LATE;
+	jt_logfmt__seal(&w->hdr);
+	if (pwrite(w->fd, &w->hdr, sizeof(w->hdr), 0) != sizeof(w->hdr)) {
 		jt_err("%s: writing the header's flags: %s", w->path, strerror(errno));
 		return -EIO;
 	}
