@@ -235,6 +235,38 @@ static void count_methods(const struct it_log *log, uint32_t pid, unsigned int s
 	}
 }
 
+/*
+ * `jitrace report -p PID` of the log: the self share of the method whose name starts with
+ * prefix (a part of it for .NET's names) is at least floor: the hot method does 3/4 of the
+ * work; the rest of the process, its start and the runtime's own code, takes some samples.
+ */
+static void assert_report_share(const char *log_path, pid_t pid, const char *prefix,
+				double floor)
+{
+	char *out = it_path_dup("report.out"), pid_s[16], *text, *line, *save;
+	char *argv[] = { IT_JITRACE, "report", "-n", "10", "-p", pid_s, (char *)log_path, NULL };
+	double pct = -1;
+
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	text = it_slurp(out);
+	/* rows "SELF SELF% TOTAL TOTAL% KIND METHOD": the first section is the process's */
+	for (line = strtok_r(text, "\n", &save); line && pct < 0;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *name = strstr(line, prefix);	/* the first row: its hottest tier */
+		unsigned long long self;
+		double share;
+
+		if (name && sscanf(line, " %llu %lf%%", &self, &share) == 2)
+			pct = share;
+	}
+	print_message("report -p %d: %s... %.1f%% of its samples\n", (int)pid, prefix, pct);
+	if (pct < 100 * floor)
+		fail_msg("the report gives %s %.1f%%, under %.0f%%", prefix, pct, 100 * floor);
+	free(text);
+	free(out);
+}
+
 /* The leaf split of pid's samples between Hot's Big and Small (written 3:1), as named. */
 static void assert_dotnet_split(const struct it_log *log, pid_t pid)
 {
@@ -551,6 +583,7 @@ static void test_daemonset_asks_host_dotnet(void **state)
 	it_check_promises(&log);
 	assert_dotnet_split(&log, run);
 	it_log_free(&log);
+	assert_report_share(segs, run, "JitraceTest.Hot::Big(", 0.5);
 	free(m.text);
 	free(segs);
 	free(err);
@@ -626,6 +659,7 @@ static void assert_node_named(const char *log_path, const char *out, pid_t host_
 	rt_assert_right(&t, st.right, st.in_span, 0.9, "V8's GC and frameless builtins: 0.5% seen");
 	it_log_free(&log);
 	rt_truth_free(&t);
+	assert_report_share(log_path, host_pid, prefix, 0.5);
 }
 
 /* `record -a` on the host, the container started while it records. */
@@ -749,6 +783,7 @@ static void record_dotnet_in_container(bool all)
 	it_check_promises(&log);
 	assert_dotnet_split(&log, host_pid);
 	it_log_free(&log);
+	assert_report_share(log_path, host_pid, "JitraceTest.Hot::Big(", 0.5);
 	free(log_path);
 	free(out);
 	free(err);
