@@ -15,7 +15,8 @@ build) required=("${build[@]}") ;;
 fuzz) required=("${build[@]}" libclang-rt-14-dev) ;;	# libFuzzer and the sanitizers' runtime
 demo) required=("${build[@]}") ;;
 test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg python3)
-	optional=("${runtimes[@]}" "${viewers[@]}") ;;
+	# docker.io: itest_containers starts its own dockerd (a private socket and data root)
+	optional=("${runtimes[@]}" "${viewers[@]}" docker.io) ;;
 bench) required=("${build[@]}" linux-perf)
 	# bpfcc-tools: bcc's offcputime, beside which bench_offcpu puts jitrace --off-cpu
 	optional=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs bpfcc-tools) ;;
