@@ -20,6 +20,18 @@
 #include "lib.h"
 #include "log.h"
 
+/*
+ * JT_TEST_FILTER=PATTERN runs only the tests whose names match (cmocka's * and ? globs),
+ * e.g. one test of a program inside a guest kernel (scripts/test-kernels.sh). Read before
+ * main() so that every integration program honours it without a line of its own.
+ */
+__attribute__((constructor)) static void it_filter_from_env(void)
+{
+	const char *pattern = getenv("JT_TEST_FILTER");
+
+	if (pattern && *pattern)
+		cmocka_set_test_filter(pattern);
+}
 
 /* v[id] = rec, growing v as needed */
 static void by_id_put(const void ***v, size_t *nr, uint64_t id, const void *rec)

@@ -93,6 +93,8 @@ bool it_wait_for_text(const char *file, const char *text, int timeout_ms);
 /* The whole file at path, NUL-terminated (the test fails if it cannot be read). */
 char *it_slurp(const char *path);
 
+/* Every program runs only the tests JT_TEST_FILTER names, if set (a glob; see lib.c). */
+
 #define IT_JITRACE "build/jitrace"
 #define IT_TOYJIT "build/toyjit"
 
