@@ -169,6 +169,7 @@ int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct jt_ev_code_short e;
 	__u32 len, rec;
+	__u64 out;
 	long n;
 
 	if (!traced(pid_tgid >> 32))
@@ -179,15 +180,22 @@ int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name
 		return emit_code_long(pid_tgid, id, start, size, name);
 	len = n > 0 ? n - 1 : 0;
 	rec = JT_EV_CODE_FIXED + ((len + 7) & ~7U);
-	if (rec > sizeof(e))
-		return 0;		/* cannot happen; tells the verifier */
 	fill_hdr(&e.h, JT_EV_CODE_LOAD, rec, pid_tgid);
 	e.id = id;
 	e.start = start;
 	e.size = size;
 	e.src = JT_SRC_AGENT;
 	e.name_len = len;
-	if (bpf_ringbuf_output(&jt_rb, &e, rec, BPF_RB_NO_WAKEUP))
+	/*
+	 * Bounded on the very register passed: 6.1's and 6.12's verifiers do not carry a
+	 * bound checked on a copy of rec ("R3 unbounded memory access").
+	 */
+	out = rec;
+	barrier_var(out);
+	if (out > sizeof(e))
+		out = sizeof(e);	/* cannot happen; tells the verifier */
+	barrier_var(out);
+	if (bpf_ringbuf_output(&jt_rb, &e, out, BPF_RB_NO_WAKEUP))
 		count_drop(JT_DROP_RB_CODE);
 	return 0;
 }
@@ -415,6 +423,9 @@ static __always_inline __u16 leaf_in_uprobes(struct task_struct *task, __u64 ip)
 
 	if (page == BPF_CORE_READ(us, xol_area, vaddr))
 		return JT_SAMPLE_LEAF_XOL;
+	/* optimized uprobes (their trampoline pages) came in 6.18; before, only the xol page */
+	if (!bpf_core_field_exists(us->head_tramps))
+		return 0;
 	n = BPF_CORE_READ(us, head_tramps.first);
 	for (i = 0; i < UPROBE_TRAMPS_MAX && n; i++) {
 		struct uprobe_trampoline *t = container_of(n, struct uprobe_trampoline, node);
@@ -714,74 +725,126 @@ static long anon_found(struct task_struct *task, struct vm_area_struct *vma, voi
 	return 0;
 }
 
-/* mprotect(start, len, prot) and pkey_mprotect(start, len, prot, pkey) alike */
-static __always_inline int anon_protect(struct trace_event_raw_sys_enter *ctx)
+/*
+ * mprotect(start, len, prot) and pkey_mprotect(start, len, prot, pkey) alike, once they
+ * succeeded: the arguments are still in the saved user registers.
+ */
+static __always_inline void anon_protect(struct pt_regs *regs, __u64 pid_tgid)
 {
-	struct anon_ctx ac = { .pid_tgid = bpf_get_current_pid_tgid() };
-	__u64 len = ctx->args[1];
+	struct anon_ctx ac = { .pid_tgid = pid_tgid };
+	__u64 len = BPF_CORE_READ(regs, si);
 
-	if (!(ctx->args[2] & PROT_EXEC) || !len || !traced(ac.pid_tgid >> 32))
-		return 0;
-	ac.start = ctx->args[0];
+	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC) || !len)
+		return;
+	ac.start = BPF_CORE_READ(regs, di);
 	ac.end = ac.start + ((len + 4095) & ~4095ULL);
 	bpf_find_vma(bpf_get_current_task_btf(), ac.start, anon_found, &ac, 0);
+}
+
+/* x86-64 system call numbers (orig_ax) of the calls that make code executable */
+#define NR_MMAP 9
+#define NR_MPROTECT 10
+#define NR_PKEY_MPROTECT 329
+
+/*
+ * After each mmap that made an executable mapping of a file, send it (looked up, so what is
+ * sent is what the kernel made); after mprotect and pkey_mprotect (how V8 and others flip
+ * their code pages), anonymous memory made executable. A BTF tracepoint: it attaches
+ * without tracefs, which a fresh host or a container often does not mount. Every system
+ * call of the host passes here; the pid filter and the call number are all it reads of the
+ * others (bench_syscalls measures what that costs).
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(jt_maps, struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct mmap_ctx mc;
+	long nr;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr == NR_MMAP) {
+		if (ret < 0 && ret > -4096)
+			return 0;
+		mc.pid_tgid = pid_tgid;
+		mc.addr = ret;
+		bpf_find_vma(bpf_get_current_task_btf(), mc.addr, mmap_found, &mc, 0);
+	} else if ((nr == NR_MPROTECT || nr == NR_PKEY_MPROTECT) && !ret) {
+		anon_protect(regs, pid_tgid);
+	}
 	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_mprotect")
-int jt_mprotect(struct trace_event_raw_sys_enter *ctx)
-{
-	return anon_protect(ctx);
-}
-
-/* V8 flips its code pages with pkey_mprotect where the CPU has protection keys */
-SEC("tracepoint/syscalls/sys_enter_pkey_mprotect")
-int jt_pkey_mprotect(struct trace_event_raw_sys_enter *ctx)
-{
-	return anon_protect(ctx);
 }
 
 /*
- * After each mmap: if it made an executable mapping of a file, send it. The mapping is
- * looked up rather than taken from the arguments, so what is sent is what the kernel made.
+ * The new image's executable mappings: the program, its interpreter, the vdso. Found by
+ * address with bpf_find_vma (5.17), not with the VMA iterator kfuncs (6.7), so that
+ * Debian 12's 6.1 names a process that lives 10 ms too. The program's code holds
+ * mm->start_code; the interpreter's is the first executable mapping from its base
+ * (AT_BASE), walked mapping by mapping; the vdso is at mm->context.vdso.
  */
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int jt_mmap(struct trace_event_raw_sys_exit *ctx)
-{
-	struct mmap_ctx mc = { .pid_tgid = bpf_get_current_pid_tgid(), .addr = ctx->ret };
+#define AT_BASE 7
+#define AUXV_PAIRS 24		/* AT_BASE comes within the first ten the kernel writes */
+#define EXEC_WALK 6		/* mappings walked from a base to its code */
 
-	if (ctx->ret < 0 && ctx->ret > -4096)
+struct exec_walk {
+	__u64 pid_tgid;
+	__u64 next;		/* the end of the mapping just looked at */
+	__u16 flags;		/* JT_MMAP_VDSO for the vdso, else 0 */
+	bool done;
+};
+
+static long exec_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct exec_walk *w = data;
+
+	w->next = vma->vm_end;
+	if (!(vma->vm_flags & VM_EXEC))
 		return 0;
-	if (!traced(mc.pid_tgid >> 32))
-		return 0;
-	bpf_find_vma(bpf_get_current_task_btf(), mc.addr, mmap_found, &mc, 0);
+	if (w->flags == JT_MMAP_VDSO || vma->vm_file)
+		emit_mmap(w->pid_tgid, vma, w->flags);
+	w->done = true;
 	return 0;
 }
 
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
-				 __u64 addr) __ksym __weak;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
+static __always_inline void emit_exec_map(struct task_struct *task, __u64 pid_tgid,
+					  __u64 addr, __u16 flags)
+{
+	struct exec_walk w = { .pid_tgid = pid_tgid, .flags = flags };
+	int i;
 
-/* The new image's executable mappings: the program, its interpreter, the vdso. */
+	for (i = 0; i < EXEC_WALK && addr; i++) {
+		w.next = 0;
+		if (bpf_find_vma(task, addr, exec_vma_found, &w, 0) || w.done || !w.next)
+			return;
+		addr = w.next;
+	}
+}
+
+static __always_inline __u64 interp_base(struct mm_struct *mm)
+{
+	unsigned long *auxv = (void *)mm + bpf_core_field_offset(struct mm_struct, saved_auxv);
+	__u64 pair[2];
+	int i;
+
+	for (i = 0; i < AUXV_PAIRS; i++) {
+		if (bpf_probe_read_kernel(pair, sizeof(pair), auxv + 2 * i) || !pair[0])
+			return 0;
+		if (pair[0] == AT_BASE)
+			return pair[1];
+	}
+	return 0;
+}
+
 static __always_inline void emit_exec_maps(struct task_struct *task, __u64 pid_tgid)
 {
-	struct bpf_iter_task_vma it;
-	struct vm_area_struct *vma;
-	void *vdso = BPF_CORE_READ(task, mm, context.vdso);
+	struct mm_struct *mm = task->mm;
 
-	if (!bpf_iter_task_vma_new)	/* a kernel before 6.7: /proc is read instead */
+	if (!mm)
 		return;
-	bpf_iter_task_vma_new(&it, task, 0);
-	while ((vma = bpf_iter_task_vma_next(&it))) {
-		if (!(vma->vm_flags & VM_EXEC))
-			continue;
-		if (vma->vm_file)
-			emit_mmap(pid_tgid, vma, 0);
-		else if ((void *)vma->vm_start == vdso)
-			emit_mmap(pid_tgid, vma, JT_MMAP_VDSO);
-	}
-	bpf_iter_task_vma_destroy(&it);
+	emit_exec_map(task, pid_tgid, BPF_CORE_READ(mm, start_code), 0);
+	emit_exec_map(task, pid_tgid, interp_base(mm), 0);
+	emit_exec_map(task, pid_tgid, (__u64)BPF_CORE_READ(mm, context.vdso), JT_MMAP_VDSO);
 }
 
 /* The new image's first arguments, NUL-separated, from its own stack. */
@@ -1145,11 +1208,9 @@ static __always_inline int emit_proc(__u16 type, __u64 pid_tgid, __u32 child, __
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(jt_exit, struct task_struct *p, bool group_dead)
+static __always_inline int on_exit(struct task_struct *task, bool group_dead)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 pid = pid_tgid >> 32;
 
 	if (!traced(pid))
@@ -1162,6 +1223,47 @@ int BPF_PROG(jt_exit, struct task_struct *p, bool group_dead)
 	if (filter_pids)
 		set_traced(pid, false);
 	return 0;
+}
+
+/* Kernels whose sched_process_exit says whether the thread was its group's last (6.16) */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(jt_exit, struct task_struct *p, bool group_dead)
+{
+	return on_exit(bpf_get_current_task_btf(), group_dead);
+}
+
+/*
+ * Older kernels (6.1, 6.12) pass the task alone. do_exit() counts the thread out of
+ * signal->live before the tracepoint, so 0 there means the group is gone; two last
+ * threads racing may both see it, so the first to claim the process in jt_exited says so.
+ * The loader picks one of the two programs by the tracepoint's arguments in the kernel's BTF.
+ */
+struct exit_key {
+	__u64 start_time;	/* the group leader's: a pid reused is another key */
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct exit_key);
+	__type(value, __u8);
+} jt_exited SEC(".maps");
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(jt_exit_task, struct task_struct *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct exit_key k = { .pid = task->tgid };
+	bool last = !BPF_CORE_READ(task, signal, live.counter);
+	__u8 one = 1;
+
+	if (last && traced(k.pid)) {
+		k.start_time = BPF_CORE_READ(task, group_leader, start_time);
+		last = !bpf_map_update_elem(&jt_exited, &k, &one, BPF_NOEXIST);
+	}
+	return on_exit(task, last);
 }
 
 SEC("tp_btf/sched_process_fork")

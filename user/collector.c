@@ -1157,6 +1157,16 @@ static int stack_build(struct jt_collector *c, struct proc *p, const struct jt_e
 		c->st.broken_stacks++;
 		f[n++] = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_TRUNCATED, 0), nr_user - kept };
 	}
+	/*
+	 * A process neither an exec nor /proc named (gone before its samples were joined, or
+	 * sampled after its exit record, running on in the kernel): the sampled thread's name
+	 * stands for it, the program's name unless the thread renamed itself.
+	 */
+	if (!p->defined && !p->comm[0]) {
+		jt_procfs__read_comm(c->proc_root, p->pid, p->comm);
+		if (!p->comm[0] && ev->thread[0])
+			set_comm(p, ev->thread);
+	}
 	err = proc_define(c, p, ev->ts);
 	err = err ?: thread_define(c, p, ev);
 	if (err)

@@ -14,8 +14,11 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/capability.h>
 
+#include "bpfcaps.h"
 #include "jitrace.skel.h"
 #include "loader.h"
 #include "util.h"
@@ -69,17 +72,26 @@ static int keep_link(struct jt_bpf *b, struct bpf_link *link)
 	return 0;
 }
 
+/* A uprobe on one of the agent's stubs; one not required turns off its capability alone. */
 static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *path,
-		       const char *func)
+		       const char *func, bool required)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
 	struct bpf_link *link;
 
+	if (!bpf_program__autoload(prog))
+		return 0;	/* turned off at load, and said then */
 	/* pid -1: every process that maps the library, now or later */
 	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
 	if (!link) {
 		int err = -errno;
 
+		if (!required) {
+			jt_err("warning: %s off: attaching a uprobe to %s in %s: %s",
+			       jt_bpfcaps__gives(bpf_program__name(prog)), func, path,
+			       strerror(-err));
+			return 0;
+		}
 		jt_err("attaching a uprobe to %s in %s: %s", func, path, strerror(-err));
 		return err;
 	}
@@ -222,37 +234,22 @@ static int attach_samplers(struct jt_bpf *b, unsigned int hz)
 }
 
 /*
- * Executable mappings as they are made (the syscalls:sys_exit_mmap tracepoint), so that a process gone before
- * its samples are joined keeps its native names. Without it (a kernel without BPF
- * trampolines) /proc/PID/maps is read as before, and said once.
+ * An optional program that cannot attach turns off its capability alone: said once, with
+ * what the user loses and the kernel's reason.
  */
-static int attach_mmaps(struct jt_bpf *b)
+static int attach_optional(struct jt_bpf *b, struct bpf_program *prog)
 {
-	struct bpf_program *protect[] = { b->skel->progs.jt_mprotect,
-					  b->skel->progs.jt_pkey_mprotect };
-	struct bpf_link *link = bpf_program__attach(b->skel->progs.jt_mmap);
-	size_t i;
-	int err;
+	struct bpf_link *link;
 
+	if (!bpf_program__autoload(prog))
+		return 0;	/* turned off at load, and said then */
+	link = bpf_program__attach(prog);
 	if (!link) {
-		jt_err("warning: attaching jt_mmap (the syscalls:sys_exit_mmap tracepoint): %s; the native frames of "
-		       "processes gone before their samples are joined stay file + offset",
-		       strerror(errno));
+		jt_err("warning: %s off: attaching %s: %s", jt_bpfcaps__gives(bpf_program__name(prog)),
+		       bpf_program__name(prog), strerror(errno));
 		return 0;
 	}
-	err = keep_link(b, link);
-	for (i = 0; !err && i < JT_ARRAY_SIZE(protect); i++) {
-		link = bpf_program__attach(protect[i]);
-		if (!link) {
-			jt_err("warning: attaching %s (the syscalls:sys_enter_%s tracepoint): %s; "
-			       "code made executable by %s is named only once /proc shows it",
-			       bpf_program__name(protect[i]), bpf_program__name(protect[i]) + 3,
-			       strerror(errno), bpf_program__name(protect[i]) + 3);
-			continue;
-		}
-		err = keep_link(b, link);
-	}
-	return err;
+	return keep_link(b, link);
 }
 
 /* Attach each of progs where its section says; a failure is reported (for what) and fatal. */
@@ -281,60 +278,124 @@ static int attach_progs(struct jt_bpf *b, struct bpf_program *const *progs, size
 static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 {
 	struct jitrace_bpf *s = b->skel;
-	struct bpf_program *tps[] = { s->progs.jt_exec, s->progs.jt_exit, s->progs.jt_fork };
+	struct bpf_program *tps[] = { s->progs.jt_exec, s->progs.jt_exit, s->progs.jt_exit_task,
+				      s->progs.jt_fork, s->progs.jt_maps };
+	size_t i;
 	int err;
 
-	err = attach_progs(b, tps, JT_ARRAY_SIZE(tps), "");
-	if (err)
-		return err;
+	for (i = 0; i < JT_ARRAY_SIZE(tps); i++) {
+		err = attach_optional(b, tps[i]);
+		if (err)
+			return err;
+	}
 	if (o->agent_path) {
 		err = attach_stub(b, s->progs.jt_code_load, o->agent_path,
-				  "jitrace_stub_code_load");
+				  "jitrace_stub_code_load", false);
 		err = err ?: attach_stub(b, s->progs.jt_code_unload, o->agent_path,
-					 "jitrace_stub_code_unload");
+					 "jitrace_stub_code_unload", false);
 		if (!err && o->calls) {
 			err = attach_stub(b, s->progs.jt_enter, o->agent_path,
-					  "jitrace_method_enter");
+					  "jitrace_method_enter", true);
 			err = err ?: attach_stub(b, s->progs.jt_leave, o->agent_path,
-						 "jitrace_method_leave");
+						 "jitrace_method_leave", true);
 		}
 		if (err)
 			return err;
 	}
-	if (o->usdt)
-		attach_jvms(b, o->calls);
+	if (o->usdt && bpf_program__autoload(s->progs.jt_jvm_load))
+		attach_jvms(b, o->calls && bpf_program__autoload(s->progs.jt_jvm_enter));
 	if (o->offcpu) {
-		struct bpf_program *off[] = { s->progs.jt_switch, s->progs.jt_sys_exit };
-
-		err = attach_progs(b, off, JT_ARRAY_SIZE(off), " (for --off-cpu)");
+		err = attach_progs(b, &s->progs.jt_switch, 1, " (for --off-cpu)");
+		err = err ?: attach_optional(b, s->progs.jt_sys_exit);
 		if (err)
 			return err;
 	}
-	if (!o->sample_hz && !o->offcpu)
-		return 0;	/* no stacks: native code needs no names */
-	err = attach_mmaps(b);
-	return err ?: o->sample_hz ? attach_samplers(b, o->sample_hz) : 0;
+	return o->sample_hz ? attach_samplers(b, o->sample_hz) : 0;
 }
 
-struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
-{
-	struct jt_bpf *b = calloc(1, sizeof(*b));
-	int err;
+/*
+ * The tracepoint a tp_btf program hooks, if the kernel's BTF has it; and whether
+ * sched_process_exit passes group_dead (6.16 on), which picks jt_exit or jt_exit_task.
+ */
+struct kernel_btf {
+	struct btf *btf;	/* NULL: no BTF at all, every tp_btf program is off */
+};
 
-	if (!b) {
-		jt_err("out of memory");
-		return NULL;
-	}
-	libbpf_set_print(o->verbose ? libbpf_print_all : libbpf_print_none);
-	b->ncpus = libbpf_num_possible_cpus();
-	if (b->ncpus <= 0) {
-		jt_err("counting CPUs: %s", strerror(-b->ncpus));
-		goto fail;
-	}
+static bool tracepoint_args(const struct kernel_btf *k, const char *tp, int *nargs)
+{
+	char name[128];
+	const struct btf_type *t;
+	__s32 id;
+
+	if (!k->btf)
+		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(k->btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(k->btf, id);			/* typedef -> pointer */
+	t = t ? btf__type_by_id(k->btf, t->type) : NULL;	/* pointer -> func proto */
+	t = t && btf_is_ptr(t) ? btf__type_by_id(k->btf, t->type) : NULL;
+	*nargs = t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : 0;	/* less the ctx */
+	return true;
+}
+
+/* Root, or CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN: the first question when bpf() says no. */
+static bool privileged(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &h, d))
+		return geteuid() == 0;
+#define HAS_CAP(c) (d[(c) / 32].effective & (1U << ((c) % 32)))
+	return HAS_CAP(21) || (HAS_CAP(39) && HAS_CAP(38));	/* SYS_ADMIN; BPF, PERFMON */
+#undef HAS_CAP
+}
+
+#define MAX_PROGS 32
+#define PROG_LOG (1 << 20)	/* a verifier's log to find why; pages touched only on failure */
+
+/* Programs turned off before or during loading, and why. */
+struct off_progs {
+	char name[MAX_PROGS][64];
+	int n;
+};
+
+static bool is_off(const struct off_progs *off, const char *name)
+{
+	int i;
+
+	for (i = 0; i < off->n; i++)
+		if (!strcmp(off->name[i], name))
+			return true;
+	return false;
+}
+
+static void turn_off(struct off_progs *off, const char *name, const char *why)
+{
+	if (off->n < MAX_PROGS && !is_off(off, name))
+		snprintf(off->name[off->n++], sizeof(off->name[0]), "%s", name);
+	jt_err("warning: %s off on this kernel: %s: %s", jt_bpfcaps__gives(name), name, why);
+}
+
+/*
+ * One attempt: open the skeleton, set it up, load what is wanted and not off. On a
+ * program the kernel refuses, *failed names it and *why says why (its log under -v).
+ */
+static int load_once(struct jt_bpf *b, const struct jt_bpf_opts *o, const struct kernel_btf *k,
+		     const struct off_progs *off, char **logs, char *failed, char *why,
+		     size_t why_size)
+{
+	struct bpf_program *prog;
+	int err, i = 0, nargs;
+	bool exit_group = tracepoint_args(k, "sched_process_exit", &nargs) && nargs >= 2;
+
 	b->skel = jitrace_bpf__open();
 	if (!b->skel) {
-		jt_err("opening the BPF object: %s", strerror(errno));
-		goto fail;
+		err = -errno;
+		jt_err("opening the BPF object: %s", strerror(-err));
+		return err;
 	}
 	b->skel->rodata->filter_pids = o->filter_pids;
 	b->skel->rodata->want_kstack = o->kstack;
@@ -345,24 +406,128 @@ struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
 	err = bpf_map__set_max_entries(b->skel->maps.jt_rb, o->ringbuf_bytes);
 	if (err) {
 		jt_err("ring buffer size %zu: %s", o->ringbuf_bytes, strerror(-err));
-		goto fail;
+		return err;
+	}
+	bpf_object__for_each_program(prog, b->skel->obj) {
+		const char *name = bpf_program__name(prog);
+		bool on = jt_bpfcaps__wanted(name, o, exit_group) && !is_off(off, name);
+
+		bpf_program__set_autoload(prog, on);
+		if (on && i < MAX_PROGS) {
+			logs[i][0] = 0;
+			bpf_program__set_log_buf(prog, logs[i], PROG_LOG);
+		}
+		i++;
 	}
 	err = jitrace_bpf__load(b->skel);
+	if (!err)
+		return 0;
+	i = 0;
+	bpf_object__for_each_program(prog, b->skel->obj) {
+		if (i < MAX_PROGS && bpf_program__autoload(prog) && logs[i][0]) {
+			snprintf(failed, 64, "%s", bpf_program__name(prog));
+			jt_bpfcaps__reason(logs[i], why, why_size);
+			if (o->verbose)
+				fprintf(stderr, "%s: the verifier's log:\n%s\n", failed, logs[i]);
+			break;
+		}
+		i++;
+	}
+	return err;
+}
+
+/* tp_btf programs whose tracepoint this kernel lacks are off before anything is loaded. */
+static void probe_tracepoints(const struct kernel_btf *k, const struct jt_bpf_opts *o,
+			      struct off_progs *off)
+{
+	struct jitrace_bpf *skel = jitrace_bpf__open();
+	struct bpf_program *prog;
+	int nargs;
+
+	if (!skel)
+		return;		/* load_once says why */
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *sec = bpf_program__section_name(prog), *name = bpf_program__name(prog);
+		char why[160];
+
+		if (strncmp(sec, "tp_btf/", 7) || !jt_bpfcaps__wanted(name, o, true) ||
+		    tracepoint_args(k, sec + 7, &nargs))
+			continue;
+		if (!strcmp(name, "jt_exit"))
+			continue;	/* jt_exit_task stands in for it */
+		snprintf(why, sizeof(why), k->btf ? "the kernel has no %s tracepoint" :
+			 "the kernel has no BTF (/sys/kernel/btf/vmlinux) for %s", sec + 7);
+		if (jt_bpfcaps__required(name, o))
+			jt_err("%s: %s", jt_bpfcaps__gives(name), why);
+		turn_off(off, name, why);
+	}
+	jitrace_bpf__destroy(skel);
+}
+
+struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
+{
+	struct jt_bpf *b = calloc(1, sizeof(*b));
+	struct kernel_btf k = { 0 };
+	struct off_progs *off = calloc(1, sizeof(*off));
+	char **logs = calloc(MAX_PROGS, sizeof(*logs));
+	char failed[64], why[512];
+	int err = -ENOMEM, i, tries;
+
+	if (!b || !off || !logs)
+		goto nomem;
+	for (i = 0; i < MAX_PROGS; i++)
+		if (!(logs[i] = calloc(1, PROG_LOG)))
+			goto nomem;
+	libbpf_set_print(o->verbose ? libbpf_print_all : libbpf_print_none);
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0) {
+		jt_err("counting CPUs: %s", strerror(-b->ncpus));
+		goto fail;
+	}
+	k.btf = btf__load_vmlinux_btf();
+	if (!k.btf)
+		k.btf = NULL;
+	probe_tracepoints(&k, o, off);
+	/* each refused optional program is turned off and the rest loaded again */
+	for (tries = 0; tries < MAX_PROGS; tries++) {
+		failed[0] = 0;
+		err = load_once(b, o, &k, off, logs, failed, why, sizeof(why));
+		if (!err)
+			break;
+		jitrace_bpf__destroy(b->skel);
+		b->skel = NULL;
+		if (!failed[0] || jt_bpfcaps__required(failed, o) || is_off(off, failed))
+			break;
+		turn_off(off, failed, why);
+	}
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
+		if (failed[0])
+			jt_err("loading BPF program %s (%s): the kernel refused it: %s%s", failed,
+			       jt_bpfcaps__gives(failed), why, o->verbose ? "" :
+			       " (run with -v for the verifier's log)");
+		else if ((err == -EPERM || err == -EACCES) && !privileged())
 			jt_err("loading BPF programs: %s (jitrace needs root, or the capabilities "
 			       "CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)", strerror(-err));
 		else
-			jt_err("loading BPF programs: %s (run with -v for the verifier's log)",
+			jt_err("loading BPF programs: %s (run with -v for libbpf's messages)",
 			       strerror(-err));
 		goto fail;
 	}
 	if (o->attach && attach_all(b, o))
 		goto fail;
-	return b;
+	goto out;
+nomem:
+	jt_err("out of memory");
 fail:
 	jt_bpf__close(b);
-	return NULL;
+	b = NULL;
+out:
+	for (i = 0; logs && i < MAX_PROGS; i++)
+		free(logs[i]);
+	free(logs);
+	free(off);
+	btf__free(k.btf);
+	return b;
 }
 
 void jt_bpf__close(struct jt_bpf *b)

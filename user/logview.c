@@ -308,6 +308,9 @@ static int set_proc(struct jt_lv *lv, uint32_t pid, const char *comm, const char
 
 	if (!p)
 		return -ENOMEM;
+	/* a process defined again after its exit, when /proc no longer knew it, keeps its name */
+	if (!comm[0] && !cmdline_len)
+		return 0;
 	c = strndup(cmdline, cmdline_len);
 	if (!c)
 		return -ENOMEM;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "mapwatch.h"
@@ -221,8 +222,11 @@ static bool try_open(struct jt_mapwatch *mw, struct watch *w, uint64_t now)
 	if (!w->f) {
 		int err = errno;
 
-		if ((err == EACCES || err == EPERM) && !mw->said_denied) {
-			/* capabilities without root: say what is missing, once */
+		if ((err == EACCES || err == EPERM) && !mw->said_denied && geteuid()) {
+			/*
+			 * capabilities without root: say what is missing, once. Root refused
+			 * is a process of another namespace's or an LSM's: not for us to say.
+			 */
 			map_path(w->pid, path, sizeof(path));
 			jt_err("cannot read %s: %s: the perf maps of processes jitrace may not "
 			       "trace are not read and their JIT frames stay addresses (reading "

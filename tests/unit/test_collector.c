@@ -487,6 +487,30 @@ static void proc_record_carries_comm_and_command_line(void **state)
 	assert_log_promises(f);
 }
 
+/*
+ * A process runs on in the kernel after its exit record: a sample then defines it again,
+ * with /proc gone (OTHER_PID has no /proc entry). The sampled thread's name stands for it.
+ */
+static void sample_after_exit_names_the_process_by_its_main_thread(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_proc *p;
+	__u64 none[1] = { 0 };
+	evbuf b;
+
+	send(f, ev_exec(10, OTHER_PID, "toyjit\0\0\0\0\0\0\0\0\0", "/usr/bin/toyjit"));
+	sample_at(f, 11, OTHER_PID, 0x10000);
+	send(f, ev_exit(12, OTHER_PID));
+	b = ev_sample(13, OTHER_PID, 0, 0, none);	/* its mm gone: no user frame */
+	memcpy(b.ev.thread, "toyjit", 7);
+	send(f, b);
+	assert_int_equal(count_type(f, JT_REC_PROC), 2);
+	p = (const void *)f->cap.recs[nth_index(f, JT_REC_PROC, 1)];
+	assert_int_equal(p->h.ts, 13);
+	assert_string_equal(p->comm, "toyjit");
+	assert_log_promises(f);
+}
+
 static void frame_in_libc_is_a_module_frame_with_file_offset(void **state)
 {
 	struct fx *f = *state;
@@ -1893,6 +1917,7 @@ int main(void)
 		T(sample_in_loaded_method_is_named_after_its_definition),
 		T(methods_held_by_code_or_id_live_until_both_let_go),
 		T(proc_record_carries_comm_and_command_line),
+		T(sample_after_exit_names_the_process_by_its_main_thread),
 		T(special_mappings_name_their_frames),
 		T(mapping_event_names_frames_of_a_process_already_gone),
 		T(looping_stack_is_cut_to_one_turn_and_counted),

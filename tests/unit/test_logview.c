@@ -220,6 +220,14 @@ static void test_procs_from_proc_and_exec(void **state)
 	assert_string_equal(jt_lv__proc(lv, 77)->comm, "node");
 	assert_string_equal(jt_lv__proc(lv, 77)->cmdline, "/bin/node");
 
+	/* defined again after its exit, /proc gone: an empty record keeps the name it had */
+	pr = mk(&rb, JT_REC_PROC, sizeof(*pr), 0);
+	pr->pid = 77;
+	pr->cmdline_len = 0;
+	assert_int_equal(jt_lv__add(lv, &rb.h), 0);
+	assert_string_equal(jt_lv__proc(lv, 77)->comm, "node");
+	assert_string_equal(jt_lv__proc(lv, 77)->cmdline, "/bin/node");
+
 	/* records that define nothing are taken and ignored */
 	mk(&rb, JT_REC_SAMPLE, sizeof(struct jt_rec_sample), 0);
 	assert_int_equal(jt_lv__add(lv, &rb.h), 0);
