@@ -5,7 +5,8 @@
 # A PACKAGE is a Debian kernel package or its metapackage (default: $KERNELS, else
 # linux-image-amd64 and linux-image-6.12-amd64: bookworm's 6.1 and 6.12). Its .deb is
 # fetched with `apt-get download` into build/kernels/ and never installed. Exits non-zero
-# if any test fails, or does not run, on any kernel.
+# if any test fails, or does not run, on any kernel. KERNEL_TESTS=FILE runs the tests FILE
+# lists instead of tests/kernels/tests (same format).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 wt=$(pwd)
@@ -14,6 +15,11 @@ cache=build/kernels
 modules=(virtio_pci 9pnet_virtio 9p)
 # a guest that has not powered off by then is stopped (TCG: everything is 5-20x slower)
 limit=${JT_KERNEL_TIMEOUT:-3600}
+tests=${KERNEL_TESTS:-tests/kernels/tests}
+# Under TCG, code run once (exec, ld.so, a runtime's start) costs 10-20 times what it costs
+# natively, and loops far less: timed workloads run this many times longer in the guest so
+# that start-up weighs in them as on a host (tests/integration/lib.h: JT_TEST_SCALE)
+scale=${JT_TEST_SCALE:-8}
 
 say() { echo "test-kernels: $*" >&2; }
 
@@ -93,12 +99,13 @@ prepare() {
 boot() {
 	local dir=$1
 
-	rm -f "$dir"/results "$dir"/*.log
+	rm -rf "$dir"/results "$dir"/*.log "$dir"/*.files
+	cp "$tests" "$dir/tests" || return 1
 	# the console goes whole to console.log; the guest's own lines (jt-kernels:) to us
 	timeout "$limit" qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m 4G \
 		-nodefaults -no-user-config -display none -no-reboot -serial stdio \
 		-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
-		-append "console=ttyS0 loglevel=4 panic=1 jt.wt=$wt jt.out=$wt/$dir" \
+		-append "console=ttyS0 loglevel=4 panic=1 jt.wt=$wt jt.out=$wt/$dir jt.scale=$scale" \
 		-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
 		-fsdev "local,id=build,path=$wt/build,security_model=passthrough,multidevs=remap" \

@@ -2,6 +2,8 @@
 # PID 1 of a test kernel (after tests/kernels/init, which mounted /proc, /sys, /sys/fs/bpf
 # and tmpfs on /tmp and /run): run the tests of tests/kernels/tests one by one, report them
 # on the console and into OUT/results, and power off. Usage: guest.sh WORKTREE OUT
+# OUT/tests is the list (a copy of tests/kernels/tests, or the one the host was given); a
+# failing test's scratch files (/tmp/jitrace-itest.*) are kept in OUT/PROGRAM.TEST.files.
 wt=$1 out=$2
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8
 
@@ -18,9 +20,13 @@ off() {
 	sleep 60
 }
 
+# timed workloads run longer here (tests/integration/lib.h): the host says how much longer
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in jt.scale=*) export JT_TEST_SCALE=${arg#jt.scale=} ;; esac
+done
 cd "$wt" || { say "no worktree $wt"; off; }
 boot=$(now)
-say "kernel $(uname -r) up in $boot s"
+say "kernel $(uname -r) up in $boot s; JT_TEST_SCALE=${JT_TEST_SCALE:-1}"
 dmesg >"$out/dmesg.log"
 : >"$out/results"
 
@@ -46,10 +52,14 @@ while read -r prog test; do
 	else
 		result="failed (exit $rc)" failed=$((failed + 1))
 	fi
+	case "$result" in
+	failed*) mkdir -p "$out/$prog.$test.files" && cp -r /tmp/jitrace-itest.* "$out/$prog.$test.files/" ;;
+	esac
+	rm -rf /tmp/jitrace-itest.*
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 	echo "$prog $test $result $secs" >>"$out/results"
 	say "test $prog $test: $result in $secs s"
-done <tests/kernels/tests
+done <"$out/tests"
 
 end=$(now)
 echo "done $boot $end $passed $failed" >>"$out/results"
