@@ -110,7 +110,7 @@ boot() {
 		-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
 		-fsdev "local,id=build,path=$wt/build,security_model=passthrough,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=build,mount_tag=build </dev/null |
-		tr -d '\r' | tee "$dir/console.log" | sed -un 's/^jt-kernels: /  /p'
+		sed -u 's/\r$//' | tee "$dir/console.log" | sed -un 's/^jt-kernels: /  /p'
 	return "${PIPESTATUS[0]}"
 }
 
