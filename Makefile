@@ -123,6 +123,11 @@ LINK_LIBS = -Wl,--start-group $(filter %.a,$^) -Wl,--end-group
 $(OUT)/jitrace: $(OUT)/user/main.o $(OUT)/libjt.a $(OUT)/libjt-bpf.a
 	$(CC) $(CFLAGS) $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS) -o $@
 
+# The program itself under ASan and UBSan, for san_views (below): crafted logs through every
+# offline command as users run them
+$(SAN)/jitrace: $(SAN)/user/main.o $(SAN)/libjt.a $(SAN)/libjt-bpf.a
+	$(CC) $(SAN_CFLAGS) $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS) -o $@
+
 # ---- agent (built by the template above); the runtimes' glue builds with these flags ----
 AGENT_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -pthread
 
@@ -142,6 +147,13 @@ $(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)
 
 SAN_TESTS := $(patsubst $(OUT)/tests/%,$(SAN)/tests/%,$(UNIT_TESTS))
 
+# The sanitized program over the fuzz corpora and mutants of them (tests/fuzz/san_views.c);
+# the driver itself is built plain, what it runs is $(SAN)/jitrace
+SAN_VIEWS := $(OUT)/tests/san_views
+$(SAN_VIEWS): tests/fuzz/san_views.c $(OUT)/libjt.a | $(OUT)/tests
+	$(CC) $(CFLAGS) -DSAN_JITRACE='"$(SAN)/jitrace"' -Itests/unit -Itests/fuzz $(filter %.c %.a,$^) \
+		$(UNIT_LDLIBS) -o $@
+
 unit: $(UNIT_TESTS)
 	@scripts/run-tests.sh unit $(UNIT_TESTS)
 
@@ -149,8 +161,8 @@ integration: all $(ITESTS)
 	@scripts/run-tests.sh integration $(ITESTS)
 
 test: deps
-	$(MAKE) all $(UNIT_TESTS) $(SAN_TESTS) $(ITESTS) $(EXTRA_TESTS)
-	@scripts/run-tests.sh all $(UNIT_TESTS) $(SAN_TESTS) $(ITESTS)
+	$(MAKE) all $(UNIT_TESTS) $(SAN_TESTS) $(SAN)/jitrace $(SAN_VIEWS) $(ITESTS) $(EXTRA_TESTS)
+	@scripts/run-tests.sh all $(UNIT_TESTS) $(SAN_TESTS) $(SAN_VIEWS) $(ITESTS)
 
 deps:
 	@scripts/deps.sh test

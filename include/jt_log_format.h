@@ -17,12 +17,20 @@
  * (first_rec), so that a dropped, repeated or reordered block is found and the records
  * it held are counted. A version 1 block header is the first JT_LOG_BLOCK_V1_SIZE bytes of
  * struct jt_log_block; a reader still reads such logs, without the sequence check.
+ *
+ * Version 3 seals the header: hdr_crc32 is the zlib crc32 of its JT_LOG_HEADER_SIZE bytes
+ * with that field 0, so that any change to it after it was written is found (every
+ * single-bit one). Its blocks are version 2's. Before version 3 the field was reserved, 0.
+ * In every version the reserved bytes are 0, and the records agree with the header: no
+ * enter or leave without JT_LOG_F_CALLS, no off-CPU record without JT_LOG_F_OFFCPU and
+ * (version 3 on, ncpus known) no sample on a CPU numbered ncpus or more.
  */
 #define JT_LOG_MAGIC 0x314c544aU	  /* "JTL1" */
 #define JT_LOG_MAGIC_SWAPPED 0x4a544c31U  /* written on a big-endian host */
 #define JT_LOG_BLOCK_MAGIC 0x4b42544aU	  /* "JTBK" */
-#define JT_LOG_VERSION 2
+#define JT_LOG_VERSION 3
 #define JT_LOG_VERSION_MIN 1	  /* the oldest version a reader reads */
+#define JT_LOG_VERSION_SEALED 3	  /* the first whose header carries its crc32 */
 #define JT_LOG_HEADER_SIZE 256
 #define JT_LOG_BLOCK_MAX (1U << 20)	  /* largest rawsize a reader accepts */
 #define JT_LOG_BLOCK_V1_SIZE 16		  /* version 1's block header: no seq, no first_rec */
@@ -46,10 +54,10 @@ struct jt_log_header {
 	__u16 header_size;
 	__u64 start_ns;		/* CLOCK_MONOTONIC when recording began: dump's time zero */
 	__s64 realtime_offset_ns; /* CLOCK_REALTIME minus CLOCK_MONOTONIC at start */
-	__u32 ncpus;
+	__u32 ncpus;		/* CPUs configured: every sample's cpu is below it; 0: not known */
 	__u32 sample_hz;	/* 0: no sampling */
 	__u32 flags;		/* enum jt_log_flags */
-	__u32 reserved0;
+	__u32 hdr_crc32;	/* version 3 on (see above); before, reserved: 0 */
 	char hostname[64];
 	char kernel[64];	/* uname -r */
 	__u8 reserved[88];

@@ -106,6 +106,7 @@ int jt_cmd_export(int argc, char **argv)
 	struct jt_filter filter;
 	const char *out_path = NULL, *log;
 	enum fmt fmt = FMT_NONE;
+	struct jt_outfile *of = NULL;
 	bool force = false;
 	FILE *out;
 	int c, err, ret;
@@ -169,7 +170,8 @@ int jt_cmd_export(int argc, char **argv)
 		jt_err("export: a pprof profile is binary: give -o FILE or redirect the output");
 		return 2;
 	}
-	out = out_path ? jt_outfile__fopen(out_path, force) : stdout;
+	/* refused now if it exists, before the log is read; in place only once whole */
+	out = out_path ? jt_outfile__fopen(out_path, force, &of) : stdout;
 	if (!out)
 		return 1;
 	if (fmt == FMT_PPROF)
@@ -178,13 +180,7 @@ int jt_cmd_export(int argc, char **argv)
 		ret = jt_export_speedscope(out, log, &filter);
 	else
 		ret = jt_export_chrome(out, log, &filter);
-	if (out_path) {
-		if (fclose(out) && !ret) {
-			jt_err("%s: %s", out_path, strerror(errno));
-			ret = 1;
-		}
-		if (ret)
-			unlink(out_path);	/* no half-written export left behind */
-	}
+	if (of && jt_outfile__finish(of, !ret))
+		ret = 1;
 	return ret;
 }

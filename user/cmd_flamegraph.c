@@ -87,6 +87,7 @@ int jt_cmd_flamegraph(int argc, char **argv)
 	struct jt_flame_opts o = { 0 };
 	const char *output = NULL;
 	bool force = false, diff = false;
+	struct jt_outfile *of = NULL;
 	unsigned long v;
 	FILE *out = stdout;
 	char *end;
@@ -162,19 +163,16 @@ int jt_cmd_flamegraph(int argc, char **argv)
 	o.filter.nr_more = argc - optind - 1;
 	if (!output && !o.folded)
 		output = "jitrace.svg";
+	/* refused now if it exists, before the log is read; in place only once whole */
 	if (output && strcmp(output, "-")) {
-		out = jt_outfile__fopen(output, force);
+		out = jt_outfile__fopen(output, force, &of);
 		if (!out)
 			return 1;
 	}
 	ret = jt_flamegraph(out, &o);
-	if (out != stdout && fclose(out) && !ret) {
-		jt_err("%s: %s", output, strerror(errno));
+	if (of && jt_outfile__finish(of, !ret))
 		ret = 1;
-	}
-	if (ret && out != stdout)
-		unlink(output);	/* no half-written file that looks like a flame graph */
-	else if (out != stdout)
+	else if (of && !ret)
 		fprintf(stderr, "jitrace: wrote %s\n", output);
 	return ret;
 }

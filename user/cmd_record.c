@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `jitrace record`: a live session into a log, with a status line and a summary. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "names.h"
 #include "push.h"
 #include "segment.h"
+#include "text.h"
 #include "util.h"
 
 #define SECOND_NS 1000000000ULL
@@ -165,11 +167,8 @@ static int check_segments(struct record_opts *o, bool output_given)
 		jt_err("%s goes with --push URL", o->service ? "--service" : "--push-auth");
 		return -EINVAL;
 	}
-	if (o->push_url && strncmp(o->push_url, "http://", 7) &&
-	    strncmp(o->push_url, "https://", 8)) {
-		jt_err("--push: '%s' is not an http:// or https:// URL", o->push_url);
+	if (o->push_url && jt_push__check_url(o->push_url))
 		return -EINVAL;
-	}
 	if (o->max_size_mb && o->max_size_mb < 1) {	/* a segment closes at a quarter */
 		jt_err("--max-size: %g MB is less than 1 MB", o->max_size_mb);
 		return -EINVAL;
@@ -220,15 +219,22 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return err;
 }
 
+/* s as the views show names: argv may hold any bytes, a terminal's controls among them. */
+static const char *escaped(char *buf, size_t cap, const char *s)
+{
+	jt_text__escape(buf, cap, s, strlen(s));
+	return buf;
+}
+
 /* Say what is being recorded, once everything is attached (tests wait for this line). */
 static void announce(const struct recorder *r)
 {
 	const struct jt_live_opts *o = &r->o->live;
-	char what[64], off[64] = "";
+	char what[160], off[64] = "", cmd[128], out[PATH_MAX], url[512];
 
 	if (o->command)
-		snprintf(what, sizeof(what), "%s (pid %d)", o->command[0],
-			 (int)jt_live__child(r->live));
+		snprintf(what, sizeof(what), "%s (pid %d)",
+			 escaped(cmd, sizeof(cmd), o->command[0]), (int)jt_live__child(r->live));
 	else if (o->nr_pids)
 		snprintf(what, sizeof(what), "%d process%s", o->nr_pids, o->nr_pids > 1 ? "es" : "");
 	else
@@ -238,12 +244,12 @@ static void announce(const struct recorder *r)
 			 (unsigned long long)(o->offcpu_min_ns / 1000));
 	fprintf(stderr, "jitrace: recording %s: samples at %u Hz on %d CPUs%s%s%s into %s%s; "
 		"Ctrl-C to stop\n", what, o->hz, jt_bpf__nr_samplers(jt_live__bpf(r->live)),
-		o->calls ? ", calls" : "", off, o->agent_path ? "" : ", no agent", r->o->output,
-		r->seg ? " (segments)" : "");
+		o->calls ? ", calls" : "", off, o->agent_path ? "" : ", no agent",
+		escaped(out, sizeof(out), r->o->output), r->seg ? " (segments)" : "");
 	if (r->seg)
 		fprintf(stderr, "jitrace: a segment every %g s, SIGUSR2 (kill -USR2 %d) closes "
 			"one now%s%s\n", r->o->rotate, (int)getpid(), r->push ? "; pushed to " : "",
-			r->push ? r->o->push_url : "");
+			r->push ? escaped(url, sizeof(url), r->o->push_url) : "");
 }
 
 /* SIGUSR2: close the segment now (one log: flush it), not the end: read, not delivered. */
@@ -319,7 +325,7 @@ static void fill_header(struct jt_log_header *h, const struct jt_live_opts *o, u
 	h->start_ns = start;
 	h->realtime_offset_ns = ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000LL +
 				(rt.tv_nsec - mono.tv_nsec);
-	h->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	h->ncpus = sysconf(_SC_NPROCESSORS_CONF);	/* not online: ids pass the online count */
 	h->sample_hz = o->hz;
 	h->flags = (o->calls ? JT_LOG_F_CALLS : 0) | (o->kstack ? JT_LOG_F_KSTACK : 0) |
 		   (!o->nr_pids && !o->command ? JT_LOG_F_SYSTEM_WIDE : 0) |
@@ -341,13 +347,11 @@ static int count_calls(void *ctx, const struct jt_rec_hdr *rec)
 static void status_line(struct recorder *r, uint64_t now)
 {
 	struct jt_pipeline_stats st;
-	uint64_t lost = 0;
+	uint64_t lost;
 	double secs = (now - r->last_ns) / 1e9;
-	unsigned int i;
 
 	jt_live__stats(r->live, &st);
-	for (i = 0; i < JT_DROP_MAX; i++)
-		lost += st.lost[i];
+	lost = jt_drop__lost(st.lost, JT_DROP_MAX);	/* cut stacks were kept, not lost */
 	fprintf(stderr, "\r\033[Kjitrace: %.0f events/s, %llu process%s, %llu methods, "
 		"%llu maps, %llu lost", secs > 0 ? (st.received - r->last_received) / secs : 0,
 		(unsigned long long)st.col.procs, st.col.procs == 1 ? "" : "es",
@@ -401,6 +405,7 @@ static int on_tick(void *ctx, uint64_t now)
 static void summary(struct recorder *r, double secs)
 {
 	struct jt_pipeline_stats st;
+	char out[PATH_MAX];
 	unsigned int i;
 	bool lost = false;
 
@@ -415,14 +420,15 @@ static void summary(struct recorder *r, double secs)
 			(unsigned long long)st.col.samples, (unsigned long long)r->calls,
 			(unsigned long long)st.col.methods, (unsigned long long)ss.records,
 			(unsigned long long)ss.closed, (unsigned long long)ss.rewritten,
-			(unsigned long long)ss.kept, ss.bytes / 1e6, r->o->output,
+			(unsigned long long)ss.kept, ss.bytes / 1e6,
+			escaped(out, sizeof(out), r->o->output),
 			(unsigned long long)ss.deleted);
 	} else {
 		fprintf(stderr, "jitrace: %.1f s: %llu samples, %llu calls, %llu methods defined, "
 			"%llu records (%.1f MB) in %s\n", secs, (unsigned long long)st.col.samples,
 			(unsigned long long)r->calls, (unsigned long long)st.col.methods,
 			(unsigned long long)jt_logw__records(r->log),
-			jt_logw__bytes(r->log) / 1e6, r->o->output);
+			jt_logw__bytes(r->log) / 1e6, escaped(out, sizeof(out), r->o->output));
 	}
 	if (r->o->live.offcpu)
 		fprintf(stderr, "jitrace: off-CPU: %llu records, %.3f s of waiting\n",
@@ -488,6 +494,7 @@ int jt_cmd_record(int argc, char **argv)
 	struct recorder r = { .o = &o, .usr2 = -1 };
 	struct jt_log_header hdr;
 	struct jt_sink sink;
+	char cmd[128];
 	int status, err = parse_args(argc, argv, &o);
 	uint64_t start;
 
@@ -511,7 +518,8 @@ int jt_cmd_record(int argc, char **argv)
 		if (open_segments(&r, &hdr))
 			goto fail;
 	} else {
-		r.log = jt_logw__create(o.output, &hdr, o.force);
+		/* refused now if it exists; under its name only once the recording has begun */
+		r.log = jt_logw__create_unplaced(o.output, &hdr, o.force);
 		if (!r.log)
 			goto fail;
 		r.log_sink = jt_logw__sink(r.log);
@@ -520,6 +528,12 @@ int jt_cmd_record(int argc, char **argv)
 	if (jt_live__start(r.live, &sink))
 		goto fail;
 	if (jt_live__exec(r.live))	/* a command that cannot run is not being recorded */
+		goto fail;
+	/*
+	 * Placed now, not at the end: from here a crash or SIGKILL must leave the log readable
+	 * up to its last flushed block (it is the recording); -f replaces the old file here.
+	 */
+	if (r.log && jt_logw__place(r.log))
 		goto fail;
 	announce(&r);
 	r.next_second = start + SECOND_NS;
@@ -531,7 +545,7 @@ int jt_cmd_record(int argc, char **argv)
 		goto fail;
 	if (o.live.command && jt_live__timed_out(r.live) && !jt_live__child_ended(r.live, &status))
 		jt_err("%g s are up: stopping %s (pid %d) with SIGTERM", o.live.duration,
-		       o.live.command[0], (int)jt_live__child(r.live));
+		       escaped(cmd, sizeof(cmd), o.live.command[0]), (int)jt_live__child(r.live));
 	if (r.seg) {
 		err = close_segments(&r);
 		summary(&r, (jt_now_ns() - start) / 1e9);
@@ -545,7 +559,8 @@ int jt_cmd_record(int argc, char **argv)
 	if (err)
 		goto fail;
 	if (jt_live__child_ended(r.live, &status) && WIFEXITED(status) && WEXITSTATUS(status))
-		jt_err("%s exited with status %d", o.live.command[0], WEXITSTATUS(status));
+		jt_err("%s exited with status %d", escaped(cmd, sizeof(cmd), o.live.command[0]),
+		       WEXITSTATUS(status));
 	err = 0;
 	goto out;
 fail:

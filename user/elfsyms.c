@@ -271,7 +271,8 @@ static int finish(struct collect *c, struct jt_elfsyms *s)
 {
 	size_t i, k = 0;
 
-	qsort(c->raw, c->n, sizeof(*c->raw), cmp_raw);
+	if (c->n)	/* c->raw is NULL for a file without symbols: not for qsort */
+		qsort(c->raw, c->n, sizeof(*c->raw), cmp_raw);
 	s->v = calloc(c->n, sizeof(*s->v));
 	if (!s->v)
 		return -ENOMEM;

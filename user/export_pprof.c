@@ -16,7 +16,9 @@
 #include "hash.h"
 #include "logsrc.h"
 #include "names.h"
+#include "jt_events.h"
 #include "pb.h"
+#include "text.h"
 #include "util.h"
 
 /* Profile's fields (tests/views/profile.proto) */
@@ -99,6 +101,18 @@ struct pprof {
 static long str_idx(struct pprof *p, const char *s)
 {
 	return jt_xintern__get(&p->strings, s, strlen(s), NULL);
+}
+
+/*
+ * A label's string from another process's bytes (a comm, a thread's name: 16 bytes at
+ * most), cleaned as function names are: pprof prints labels to a terminal.
+ */
+static long label_idx(struct pprof *p, const char *s)
+{
+	char clean[JT_COMM_LEN + 1];
+
+	jt_text__clean(clean, s, strnlen(s, JT_COMM_LEN));
+	return str_idx(p, clean);
 }
 
 static void mod_free(struct pmod *m)
@@ -381,7 +395,7 @@ static int add_stack(struct pprof *p, const struct jt_rec_sample *s, unsigned st
 	long idx, comm;
 	bool added;
 
-	comm = str_idx(p, proc ? proc->comm : "");
+	comm = label_idx(p, proc ? proc->comm : "");
 	if (comm < 0)
 		return -ENOMEM;
 	p->key->pid = s->pid;
@@ -393,7 +407,7 @@ static int add_stack(struct pprof *p, const struct jt_rec_sample *s, unsigned st
 	if (tname) {	/* its name as of this sample */
 		if (!p->s_thread)
 			p->s_thread = str_idx(p, "thread");
-		idx = str_idx(p, tname);
+		idx = label_idx(p, tname);
 		if (p->s_thread < 0 || idx < 0)
 			return -ENOMEM;
 		p->key->thread = idx;

@@ -387,10 +387,13 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *fi
 	if (jt_xcalls__finish(&s.calls, s.src.last_ts, event, &s))
 		goto nomem;
 	jt_xcalls__report(&s.calls, path);
-	if (!s.nr_threads)
+	/* speedscope opens the profile activeProfileIndex names: an empty list does not load */
+	if (!s.nr_threads) {
 		jt_err("%s: no samples%s or calls to export%s", path,
 		       s.src.hdr->flags & JT_LOG_F_OFFCPU ? ", off-CPU waits" : "",
 		       s.src.filtered ? " (the filter left none)" : "");
+		goto cleanup;
+	}
 	if (jt_xout__init(&o, out))
 		goto nomem;
 	write_json(&s, &o);

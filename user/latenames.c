@@ -152,7 +152,8 @@ int jt_latenames__ready(struct jt_latenames *ln)
 		jt_err("out of memory reading the log's late names");
 		return err;
 	}
-	qsort(ln->v, ln->n, sizeof(*ln->v), by_pid_start);
+	if (ln->n)	/* ln->v is NULL without late names: not for qsort */
+		qsort(ln->v, ln->n, sizeof(*ln->v), by_pid_start);
 	return 0;
 }
 

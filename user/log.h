@@ -16,12 +16,20 @@
 struct jt_log_writer;
 
 /*
- * Create path with mode 0600, never through a symlink. An existing file is an error
- * unless force is set, in which case it is replaced. hdr->magic, version and header_size
- * are filled in by the writer. Errors are reported (with the path) and NULL returned.
+ * Create path with mode 0600, never through a symlink (jt_outfile__open). An existing file
+ * is an error unless force is set, in which case it is replaced once the header is written.
+ * hdr->magic, version and header_size are filled in by the writer. Errors are reported
+ * (with the path) and NULL returned.
  */
 struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
 				      bool force);
+/*
+ * The same, but the log is not under its name until jt_logw__place() (or jt_logw__close()):
+ * aborted before, it leaves path as it was. 0 or -errno from place (reported).
+ */
+struct jt_log_writer *jt_logw__create_unplaced(const char *path,
+					       const struct jt_log_header *hdr, bool force);
+int jt_logw__place(struct jt_log_writer *w);
 /*
  * The same, the file created as name in the directory dirfd (never through a symlink, never
  * over anything there, mode 0600); shown is the path errors name.
@@ -35,9 +43,9 @@ struct jt_log_writer *jt_logw__create_at(int dirfd, const char *name, const char
 int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec);
 /* Compress and write what is held, so that a crash keeps it. Returns 0 or -errno. */
 int jt_logw__flush(struct jt_log_writer *w);
-/* Write the end record, flush, fsync and close. Frees w. Returns 0 or -errno. */
+/* Write the end record, flush, fsync, place and close. Frees w. Returns 0 or -errno. */
 int jt_logw__close(struct jt_log_writer *w);
-/* Free without writing the end record (after an error). */
+/* Free without writing the end record (after an error); a log never placed is dropped. */
 void jt_logw__abort(struct jt_log_writer *w);
 uint64_t jt_logw__records(const struct jt_log_writer *w);
 /* The writer as the collector's sink: each record appended. */

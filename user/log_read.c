@@ -42,6 +42,8 @@ struct jt_log_reader {
 	uint64_t last_ts;		/* of the last record handed out */
 	bool lost_unknown;		/* salvage skipped bytes whose records it could not count */
 	bool summed_up;			/* the salvage summary was said */
+	unsigned int contradicted;	/* header fields records contradicted: bits of enum
+					   header_claim, each said once */
 	unsigned int said;		/* salvage: problems told on stderr */
 	/* ids defined so far, by the frame kind that references them; the value is only a
 	 * non-NULL mark (the reader itself) */
@@ -381,6 +383,48 @@ static const char *what_file(const unsigned char *buf, size_t got)
 	return "a text file, not a jitrace log";
 }
 
+/* The offset of the first byte of len at p that is not 0, or len if all are. */
+static size_t first_set(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && !p[i]; i++)
+		;
+	return i;
+}
+
+/*
+ * What ranges cannot tell: reserved bytes not 0, and (version 3 on) a header changed since
+ * it was written, as its crc32 says, whichever field it was. raw is the header as read, h
+ * the copy being checked. Returns true to read on.
+ */
+static bool check_sealed(struct jt_log_reader *r, const void *raw)
+{
+	const size_t crc_at = offsetof(struct jt_log_header, hdr_crc32);
+	const size_t res_at = offsetof(struct jt_log_header, reserved);
+	struct jt_log_header *h = &r->hdr, as_read;
+	size_t i = first_set(h->reserved, sizeof(h->reserved));
+	uint32_t crc;
+
+	if (i < sizeof(h->reserved) &&
+	    !bad_field(r, res_at + i, "reserved byte 0x%02x, not 0", h->reserved[i]))
+		return false;
+	if (h->version < JT_LOG_VERSION_SEALED) {
+		/* a sealed header under a damaged version number says so here too */
+		return !h->hdr_crc32 ||
+		       bad_field(r, crc_at, "reserved field 0x%08x, not 0 in a version %u log",
+				 h->hdr_crc32, h->version);
+	}
+	/* the crc32 covers the bytes read, not the copy whose fields salvage corrected */
+	memcpy(&as_read, raw, sizeof(as_read));
+	crc = jt_logfmt__header_crc(&as_read);
+	if (crc != h->hdr_crc32 &&
+	    !bad_field(r, crc_at, "checksum 0x%08x, but the header sums to 0x%08x: changed since "
+		       "it was written (damaged, or edited)", h->hdr_crc32, crc))
+		return false;
+	return true;
+}
+
 /* Check the header in buf (got bytes of it); reports and returns false if unusable. */
 static bool check_header(struct jt_log_reader *r, const void *buf, size_t got)
 {
@@ -440,6 +484,8 @@ static bool check_header(struct jt_log_reader *r, const void *buf, size_t got)
 			return false;
 		h->sample_hz = 0;
 	}
+	if (!check_sealed(r, buf))
+		return false;
 	/* so that callers may print them as strings whatever the file holds */
 	h->hostname[sizeof(h->hostname) - 1] = '\0';
 	h->kernel[sizeof(h->kernel) - 1] = '\0';
@@ -661,6 +707,56 @@ static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hd
 	return NULL;
 }
 
+/* What the header says that records can contradict. */
+enum header_claim {
+	CLAIM_CALLS = 1 << 0,	/* no JT_LOG_F_CALLS: no enter or leave */
+	CLAIM_OFFCPU = 1 << 1,	/* no JT_LOG_F_OFFCPU: no off-CPU record */
+	CLAIM_NCPUS = 1 << 2,	/* every sample's cpu below ncpus */
+	CLAIM_ALL = (1 << 3) - 1,
+};
+
+/*
+ * Does the sound record rec contradict the header? Its claim, with why formatted into buf
+ * (naming the header's field); 0 if not. The CPU count is checked from version 3 on, whose
+ * writer counts CPUs configured, not online (ids of online CPUs can pass the online count).
+ */
+static enum header_claim contradicts(const struct jt_log_reader *r, const struct jt_rec_hdr *rec,
+				     char *buf, size_t cap)
+{
+	const struct jt_log_header *h = &r->hdr;
+	const struct jt_rec_sample *s = NULL;
+
+	switch (rec->type) {
+	case JT_REC_ENTER:
+	case JT_REC_LEAVE:
+		if (h->flags & JT_LOG_F_CALLS)
+			return 0;
+		snprintf(buf, cap, "header, offset %zu: flags 0x%x say calls were not recorded, "
+			 "yet it holds %s records", offsetof(struct jt_log_header, flags),
+			 h->flags, jt_rec__name(rec->type));
+		return CLAIM_CALLS;
+	case JT_REC_OFFCPU:
+		if (!(h->flags & JT_LOG_F_OFFCPU)) {
+			snprintf(buf, cap, "header, offset %zu: flags 0x%x say off-CPU time was not "
+				 "recorded, yet it holds offcpu records",
+				 offsetof(struct jt_log_header, flags), h->flags);
+			return CLAIM_OFFCPU;
+		}
+		s = &((const struct jt_rec_offcpu *)rec)->smp;
+		break;
+	case JT_REC_SAMPLE:
+		s = (const void *)rec;
+		break;
+	default:
+		return 0;
+	}
+	if (h->version < JT_LOG_VERSION_SEALED || !h->ncpus || s->cpu < h->ncpus)
+		return 0;
+	snprintf(buf, cap, "header, offset %zu: ncpus %u, yet a sample ran on cpu %u",
+		 offsetof(struct jt_log_header, ncpus), h->ncpus, s->cpu);
+	return CLAIM_NCPUS;
+}
+
 /* Keep the id rec defines, if it defines one; false if there is no memory. */
 static bool take_in(struct jt_log_reader *r, const struct jt_rec_hdr *rec)
 {
@@ -707,6 +803,7 @@ const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r)
 {
 	const struct jt_rec_hdr *rec;
 	enum jt_logr_problem p;
+	enum header_claim claim;
 	char buf[160];
 	const char *why;
 	uint64_t idx;
@@ -768,6 +865,14 @@ const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r)
 				continue;
 			}
 			/* salvaging: the end record still ends the log */
+		}
+		claim = r->contradicted == CLAIM_ALL ? 0 : contradicts(r, rec, buf, sizeof(buf));
+		if (claim && !(r->contradicted & claim)) {
+			/* the header or the records are wrong: said once for each field */
+			r->contradicted |= claim;
+			if (!problem(r, JT_LOGR_P_HEADER, "%s (block at offset %" PRIu64 ", record %"
+				     PRIu64 " at byte %zu of its data)", buf, r->block_off, idx, at))
+				break;
 		}
 		if (!take_in(r, rec)) {
 			stop(r, JT_LOGR_CORRUPT, "block at offset %" PRIu64 ", record %" PRIu64

@@ -21,13 +21,14 @@
 
 struct jt_log_writer {
 	char *path;
+	struct jt_outfile *of;	/* the file at path, until placed (NULL: created in a dirfd) */
 	int fd;
 	int err;		/* first write error, -errno: every later call returns it */
 	bool zinit;
 	uint64_t records;
 	uint64_t bytes;		/* written to the file: header, block headers, zlib data */
 	uint64_t last_ts;	/* the end record's time */
-	uint32_t flags;		/* the header's */
+	struct jt_log_header hdr;	/* as written (sealed) */
 	bool late;		/* a JT_REC_LATE was written: the header says so at the end */
 	uint64_t blocks;	/* written: the next block's seq */
 	uint64_t block_first;	/* records before the block being filled: its first_rec */
@@ -40,7 +41,9 @@ struct jt_log_writer {
 
 static void writer_free(struct jt_log_writer *w)
 {
-	if (w->fd >= 0)
+	if (w->of)
+		jt_outfile__close(w->of);	/* dropped if never placed */
+	else if (w->fd >= 0)
 		close(w->fd);
 	if (w->zinit)
 		deflateEnd(&w->zs);
@@ -83,7 +86,8 @@ static struct jt_log_writer *writer_new(const char *path, const struct jt_log_he
 	}
 	w->fd = -1;
 	w->last_ts = hdr->start_ns;
-	w->flags = hdr->flags;
+	w->hdr = *hdr;
+	jt_logfmt__seal(&w->hdr);
 	w->path = strdup(path);
 	w->raw = malloc(JT_LOG_BLOCK_MAX);
 	if (!w->path || !w->raw)
@@ -104,35 +108,47 @@ nomem:
 	return NULL;
 }
 
-static int write_header(struct jt_log_writer *w, const struct jt_log_header *hdr)
+static int write_header(struct jt_log_writer *w)
 {
-	struct jt_log_header h = *hdr;
-
-	h.magic = JT_LOG_MAGIC;
-	h.version = JT_LOG_VERSION;
-	h.header_size = JT_LOG_HEADER_SIZE;
-	return write_all(w, &h, sizeof(h));
+	return write_all(w, &w->hdr, sizeof(w->hdr));
 }
 
-struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
-				      bool force)
+struct jt_log_writer *jt_logw__create_unplaced(const char *path,
+					       const struct jt_log_header *hdr, bool force)
 {
 	struct jt_log_writer *w = writer_new(path, hdr);
 
 	if (!w)
 		return NULL;
 	/* created like every other output: 0600, no symlink followed blindly, no device */
-	w->fd = jt_outfile__create(path, force);
-	if (w->fd < 0)
-		goto fail;
-	if (write_header(w, hdr)) {
-		unlink(path);	/* ours, created above, and useless without its header */
-		goto fail;
+	w->of = jt_outfile__open(path, force);
+	if (w->of)
+		w->fd = jt_outfile__fd(w->of);
+	if (!w->of || write_header(w)) {
+		writer_free(w);
+		return NULL;
 	}
 	return w;
-fail:
-	writer_free(w);
-	return NULL;
+}
+
+int jt_logw__place(struct jt_log_writer *w)
+{
+	int err = w->err ? w->err : jt_outfile__place(w->of);	/* never a broken log */
+
+	w->err = err;
+	return err;
+}
+
+struct jt_log_writer *jt_logw__create(const char *path, const struct jt_log_header *hdr,
+				      bool force)
+{
+	struct jt_log_writer *w = jt_logw__create_unplaced(path, hdr, force);
+
+	if (w && jt_logw__place(w)) {
+		writer_free(w);
+		return NULL;
+	}
+	return w;
 }
 
 struct jt_log_writer *jt_logw__create_at(int dirfd, const char *name, const char *shown,
@@ -145,7 +161,7 @@ struct jt_log_writer *jt_logw__create_at(int dirfd, const char *name, const char
 	w->fd = jt_outfile__create_at(dirfd, name, shown);
 	if (w->fd < 0)
 		goto fail;
-	if (write_header(w, hdr)) {
+	if (write_header(w)) {
 		unlinkat(dirfd, name, 0);
 		goto fail;
 	}
@@ -226,14 +242,14 @@ int jt_logw__flush(struct jt_log_writer *w)
 
 /*
  * Tell readers, in the header, that the log names methods late: they then read it ahead
- * for those names. A log cut before this (a crash) reads without them.
+ * for those names. A log cut before this (a crash) reads without them. The header is
+ * written again whole, sealed with its new crc32.
  */
 static int mark_late(struct jt_log_writer *w)
 {
-	uint32_t flags = w->flags | JT_LOG_F_LATE;
-
-	if (pwrite(w->fd, &flags, sizeof(flags), offsetof(struct jt_log_header, flags)) !=
-	    sizeof(flags)) {
+	w->hdr.flags |= JT_LOG_F_LATE;
+	jt_logfmt__seal(&w->hdr);
+	if (pwrite(w->fd, &w->hdr, sizeof(w->hdr), 0) != sizeof(w->hdr)) {
 		jt_err("%s: writing the header's flags: %s", w->path, strerror(errno));
 		return -EIO;
 	}
@@ -246,27 +262,40 @@ int jt_logw__close(struct jt_log_writer *w)
 		.h = { .type = JT_REC_END, .size = sizeof(end), .ts = w->last_ts },
 		.records = w->records,
 	};
-	int ret;
+	int ret, err;
 
 	ret = jt_logw__append(w, &end.h);
 	if (!ret)
 		ret = write_block(w);
 	if (!ret && w->late)
 		ret = mark_late(w);
-	if (!ret && fsync(w->fd)) {
-		ret = -errno;
-		jt_err("%s: fsync: %s", w->path, strerror(errno));
-	}
-	if (close(w->fd) && !ret) {
-		ret = -errno;
-		jt_err("%s: close: %s", w->path, strerror(errno));
+	if (w->of) {
+		/* fsync'ed and, if it was not yet, put in place whole; dropped on an error */
+		if (!ret)
+			ret = jt_outfile__place(w->of);
+		err = jt_outfile__close(w->of);
+		w->of = NULL;
+		if (!ret)
+			ret = err;
+	} else {
+		if (!ret && fsync(w->fd)) {
+			ret = -errno;
+			jt_err("%s: fsync: %s", w->path, strerror(errno));
+		}
+		if (close(w->fd) && !ret) {
+			ret = -errno;
+			jt_err("%s: close: %s", w->path, strerror(errno));
+		}
 	}
 	w->fd = -1;
 	writer_free(w);
 	return ret;
 }
 
-/* Held records are dropped: the file reads as TRUNCATED after its last written block. */
+/*
+ * Held records are dropped: a placed log reads as TRUNCATED after its last written block;
+ * one never placed is gone, its target as it was.
+ */
 void jt_logw__abort(struct jt_log_writer *w)
 {
 	if (w)

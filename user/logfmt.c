@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The .jtl format's rules in one table: each record type's size, length field and id. */
 #include <string.h>
+#include <zlib.h>
 
 #include "jt_events.h"
 #include "logfmt.h"
@@ -104,6 +105,33 @@ uint64_t jt_logfmt__defines(const struct jt_rec_hdr *rec, unsigned int *kind)
 
 	*kind = t ? t->defines : 0;
 	return *kind ? u64_at(rec, t->id_at) : 0;
+}
+
+uint32_t jt_logfmt__header_crc(const struct jt_log_header *h)
+{
+	struct jt_log_header c = *h;
+
+	c.hdr_crc32 = 0;
+	return crc32(0, (const unsigned char *)&c, sizeof(c));
+}
+
+/* A name field: what follows its first NUL zeroed, its last byte a NUL. */
+static void zero_pad(char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap - 1);
+
+	memset(s + n, 0, cap - n);
+}
+
+void jt_logfmt__seal(struct jt_log_header *h)
+{
+	h->magic = JT_LOG_MAGIC;
+	h->version = JT_LOG_VERSION;
+	h->header_size = JT_LOG_HEADER_SIZE;
+	zero_pad(h->hostname, sizeof(h->hostname));
+	zero_pad(h->kernel, sizeof(h->kernel));
+	memset(h->reserved, 0, sizeof(h->reserved));
+	h->hdr_crc32 = jt_logfmt__header_crc(h);
 }
 
 const char *jt_logfmt__referenced(unsigned int kind)

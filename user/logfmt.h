@@ -29,6 +29,17 @@ const char *jt_logfmt__invalid(const struct jt_rec_hdr *rec, size_t avail);
 uint64_t jt_logfmt__defines(const struct jt_rec_hdr *rec, unsigned int *kind);
 
 /*
+ * The crc32 a version 3 header carries: of its JT_LOG_HEADER_SIZE bytes with hdr_crc32 0.
+ */
+uint32_t jt_logfmt__header_crc(const struct jt_log_header *h);
+
+/*
+ * Make h a header this jitrace writes: magic, version, size, hostname and kernel
+ * NUL-terminated and zero-padded, reserved bytes 0, and its crc32 last (after any change).
+ */
+void jt_logfmt__seal(struct jt_log_header *h);
+
+/*
  * What a frame of that kind (enum jt_frame_kind) references: "method", "module" or
  * "symbol", the name of the record type that defines it; NULL for a kind that references
  * nothing (USER, KERNEL) or is not known.

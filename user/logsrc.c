@@ -167,13 +167,7 @@ uint64_t jt_logsrc__late(const struct jt_logsrc *s)
 
 uint64_t jt_logsrc__dropped(const struct jt_logsrc *s)
 {
-	uint64_t n = s->drops_other;
-	int i;
-
-	for (i = 0; i < JT_DROP_MAX; i++)
-		if (!jt_drop__kept(i))
-			n += s->drops[i];
-	return n;
+	return s->drops_other + jt_drop__lost(s->drops, JT_DROP_MAX);
 }
 
 const char *jt_logsrc__frame(const struct jt_logsrc *s, const struct jt_frame *f, char *buf,

@@ -29,6 +29,17 @@ bool jt_drop__kept(unsigned what)
 	return what == JT_DROP_UNSURE_FRAME || what == JT_DROP_BROKEN_STACK;
 }
 
+uint64_t jt_drop__lost(const uint64_t *counts, size_t n)
+{
+	uint64_t lost = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!jt_drop__kept(i))
+			lost += counts[i];
+	return lost;
+}
+
 static const char *const src_names[] = {
 	[JT_SRC_AGENT] = "agent",
 	[JT_SRC_USDT] = "usdt",

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Output files created the one safe way: no symlinks followed blindly, no devices, 0600. */
+/* Output files made the one safe way: no symlinks followed blindly, 0600, put in place whole. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,106 +149,250 @@ static const char *kind_of(mode_t mode)
 }
 
 /*
- * base exists in dir. Only a regular file or a symlink is ever replaced, and only with
- * force: a new file is created beside it and renamed over it, so the path always names
- * either the old entry or our new file, and the old one is never written to (a hard link's
- * other names, a symlink's target keep their contents).
+ * What is at base in dir now, checked before anything is written, so that a refusal comes
+ * before a long recording rather than after it. Only a regular file or a symlink is ever
+ * replaced, and only with force; 0 if the name may be written, else -errno (reported).
  */
-static int replace(const struct walk *w, int dir, const char *base, bool force)
+static int check_target(const struct walk *w, int dir, const char *base, bool force)
 {
-	char temp[64];
 	struct stat st;
-	int fd = -EEXIST, i, err;
 
 	if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW))
-		return cannot(w, base, errno);
+		return errno == ENOENT ? 0 : cannot(w, base, errno);
 	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 		jt_err("refusing to write %s: it is %s; choose another path", w->path,
 		       kind_of(st.st_mode));
 		return -EEXIST;
 	}
-	if (!force) {
-		if (S_ISLNK(st.st_mode))
-			jt_err("refusing to write %s: it is a symlink; remove it or choose another "
-			       "path (-f, --force replaces the link, never its target)", w->path);
-		else
-			jt_err("%s: already exists (-f, --force replaces it)", w->path);
-		return -EEXIST;
-	}
-	for (i = 0; i < JT_OUTFILE_TEMP_TRIES && fd == -EEXIST; i++) {
-		snprintf(temp, sizeof(temp), ".jitrace-%08x.tmp",
-			 (uint32_t)(jt_now_ns() ^ (uint64_t)getpid() * 2654435761u) + i);
-		fd = openat(dir, temp, JT_OUTFILE_FLAGS, 0600);
-		if (fd < 0)
-			fd = -errno;
-	}
-	if (fd < 0) {
-		jt_err("%s: cannot create a file beside it to replace it: %s", w->path,
-		       strerror(-fd));
-		return fd;
-	}
-	/*
-	 * Whoever can write dir could put a FIFO here since fstatat(); rename() replaces only
-	 * the name, never writes to what it names, so that race costs them their own FIFO.
-	 */
-	if (renameat(dir, temp, dir, base)) {
-		err = errno;
-		unlinkat(dir, temp, 0);
-		close(fd);
-		jt_err("%s: cannot replace: %s", w->path, strerror(err));
-		return -err;
-	}
-	return fd;
+	if (force)
+		return 0;
+	if (S_ISLNK(st.st_mode))
+		jt_err("refusing to write %s: it is a symlink; remove it or choose another path "
+		       "(-f, --force replaces the link, never its target)", w->path);
+	else
+		jt_err("%s: already exists (-f, --force replaces it)", w->path);
+	return -EEXIST;
 }
 
-int jt_outfile__create(const char *path, bool force)
+struct jt_outfile {
+	char *path;		/* as given: every error names it */
+	const char *base;	/* the target's name in dir (the end of path) */
+	int dir;		/* the directory the file is made in, by the safe walk (O_PATH) */
+	int fd;
+	FILE *stream;		/* once asked for: it owns fd */
+	bool force;
+	bool placed;		/* under the target's name */
+	char temp[32];		/* its hidden name in dir while it has one, else "" */
+};
+
+/* Give the unnamed (O_TMPFILE) file the name name in its directory: 0 or -errno. */
+static int link_fd(struct jt_outfile *of, const char *name)
+{
+	char proc[32];
+
+	if (!linkat(of->fd, "", of->dir, name, AT_EMPTY_PATH))
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the fd's link in /proc does not */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", of->fd);
+	return linkat(AT_FDCWD, proc, of->dir, name, AT_SYMLINK_FOLLOW) ? -errno : 0;
+}
+
+/* A new file of our own at name in its directory: 0 or -errno. */
+static int create_named(struct jt_outfile *of, const char *name)
+{
+	of->fd = openat(of->dir, name, JT_OUTFILE_FLAGS, 0600);
+	return of->fd < 0 ? -errno : 0;
+}
+
+/* make() under fresh hidden names until one is free; of->temp is it. 0 or -errno. */
+static int temp_name(struct jt_outfile *of, int (*make)(struct jt_outfile *, const char *))
+{
+	int i, err = -EEXIST;
+
+	for (i = 0; i < JT_OUTFILE_TEMP_TRIES && err == -EEXIST; i++) {
+		snprintf(of->temp, sizeof(of->temp), ".jitrace-%08x.tmp",
+			 (uint32_t)(jt_now_ns() ^ (uint64_t)getpid() * 2654435761u) + i);
+		err = make(of, of->temp);
+	}
+	if (err)
+		of->temp[0] = '\0';
+	return err;
+}
+
+/*
+ * The file, unnamed: nothing at all is left if jitrace is killed before it is placed.
+ * Filesystems without O_TMPFILE get a hidden name, which O_EXCL makes ours alone.
+ */
+static int make_temp(struct jt_outfile *of)
+{
+	int err;
+
+	of->fd = openat(of->dir, ".", O_WRONLY | O_TMPFILE | O_CLOEXEC, 0600);
+	if (of->fd >= 0)
+		return 0;
+	err = -errno;
+	if (err == -EOPNOTSUPP || err == -EISDIR || err == -EINVAL)
+		err = temp_name(of, create_named);
+	if (err)
+		jt_err("%s: cannot create a file in its directory: %s", of->path, strerror(-err));
+	return err;
+}
+
+struct jt_outfile *jt_outfile__open(const char *path, bool force)
 {
 	struct walk w = { .path = path, .uid = geteuid() };
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	int dir, fd;
-	char *parent;
+	struct jt_outfile *of = calloc(1, sizeof(*of));
+	char *parent, *slash;
 
-	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+	if (!of || !(of->path = strdup(path))) {
+		jt_err("%s: out of memory", path);
+		free(of);
+		return NULL;
+	}
+	of->fd = of->dir = -1;
+	of->force = force;
+	slash = strrchr(of->path, '/');
+	of->base = slash ? slash + 1 : of->path;
+	if (!*of->base || !strcmp(of->base, ".") || !strcmp(of->base, "..")) {
 		jt_err("refusing to write '%s': it does not end in a file name", path);
-		return -EISDIR;
+		goto fail;
 	}
 	/* "/x" is in "/"; "x" in the current directory, however it was reached */
-	parent = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	parent = slash ? strndup(path, slash == of->path ? 1 : (size_t)(slash - of->path)) :
+			 strdup(".");
 	if (!parent) {
 		jt_err("%s: out of memory", path);
-		return -ENOMEM;
+		goto fail;
 	}
-	dir = open_dir(&w, AT_FDCWD, parent);
+	of->dir = open_dir(&w, AT_FDCWD, parent);
 	free(parent);
-	if (dir < 0)
-		return dir;
-	/* O_EXCL fails on anything already there, a symlink too, dangling or not */
-	fd = openat(dir, base, JT_OUTFILE_FLAGS, 0600);
-	if (fd < 0 && errno == EEXIST)
-		fd = replace(&w, dir, base, force);
-	else if (fd < 0) {
-		fd = -errno;
-		jt_err("%s: cannot create: %s", path, strerror(-fd));
-	}
-	close(dir);
-	return fd;
+	if (of->dir < 0 || check_target(&w, of->dir, of->base, force) || make_temp(of))
+		goto fail;
+	return of;
+fail:
+	jt_outfile__close(of);
+	return NULL;
 }
 
-FILE *jt_outfile__fopen(const char *path, bool force)
+int jt_outfile__fd(const struct jt_outfile *of)
 {
-	int fd = jt_outfile__create(path, force);
+	return of->fd;
+}
+
+FILE *jt_outfile__stream(struct jt_outfile *of)
+{
+	if (!of->stream) {
+		of->stream = fdopen(of->fd, "w");
+		if (!of->stream)
+			jt_err("%s: %s", of->path, strerror(errno));
+	}
+	return of->stream;
+}
+
+/* The hidden name onto the target's, refusing one there: 0 or -errno. */
+static int rename_noreplace(struct jt_outfile *of)
+{
+	if (!renameat2(of->dir, of->temp, of->dir, of->base, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	/* a filesystem without RENAME_NOREPLACE: a hard link refuses an existing name too */
+	if (linkat(of->dir, of->temp, of->dir, of->base, 0))
+		return -errno;
+	unlinkat(of->dir, of->temp, 0);
+	return 0;
+}
+
+/*
+ * Every step is through the directory the file was made in: a directory on the way that is
+ * swapped for a symlink since cannot move the file, or what is replaced, elsewhere. rename()
+ * replaces only the name, never writes to what it names (a FIFO put there meanwhile by
+ * whoever can write the directory is replaced, not fed).
+ */
+int jt_outfile__place(struct jt_outfile *of)
+{
+	int err = 0;
+
+	if (of->stream && fflush(of->stream))
+		err = -errno;
+	else if (fsync(of->fd))
+		err = -errno;
+	if (err) {
+		jt_err("%s: write: %s", of->path, strerror(-err));
+		return err;
+	}
+	if (of->placed)		/* already: what was written since is flushed */
+		return 0;
+	if (!of->temp[0] && !of->force) {
+		err = link_fd(of, of->base);	/* linkat() never replaces a name */
+	} else {
+		if (!of->temp[0] && (err = temp_name(of, link_fd))) {
+			jt_err("%s: cannot name the file beside it: %s", of->path, strerror(-err));
+			return err;
+		}
+		err = of->force ? renameat(of->dir, of->temp, of->dir, of->base) ? -errno : 0 :
+				  rename_noreplace(of);
+		if (err)
+			unlinkat(of->dir, of->temp, 0);
+		of->temp[0] = '\0';
+	}
+	if (err == -EEXIST)
+		jt_err("%s: appeared while it was being written; left as it is (-f, --force "
+		       "replaces it)", of->path);
+	else if (err)
+		jt_err("%s: cannot put it in place: %s", of->path, strerror(-err));
+	else
+		of->placed = true;
+	return err;
+}
+
+int jt_outfile__close(struct jt_outfile *of)
+{
+	int err = 0;
+
+	if (!of)
+		return 0;
+	if ((of->stream ? fclose(of->stream) : of->fd >= 0 ? close(of->fd) : 0) && of->placed) {
+		err = -errno;
+		jt_err("%s: close: %s", of->path, strerror(-err));
+	}
+	/* a file never placed goes, by its name in the directory it was made in, not by path */
+	if (!of->placed && of->temp[0])
+		unlinkat(of->dir, of->temp, 0);
+	if (of->dir >= 0)
+		close(of->dir);
+	free(of->path);
+	free(of);
+	return err;
+}
+
+int jt_outfile__commit(struct jt_outfile *of)
+{
+	int err = jt_outfile__place(of), cerr = jt_outfile__close(of);
+
+	return err ? err : cerr;
+}
+
+FILE *jt_outfile__fopen(const char *path, bool force, struct jt_outfile **of)
+{
 	FILE *f;
 
-	if (fd < 0)
+	*of = jt_outfile__open(path, force);
+	if (!*of)
 		return NULL;
-	f = fdopen(fd, "w");
+	f = jt_outfile__stream(*of);
 	if (!f) {
-		jt_err("%s: %s", path, strerror(errno));
-		close(fd);
-		unlink(path);	/* ours, just created */
+		jt_outfile__close(*of);
+		*of = NULL;
 	}
 	return f;
+}
+
+int jt_outfile__finish(struct jt_outfile *of, bool ok)
+{
+	return ok ? jt_outfile__commit(of) : jt_outfile__close(of);
 }
 
 int jt_outfile__create_at(int dirfd, const char *name, const char *shown)

@@ -7,16 +7,47 @@
 #include <stdio.h>
 
 /*
- * Create path for writing, a new regular file of mode 0600. Never through a symlink at the
- * path, nor through a symlink on the way there unless it is root's or the caller's, nor over
- * anything but a regular file. An existing file (or a symlink, replaced itself, never its
- * target) is refused unless force, which replaces it by renaming a new file over it.
- * Returns the fd or -errno, the error reported with the path and why.
+ * An output being written: a new file of mode 0600 in the target's directory, with no name
+ * there (O_TMPFILE) or a hidden temporary one, put under the target's name only once it is
+ * whole. Until then the target is exactly as it was; a failed output is dropped through the
+ * directory it was made in, never by looking its path up again.
  */
-int jt_outfile__create(const char *path, bool force);
+struct jt_outfile;
 
-/* jt_outfile__create() as a stdio stream; NULL on failure, the error reported. */
-FILE *jt_outfile__fopen(const char *path, bool force);
+/*
+ * Start writing path. The directory is reached without following a symlink on the way
+ * unless it is root's or the caller's. What is at path now is checked at once: anything
+ * there is refused unless force, and with force anything but a regular file or a symlink
+ * (replaced itself, never its target). NULL on failure, the error reported with the path.
+ */
+struct jt_outfile *jt_outfile__open(const char *path, bool force);
+
+/* The file being written (valid until jt_outfile__close); its stream, made once, owns it. */
+int jt_outfile__fd(const struct jt_outfile *of);
+FILE *jt_outfile__stream(struct jt_outfile *of);
+
+/*
+ * Put what is written so far (the stream flushed, the file fsync'ed) under the target's
+ * name, and go on writing it there: without force only if nothing appeared at the name
+ * meanwhile; with force replacing what is there. Once placed, only flushes and fsyncs.
+ * 0 or -errno, reported; on failure the target is as it was and the file can only be
+ * closed.
+ */
+int jt_outfile__place(struct jt_outfile *of);
+
+/*
+ * Close and free of. A file never placed is dropped (a temporary name removed through its
+ * directory); a placed one is kept as written. 0, or -errno of a failed close (reported).
+ */
+int jt_outfile__close(struct jt_outfile *of);
+
+/* jt_outfile__place() then jt_outfile__close(): the whole output in place, or none of it. */
+int jt_outfile__commit(struct jt_outfile *of);
+
+/* For a command's output: jt_outfile__open() and its stream; NULL on failure (reported). */
+FILE *jt_outfile__fopen(const char *path, bool force, struct jt_outfile **of);
+/* Its end: committed if ok (0, or -errno reported), else dropped (0), the target untouched. */
+int jt_outfile__finish(struct jt_outfile *of, bool ok);
 
 /*
  * The same for a file name in the directory dirfd (which the caller made safe, as

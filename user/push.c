@@ -567,6 +567,11 @@ struct jt_push *jt_push__start(const struct jt_push_opts *o)
 		jt_err("push: out of memory");
 		return NULL;
 	}
+	/* checked by record already; a caller that did not must not send them either */
+	if (jt_push__check_url(o->url)) {
+		free(p);
+		return NULL;
+	}
 	p->o = *o;
 	p->dirfd = -1;
 	pthread_mutex_init(&p->mu, NULL);

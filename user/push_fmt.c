@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "push_fmt.h"
+#include "safeopen.h"
 #include "util.h"
 
 static char *dup_value(const char *s, size_t n)
@@ -104,11 +105,19 @@ static int auth_line(struct jt_push_auth *a, const char *path, int nr, const cha
 /* The file's bytes, once its owner and mode are checked; NULL on error (reported). */
 static char *read_secret(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct jt_safeopen_link bad;
+	int fd = jt_safeopen__trusted_links(path, geteuid(), &bad);
 	struct stat st;
 	char *buf = NULL;
 	ssize_t n;
 
+	if (fd < 0 && errno == EPERM) {
+		/* its owner could point root at any file: a Secret mount's links are root's */
+		jt_err("refusing the credentials in %s: '%s' is a symlink owned by uid %u, "
+		       "neither root nor you; give the real file", path, bad.name,
+		       (unsigned)bad.owner);
+		return NULL;
+	}
 	if (fd < 0) {
 		jt_err("%s: cannot open the credentials: %s", path, strerror(errno));
 		return NULL;
@@ -172,6 +181,29 @@ int jt_push_auth__load(struct jt_push_auth *a, const char *path)
 	if (err)
 		jt_push_auth__fini(a);
 	return err;
+}
+
+int jt_push__check_url(const char *url)
+{
+	const char *host = strstr(url, "://"), *end;
+
+	if (host) {
+		host += 3;
+		end = host + strcspn(host, "/?#");
+		/* userinfo (user:password@) would sit in argv, in ps and in what record prints */
+		if (memchr(host, '@', end - host)) {
+			jt_err("--push: the URL carries credentials (USER:PASSWORD@ before its host), "
+			       "which every user sees in the process list; give the URL without "
+			       "them and the credentials in a --push-auth file (basic_auth = "
+			       "USER:PASSWORD)");
+			return -EINVAL;
+		}
+	}
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		jt_err("--push: '%s' is not an http:// or https:// URL", url);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int jt_push__parse_format(const char *s, enum jt_push_format *f)

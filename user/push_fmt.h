@@ -42,13 +42,20 @@ struct jt_push_auth {
 
 /*
  * Read the credentials at path. Refused (never read) when other users may read or write it
- * (any group or other bit in its mode), when it belongs to neither root nor the caller, or is
- * not a regular file. An unknown key, a value with control characters or a key given twice
+ * (any group or other bit in its mode), when it belongs to neither root nor the caller, is
+ * not a regular file, or is reached through a symlink neither root's nor the caller's. An unknown key, a value with control characters or a key given twice
  * is an error naming the line, never the value. 0 or -errno (reported).
  */
 int jt_push_auth__load(struct jt_push_auth *a, const char *path);
 /* Wipe and free. */
 void jt_push_auth__fini(struct jt_push_auth *a);
+
+/*
+ * A --push URL jitrace takes: http:// or https://, with no credentials in it (USER:PASSWORD@
+ * shows in the process list; they come from --push-auth). -EINVAL (reported, never showing
+ * the credentials) otherwise.
+ */
+int jt_push__check_url(const char *url);
 
 /* "pyroscope" or "parca"; -EINVAL (reported) for anything else. */
 int jt_push__parse_format(const char *s, enum jt_push_format *f);

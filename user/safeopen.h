@@ -19,6 +19,18 @@ int jt_safeopen__perfmap(pid_t pid, uid_t uid);
 /* path as process pid sees it, resolved inside its own root */
 int jt_safeopen__in_root(pid_t pid, const char *path, uid_t uid);
 /*
+ * A file of jitrace's own that root reads on a user's word (the push credentials): opened
+ * read-only (O_NONBLOCK, no controlling tty), whatever it is, following only symlinks that
+ * root or uid own, at its name or on the way, as outputs are created (outfile.h); the kernel
+ * mounts Kubernetes Secrets through root's links. The caller checks what it opened. Returns
+ * the fd, or -1 with errno set; a link refused (EPERM) is named in *bad. Nothing is printed.
+ */
+struct jt_safeopen_link {
+	char name[256];		/* the refused symlink's name (its last component) */
+	uid_t owner;
+};
+int jt_safeopen__trusted_links(const char *path, uid_t uid, struct jt_safeopen_link *bad);
+/*
  * Where a process's perf map is, taken while it lives, so that a map it writes as it ends
  * (HotSpot's -XX:+DumpPerfMapAtExit) can still be read once /proc/PID is gone.
  */

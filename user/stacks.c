@@ -199,25 +199,10 @@ static uint64_t hash_name(const char *p, size_t n, enum jt_lv_kind kind)
  */
 static char *clean_copy(const char *src, size_t n, size_t *out_len)
 {
-	const unsigned char *p = (const unsigned char *)src;
 	char *d = malloc(n + 1);
-	size_t i = 0, o = 0, l;
 
-	if (!d)
-		return NULL;
-	while (i < n) {
-		l = jt_text__utf8_len(p + i, n - i);
-		if (!l || jt_text__is_control(p + i, l)) {
-			d[o++] = '?';
-			i += l ? l : 1;	/* a C1 control is two bytes, one character */
-			continue;
-		}
-		memcpy(d + o, p + i, l);
-		o += l;
-		i += l;
-	}
-	d[o] = '\0';
-	*out_len = o;
+	if (d)
+		*out_len = jt_text__clean(d, src, n);
 	return d;
 }
 

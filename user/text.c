@@ -65,6 +65,26 @@ void jt_text__put(FILE *out, const char *s, size_t n)
 	}
 }
 
+size_t jt_text__clean(char *dst, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0, l;
+
+	while (i < n) {
+		l = jt_text__utf8_len(p + i, n - i);
+		if (!l || jt_text__is_control(p + i, l)) {
+			dst[o++] = '?';
+			i += l ? l : 1;	/* a C1 control is two bytes, one character */
+			continue;
+		}
+		memcpy(dst + o, p + i, l);
+		o += l;
+		i += l;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
 size_t jt_text__escape(char *dst, size_t cap, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -25,6 +25,13 @@ bool jt_text__is_control(const unsigned char *s, size_t len);
  */
 void jt_text__put(FILE *out, const char *s, size_t n);
 
+/*
+ * Copy s (n bytes) into dst (n + 1 bytes at least) with every control character (C0, DEL,
+ * C1) and every byte that is not UTF-8 as one '?': text any output can carry as it is.
+ * Returns the length written, NUL not counted.
+ */
+size_t jt_text__clean(char *dst, const char *s, size_t n);
+
 /* The same into dst (cap > 0 bytes, always NUL-terminated, cut at a whole character or
  * escape); returns the length written. */
 size_t jt_text__escape(char *dst, size_t cap, const char *s, size_t n);

@@ -171,6 +171,28 @@ static void put_line(FILE *out, const char *raw, unsigned int cols, bool term)
 	fputs(term ? "\033[K\n" : "\n", out);
 }
 
+#define COMM_COLS 15	/* a comm's bytes at most: its column's width */
+
+/*
+ * A comm as its column shows it, COMM_COLS wide (cell holds 2 * COMM_COLS + 1 bytes):
+ * a UTF-8 character as itself, one column; what the line's escaping would widen to \xHH
+ * (bytes that are not UTF-8, controls, a backslash) as one '?', so the columns after it
+ * stay in line.
+ */
+static void comm_cell(char *cell, const char *comm)
+{
+	size_t len = jt_text__clean(cell, comm, strnlen(comm, COMM_COLS)), i, cols = 0;
+
+	for (i = 0; i < len; i++) {
+		if (cell[i] == '\\')
+			cell[i] = '?';
+		cols += ((unsigned char)cell[i] & 0xc0) != 0x80;	/* not a continuation */
+	}
+	while (cols++ < COMM_COLS)
+		cell[len++] = ' ';
+	cell[len] = '\0';
+}
+
 int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int cols,
 		   double secs, bool term)
 {
@@ -179,7 +201,8 @@ int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int 
 	struct tm tm;
 	size_t i;
 
-	qsort(t->hot, t->n, sizeof(*t->hot), cmp_hot);
+	if (t->n)	/* t->hot is NULL before the first sample: not for qsort */
+		qsort(t->hot, t->n, sizeof(*t->hot), cmp_hot);
 	if (!localtime_r(&now, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
 		when[0] = '\0';
 	snprintf(line, sizeof(line), "jitrace top %s  %.0f samples/s  %zu process%s  %zu methods "
@@ -197,14 +220,11 @@ int jt_top__render(struct jt_top *t, FILE *out, unsigned int rows, unsigned int 
 		const struct hot *h = &t->hot[i];
 		const struct jt_lv_method *m = jt_lv__method(t->lv, h->id);
 		const struct jt_lv_proc *p = m ? jt_lv__proc(t->lv, m->pid) : NULL;
-		char comm[16];
+		char comm[2 * COMM_COLS + 1];
 		size_t k;
 
-		snprintf(comm, sizeof(comm), "%s", p ? p->comm : "?");
-		for (k = 0; comm[k]; k++)	/* a comm is the process's to choose */
-			if ((unsigned char)comm[k] < 0x20 || comm[k] == 0x7f)
-				comm[k] = '?';
-		snprintf(line, sizeof(line), "%6.1f%% %6.1f%% %8" PRIu64 " %8u  %-15s  %s",
+		comm_cell(comm, p ? p->comm : "?");	/* a comm is the process's to choose */
+		snprintf(line, sizeof(line), "%6.1f%% %6.1f%% %8" PRIu64 " %8u  %s  %s",
 			 100.0 * h->self / t->samples, 100.0 * h->total / t->samples, h->self,
 			 m ? m->pid : 0, comm, m ? m->name : "?");
 		for (k = 0; line[k]; k++)

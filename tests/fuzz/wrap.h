@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * For the log fuzzers: raw record bytes wrapped in a valid header and one block (number 0)
- * with the right crc32, so that mutated records get past the block checks. Include once.
+ * For the log fuzzers: raw record bytes wrapped in a valid header (sealed, every flag records
+ * can contradict set) and one block (number 0) with the right crc32, so that mutated records
+ * get past the header and block checks. Include once; link user/logfmt.c.
  */
 #ifndef JT_FUZZ_WRAP_H
 #define JT_FUZZ_WRAP_H
@@ -12,17 +13,19 @@
 #include <zlib.h>
 
 #include "jt_log_format.h"
+#include "logfmt.h"
 
 /* header + one block of raw bytes into *out (malloc'd); returns its length or 0. */
 static size_t fuzz_wrap(const uint8_t *raw, size_t len, uint8_t **out)
 {
-	struct jt_log_header h = { .magic = JT_LOG_MAGIC, .version = JT_LOG_VERSION,
-				   .header_size = JT_LOG_HEADER_SIZE, .sample_hz = 99 };
+	struct jt_log_header h = { .sample_hz = 99,
+				   .flags = JT_LOG_F_CALLS | JT_LOG_F_KSTACK | JT_LOG_F_OFFCPU };
 	size_t room = sizeof(h) + sizeof(struct jt_log_block) + compressBound(len) + 64;
 	struct jt_log_block b = { .magic = JT_LOG_BLOCK_MAGIC, .rawsize = len };
 	z_stream zs = { 0 };
 	uint8_t *buf = malloc(room);
 
+	jt_logfmt__seal(&h);
 	if (!buf || deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)) {
 		free(buf);
 		return 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Unit-test helpers: a scratch directory under $TMPDIR, removed with its files; a file read whole. */
+/* Test helpers: a scratch directory under $TMPDIR and its entries; a file read whole. */
 #ifndef JT_TEST_SCRATCH_H
 #define JT_TEST_SCRATCH_H
 
@@ -14,7 +14,7 @@
 /* Include after <cmocka.h>. */
 
 /* Make dir (cap bytes) a new directory named after name. Returns 0 or -1. */
-static int scratch_make(char *dir, size_t cap, const char *name)
+static inline int scratch_make(char *dir, size_t cap, const char *name)
 {
 	const char *base = getenv("TMPDIR");
 
@@ -23,7 +23,7 @@ static int scratch_make(char *dir, size_t cap, const char *name)
 }
 
 /* Remove dir and the files in it. */
-static void scratch_remove(const char *dir)
+static inline void scratch_remove(const char *dir)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -36,8 +36,23 @@ static void scratch_remove(const char *dir)
 	rmdir(dir);
 }
 
+/* How many entries dir holds, besides "." and "..". Fails the test if it cannot be read. */
+static inline int scratch_entries(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		fail_msg("cannot open %s", dir);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
 /* The whole file, NUL-terminated; *len gets its size. Fails the test if it cannot. */
-static char *slurp(const char *path, size_t *len)
+static inline char *slurp(const char *path, size_t *len)
 {
 	struct stat st;
 	char *buf;

@@ -147,7 +147,8 @@ static void write_every_type(const char *path, bool clean, bool broken_sample)
 		{ JT_FRAME_REF(JT_FRAME_MODULE, 9), 0x10 },
 		{ JT_FRAME_REF(0, 5), 0x20 },
 	};
-	struct jt_log_header h = { .start_ns = T0, .ncpus = 2, .sample_hz = 99 };
+	struct jt_log_header h = { .start_ns = T0, .ncpus = 2, .sample_hz = 99,
+				   .flags = JT_LOG_F_CALLS | JT_LOG_F_OFFCPU };
 	struct jt_log_writer *w = jt_logw__create(path, &h, false);
 	static const char sym_name[] = "JavaCalls::call_helper";
 	struct jt_rec_module *mod;

@@ -261,6 +261,34 @@ static void write_log(const char *path)
 	assert_int_equal(jt_logw__close(w), 0);	/* the end record comes at the last time */
 }
 
+/* stderr into t->dir/stderr.txt until stderr_end, which returns what was said there */
+static int stderr_begin(struct tmp *t)
+{
+	char path[600];
+	int saved, fd;
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", t->dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	return saved;
+}
+
+static char *stderr_end(struct tmp *t, int saved)
+{
+	char path[600];
+	size_t len;
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	snprintf(path, sizeof(path), "%s/stderr.txt", t->dir);
+	return slurp(path, &len);
+}
+
 typedef int (*export_fn)(FILE *out, const char *path, const struct jt_filter *filter);
 
 /* Run an export into t->out; returns the export's result and the file's bytes. */
@@ -718,6 +746,36 @@ static void test_speedscope_sample_without_frames(void **state)
 	free(json);
 }
 
+/*
+ * A log without samples or calls: speedscope opens the profile activeProfileIndex names, so
+ * an empty list is refused, saying why, and nothing is written (the list was never sorted:
+ * qsort of NULL was undefined).
+ */
+static void test_speedscope_refuses_a_log_with_nothing_to_show(void **state)
+{
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ };
+	struct tmp *t = *state;
+	struct jt_log_writer *w;
+	char *json, *said;
+	size_t len;
+	int ret, saved;
+
+	w = jt_logw__create(t->log, &h, false);
+	assert_non_null(w);
+	add_proc(w, 0, 300, "idle");
+	add_method(w, 10, 300, 1, 0x7f3000000000ULL, "never.ran", 9);
+	assert_int_equal(jt_logw__close(w), 0);
+
+	saved = stderr_begin(t);
+	json = run_export(t, jt_export_speedscope, NULL, &ret, &len);
+	said = stderr_end(t, saved);
+	assert_int_equal(ret, 1);
+	assert_string_equal(json, "");
+	assert_non_null(strstr(said, "t.jtl: no samples or calls to export"));
+	free(said);
+	free(json);
+}
+
 /* ---- `jitrace export` as run ---- */
 
 /* A log like write_utf8_log()'s, samples only: recorded without --calls. */
@@ -737,9 +795,8 @@ static void write_samples_only_log(const char *path)
 /* jt_cmd_export() on args (NULL-terminated, "jitrace export" first); stderr in *err. */
 static int cmd_export(struct tmp *t, char **err, ...)
 {
-	char *argv[16], path[600];
-	int argc = 0, ret, saved, fd;
-	size_t len;
+	char *argv[16];
+	int argc = 0, ret, saved;
 	va_list ap;
 
 	argv[argc++] = "jitrace export";
@@ -747,18 +804,9 @@ static int cmd_export(struct tmp *t, char **err, ...)
 	while ((argv[argc] = va_arg(ap, char *)))
 		argc++;
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/stderr.txt", t->dir);
-	fflush(stderr);
-	saved = dup(2);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(saved >= 0 && fd >= 0);
-	dup2(fd, 2);
-	close(fd);
+	saved = stderr_begin(t);
 	ret = jt_cmd_export(argc, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	*err = slurp(path, &len);
+	*err = stderr_end(t, saved);
 	return ret;
 }
 
@@ -1285,6 +1333,40 @@ static long pstring(const char *text, const char *s)
 	return -1;
 }
 
+/*
+ * comm and thread labels are other processes' bytes, and `pprof -top`, `-traces` print them
+ * to a terminal: a control (C0, DEL, C1) or a byte that is not UTF-8 is '?' in them, as in
+ * function names.
+ */
+static void test_pprof_labels_carry_no_control_bytes(void **state)
+{
+	const struct jt_frame f[] = { F(METHOD, 1, 0x4) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ };
+	struct tmp *t = *state;
+	struct jt_log_writer *w;
+	size_t len;
+	char *text;
+
+	w = jt_logw__create(t->log, &h, false);
+	assert_non_null(w);
+	add_proc(w, 0, 600, "ev\x1b[31mil\x7f");
+	add_method(w, 10, 600, 1, 0x7f3000000000ULL, "work", 4);
+	add_thread(w, 20, 600, 601, "th\xc2\x9b\x07\xffr\xc3\xa9");
+	add_sample(w, 100, 600, 601, f, 1);
+	assert_int_equal(jt_logw__close(w), 0);
+
+	/* the decoder prints a string's bytes outside printable ASCII as octal escapes */
+	text = pprof_text(t, NULL, &len);
+	assert_null(strstr(text, "\\033"));
+	assert_null(strstr(text, "\\007"));
+	assert_null(strstr(text, "\\177"));
+	assert_null(strstr(text, "\\377"));
+	assert_null(strstr(text, "\\302\\233"));
+	assert_true(pstring(text, "ev?[31mil?") > 0);
+	assert_true(pstring(text, "th???r\\303\\251") > 0);	/* é is text (printed as protoc does) */
+	free(text);
+}
+
 /* A "thread" label with the name the thread had at each sample, pid and tid kept. */
 static void test_pprof_thread_label(void **state)
 {
@@ -1354,6 +1436,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_speedscope_threads_named_busiest_first,
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_thread_label, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_labels_carry_no_control_bytes, tmp_setup,
+						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_thread_names, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_calls_balanced),
 		cmocka_unit_test(test_json_escape),
@@ -1363,6 +1447,8 @@ int main(void)
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_exports_keep_utf8_names, tmp_setup,
 						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_refuses_a_log_with_nothing_to_show,
+						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope_sample_without_frames, tmp_setup,
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_source_lines, tmp_setup, tmp_teardown),

@@ -23,6 +23,7 @@
 #include "jt_events.h"
 #include "log.h"
 #include "logfmt.h"
+#include "names.h"
 #include "util.h"
 
 #define START_NS 5000000000ULL
@@ -300,7 +301,7 @@ static struct jt_log_header test_header(void)
 	struct jt_log_header h = {
 		.start_ns = START_NS,
 		.realtime_offset_ns = -123456789,
-		.ncpus = 2,
+		.ncpus = 4,	/* gen()'s samples run on CPUs 0 to 3 */
 		.sample_hz = 99,
 		.flags = JT_LOG_F_CALLS | JT_LOG_F_KSTACK,
 	};
@@ -426,9 +427,8 @@ static void round_trip_keeps_every_record_type_byte_for_byte(void **state)
 	assert_int_equal(rh.magic, JT_LOG_MAGIC);
 	assert_int_equal(rh.version, JT_LOG_VERSION);
 	assert_int_equal(rh.header_size, JT_LOG_HEADER_SIZE);
-	h.magic = rh.magic;
-	h.version = rh.version;
-	h.header_size = rh.header_size;
+	jt_logfmt__seal(&h);	/* what the writer makes of it */
+	assert_int_equal(rh.hdr_crc32, jt_logfmt__header_crc(&rh));
 	assert_memory_equal(&rh, &h, sizeof(h));
 
 	for (i = 0; i < n; i++) {
@@ -701,9 +701,7 @@ static size_t one_block_log(unsigned char *out, size_t cap, const void *raw, siz
 	struct jt_log_block b = { .magic = JT_LOG_BLOCK_MAGIC, .rawsize = rawsize };
 	uLongf zlen = cap - sizeof(h) - sizeof(b);
 
-	h.magic = JT_LOG_MAGIC;
-	h.version = JT_LOG_VERSION;
-	h.header_size = JT_LOG_HEADER_SIZE;
+	jt_logfmt__seal(&h);
 	assert_int_equal(raw_deflate(out + sizeof(h) + sizeof(b), &zlen, raw, rawsize), Z_OK);
 	b.zsize = zlen;
 	b.crc32 = crc32(0, raw, rawsize);
@@ -778,12 +776,22 @@ static void file_mode_is_0600(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
+/* path reads as n records of gen(), then stops in state. */
+static void assert_reads_gen(const char *path, uint64_t n, enum jt_logr_state state)
+{
+	struct jt_log_reader *r = jt_logr__open(path);
+
+	assert_non_null(r);
+	assert_int_equal(read_gen(r), n);
+	assert_int_equal(jt_logr__state(r), state);
+	jt_logr__close(r);
+}
+
 static void existing_file_is_refused_without_force_and_replaced_with_force(void **state)
 {
 	struct tmp *t = *state;
 	struct jt_log_header h = test_header();
 	struct jt_log_writer *w;
-	struct jt_log_reader *r;
 	struct capture cap;
 	union recbuf rb;
 	char *err, *text;
@@ -804,11 +812,7 @@ static void existing_file_is_refused_without_force_and_replaced_with_force(void 
 	assert_non_null(w);
 	assert_int_equal(jt_logw__append(w, gen(&rb, 0)), 0);
 	assert_int_equal(jt_logw__close(w), 0);
-	r = jt_logr__open(tpath(t, "old.jtl"));
-	assert_non_null(r);
-	assert_int_equal(read_gen(r), 1);
-	assert_int_equal(jt_logr__state(r), JT_LOGR_END);
-	jt_logr__close(r);
+	assert_reads_gen(tpath(t, "old.jtl"), 1, JT_LOGR_END);
 }
 
 static void symlink_at_path_is_never_followed(void **state)
@@ -846,6 +850,44 @@ static void symlink_at_path_is_never_followed(void **state)
 	text = slurp(target, &len);
 	assert_string_equal(text, "precious\n");
 	free(text);
+}
+
+/*
+ * record's log: not under its name until placed (a recording that never began leaves the old
+ * file as it was); placed, it reads up to its last flushed block if killed; a log closed
+ * before it was placed is placed whole.
+ */
+static void unplaced_log_leaves_its_path_as_it_was(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_log_header h = test_header();
+	struct jt_log_writer *w;
+	union recbuf rb;
+	char *text;
+	size_t len;
+
+	spit(tpath(t, "old.jtl"), "old contents\n", 13);
+	w = jt_logw__create_unplaced(t->path, &h, true);
+	assert_non_null(w);
+	write_gen_block(w, 0, 1);
+	jt_logw__abort(w);
+	text = slurp(tpath(t, "old.jtl"), &len);
+	assert_string_equal(text, "old contents\n");
+	free(text);
+
+	w = jt_logw__create_unplaced(t->path, &h, true);
+	assert_non_null(w);
+	write_gen_block(w, 0, 1);
+	assert_int_equal(jt_logw__place(w), 0);
+	assert_int_equal(jt_logw__append(w, gen(&rb, 1)), 0);	/* held, never flushed */
+	jt_logw__abort(w);
+	assert_reads_gen(tpath(t, "old.jtl"), 1, JT_LOGR_TRUNCATED);
+
+	w = jt_logw__create_unplaced(tpath(t, "new.jtl"), &h, false);
+	assert_non_null(w);
+	assert_int_equal(jt_logw__append(w, gen(&rb, 0)), 0);
+	assert_int_equal(jt_logw__close(w), 0);
+	assert_reads_gen(tpath(t, "new.jtl"), 1, JT_LOGR_END);
 }
 
 static void appending_an_invalid_record_fails_and_keeps_the_log(void **state)
@@ -970,7 +1012,7 @@ static void big_endian_log_is_explained(void **state)
 	assert_null(jt_logr__open(tpath(t, "missing.jtl")));
 	err = capture_end(&cap);
 	assert_non_null(strstr(err, "written on a big-endian host"));
-	assert_non_null(strstr(err, "version 3; this jitrace reads versions 1 to 2"));
+	assert_non_null(strstr(err, "version 4; this jitrace reads versions 1 to 3"));
 	assert_non_null(strstr(err, "header size 128"));
 	assert_non_null(strstr(err, "missing.jtl: No such file"));
 	assert_int_equal(count_lines(err), 4);
@@ -1349,6 +1391,17 @@ static void references_to_undefined_ids_are_errors_and_salvage_skips_them(void *
 			     "sample record: frame 0 names module 2, not defined before it");
 }
 
+/* The header at buf given the crc32 of what it now holds, as a writer would have sealed it. */
+static void reseal(unsigned char *buf)
+{
+	struct jt_log_header h;
+
+	memcpy(&h, buf, sizeof(h));
+	h.hdr_crc32 = jt_logfmt__header_crc(&h);
+	memcpy(buf, &h, sizeof(h));
+}
+
+/* Fields out of range under a right crc32: a writer's mistake, not damage. */
 static void header_fields_out_of_range_are_errors_and_salvage_reads_on(void **state)
 {
 	static const struct {
@@ -1379,6 +1432,7 @@ static void header_fields_out_of_range_are_errors_and_salvage_reads_on(void **st
 
 		memcpy(saved, buf + bad[i].off, bad[i].size);
 		memcpy(buf + bad[i].off, &bad[i].val, bad[i].size);	/* little-endian */
+		reseal(buf);
 
 		capture_begin(&cap, t);
 		assert_null(jt_logr__open_mem(buf, len));
@@ -1406,19 +1460,22 @@ static void header_fields_out_of_range_are_errors_and_salvage_reads_on(void **st
 		assert_non_null(strstr(err, bad[i].why));
 		free(err);
 		memcpy(buf + bad[i].off, saved, bad[i].size);
+		reseal(buf);
 	}
 	free(buf);
 }
 
-/* A version 1 copy of a log: its blocks' headers without seq and first_rec. */
+/* A version 1 copy of a log: no crc32 in its header, its blocks' without seq and first_rec. */
 static size_t to_version_1(const unsigned char *buf, size_t len, unsigned char *out)
 {
 	struct jt_log_block b;
+	struct jt_log_header h;
 	size_t in = JT_LOG_HEADER_SIZE, at = JT_LOG_HEADER_SIZE;
-	__u16 v1 = 1;
 
-	memcpy(out, buf, JT_LOG_HEADER_SIZE);
-	memcpy(out + offsetof(struct jt_log_header, version), &v1, sizeof(v1));
+	memcpy(&h, buf, sizeof(h));
+	h.version = 1;
+	h.hdr_crc32 = 0;
+	memcpy(out, &h, sizeof(h));
 	while (in < len) {
 		memcpy(&b, buf + in, sizeof(b));
 		memcpy(out + at, &b, JT_LOG_BLOCK_V1_SIZE);
@@ -1496,6 +1553,217 @@ static void version_1_log_reads_without_the_sequence_check(void **state)
 	free(cut);
 	free(v1);
 	free(buf);
+}
+
+/* Drain r; true if it read to the end record (the log was taken as sound). */
+static bool reads_to_the_end(struct jt_log_reader *r)
+{
+	while (jt_logr__next(r))
+		;
+	return jt_logr__state(r) == JT_LOGR_END;
+}
+
+/*
+ * A real log, by the writer, with a late name (so its header was written twice): each of
+ * the 2048 bits of its header flipped alone is refused. Magic bits: not a jitrace log;
+ * version bits: another version, or (3 to 2 or 1) a crc32 where those have reserved zeros;
+ * header_size bits: out of range; every other bit, the crc32 field's own included: the
+ * checksum. No bit is left that cannot matter.
+ */
+static void every_single_bit_flip_of_a_header_is_refused(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_log_writer *w = create(tpath(t, "flip.jtl"));
+	struct jt_rec_late *l;
+	union recbuf rb;
+	struct jt_log_reader *r;
+	struct capture cap;
+	unsigned char *buf;
+	unsigned int bit, taken = 0, first = 0;
+	size_t len;
+	char *err;
+	uint64_t i;
+
+	for (i = 0; i < 40; i++)
+		assert_int_equal(jt_logw__append(w, gen(&rb, i)), 0);
+	l = (void *)rec_init(&rb, JT_REC_LATE, sizeof(*l), START_NS + 400);
+	l->method = 1;
+	l->pid = 100;
+	l->start = 0x7f00000000ULL;
+	l->size = 64;
+	l->from_ts = START_NS;
+	assert_int_equal(jt_logw__append(w, &rb.h), 0);
+	assert_int_equal(jt_logw__close(w), 0);
+	buf = (unsigned char *)slurp(tpath(t, "flip.jtl"), &len);
+
+	r = jt_logr__open_mem(buf, len);	/* as written: sound, late names flagged */
+	assert_non_null(r);
+	assert_true(jt_logr__header(r)->flags & JT_LOG_F_LATE);
+	assert_true(reads_to_the_end(r));
+	jt_logr__close(r);
+
+	capture_begin(&cap, t);
+	for (bit = 0; bit < 8 * JT_LOG_HEADER_SIZE; bit++) {
+		buf[bit / 8] ^= 1U << bit % 8;
+		r = jt_logr__open_mem(buf, len);
+		if (r && reads_to_the_end(r) && !taken++)
+			first = bit;
+		jt_logr__close(r);
+		buf[bit / 8] ^= 1U << bit % 8;
+	}
+	err = capture_end(&cap);
+	if (taken)
+		fail_msg("%u header bits flipped read as sound, the first bit %u (byte %u)", taken,
+			 first, first / 8);
+	/* one line each, and what a flip in a field the header's ranges allow says */
+	assert_int_equal(count_lines(err), 8 * JT_LOG_HEADER_SIZE);
+	free(err);
+
+	buf[offsetof(struct jt_log_header, ncpus)] ^= 0x80;	/* 4 CPUs read as 132 */
+	spit(tpath(t, "flip.jtl"), buf, len);
+	capture_begin(&cap, t);
+	r = jt_logr__open(t->path);
+	err = capture_end(&cap);
+	assert_null(r);
+	if (!strstr(err, "flip.jtl: header, offset 36: checksum 0x") ||
+	    !strstr(err, ": changed since it was written"))
+		fail_msg("said: %s", err);
+	free(err);
+	free(buf);
+}
+
+/* Logs of the version before still read: a version 2 log its own writer wrote. */
+static void version_2_log_still_reads(void **state)
+{
+	static const unsigned int types[] = {
+		JT_REC_PROC, JT_REC_METHOD, JT_REC_ENTER, JT_REC_SAMPLE, JT_REC_LEAVE,
+		JT_REC_ENTER, JT_REC_SAMPLE, JT_REC_LEAVE, JT_REC_ENTER, JT_REC_SAMPLE,
+		JT_REC_LEAVE, JT_REC_END,
+	};
+	struct jt_log_reader *r = jt_logr__open("tests/fixtures/log/v2.jtl");
+	const struct jt_log_header *h;
+	const struct jt_rec_hdr *rec;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(r);
+	h = jt_logr__header(r);
+	assert_int_equal(h->version, 2);
+	assert_int_equal(h->hdr_crc32, 0);
+	assert_int_equal(h->ncpus, 2);
+	assert_int_equal(h->flags, JT_LOG_F_CALLS | JT_LOG_F_SYSTEM_WIDE);
+	assert_string_equal(h->hostname, "v2host");
+	while ((rec = jt_logr__next(r))) {
+		assert_true(n < JT_ARRAY_SIZE(types));
+		assert_int_equal(rec->type, types[n++]);
+	}
+	assert_int_equal(n, JT_ARRAY_SIZE(types));
+	assert_int_equal(jt_logr__state(r), JT_LOGR_END);
+	jt_logr__close(r);
+}
+
+/* Reserved bytes are zero, a crc32 or not: a version 2 header's included. */
+static void reserved_header_bytes_must_be_zero(void **state)
+{
+	struct tmp *t = *state;
+	size_t len, offs[5];
+	unsigned char *buf, *v1;
+	struct jt_log_reader *r;
+	struct capture cap;
+	char *err;
+	bool ended;
+
+	buf = four_block_log(t, "whole.jtl", &len, offs);
+	buf[offsetof(struct jt_log_header, reserved) + 87] = 0x40;
+	reseal(buf);
+	capture_begin(&cap, t);
+	r = jt_logr__open_mem(buf, len);
+	err = capture_end(&cap);
+	assert_null(r);
+	assert_non_null(strstr(err, "header, offset 255: reserved byte 0x40, not 0"));
+	free(err);
+	capture_begin(&cap, t);
+	r = jt_logr__open_mem_flags(buf, len, JT_LOGR_SALVAGE);
+	assert_non_null(r);
+	assert_int_equal(read_any_gen(r, &ended), 3 * BLK_RECS + LAST_RECS);
+	assert_true(ended);
+	assert_int_equal(jt_logr__stats(r)->problems[JT_LOGR_P_HEADER], 1);
+	jt_logr__close(r);
+	free(capture_end(&cap));
+
+	/* what was reserved before version 3 is 0 in a version 1 or 2 header */
+	buf[offsetof(struct jt_log_header, reserved) + 87] = 0;
+	v1 = malloc(len);
+	assert_non_null(v1);
+	len = to_version_1(buf, len, v1);
+	v1[offsetof(struct jt_log_header, hdr_crc32) + 3] = 0x01;
+	capture_begin(&cap, t);
+	r = jt_logr__open_mem(v1, len);
+	err = capture_end(&cap);
+	assert_null(r);
+	assert_non_null(strstr(err, "header, offset 36: reserved field 0x01000000, not 0 in a "
+			       "version 1 log"));
+	free(err);
+	free(v1);
+	free(buf);
+}
+
+/*
+ * Records that contradict the header: enters under a header whose flags say no calls were
+ * recorded, a sample on a CPU past its count. Refused, naming the file and the field;
+ * salvaging, said once a field and read on.
+ */
+static void records_contradicting_the_header_name_its_field(void **state)
+{
+	static const struct {
+		uint32_t flags, ncpus;
+		const char *why;
+	} cases[] = {
+		{ JT_LOG_F_KSTACK, 4, "c.jtl: corrupt: header, offset 32: flags 0x2 say calls were "
+		  "not recorded, yet it holds enter records (block at offset 256, record 1 at "
+		  "byte 96 of its data)" },
+		{ JT_LOG_F_CALLS, 3, "c.jtl: corrupt: header, offset 24: ncpus 3, yet a sample ran "
+		  "on cpu 3 (block at offset 256, record 3 at byte " },
+	};
+	struct tmp *t = *state;
+	struct jt_log_header h = test_header();
+	struct jt_log_writer *w;
+	struct jt_log_reader *r;
+	struct capture cap;
+	union recbuf rb;
+	char said[1024];
+	uint64_t i;
+	size_t k;
+	bool ended;
+
+	for (k = 0; k < JT_ARRAY_SIZE(cases); k++) {
+		h.flags = cases[k].flags;
+		h.ncpus = cases[k].ncpus;
+		unlink(tpath(t, "c.jtl"));
+		w = jt_logw__create(t->path, &h, false);
+		assert_non_null(w);
+		for (i = 0; i < 100; i++)
+			assert_int_equal(jt_logw__append(w, gen(&rb, i)), 0);
+		assert_int_equal(jt_logw__close(w), 0);
+
+		r = jt_logr__open(t->path);
+		assert_non_null(r);
+		assert_false(reads_to_the_end(r));
+		assert_int_equal(jt_logr__state(r), JT_LOGR_CORRUPT);
+		snprintf(said, sizeof(said), "%s: corrupt: %s", t->path, jt_logr__why(r));
+		if (!strstr(said, cases[k].why))
+			fail_msg("case %zu said: %s", k, said);
+		jt_logr__close(r);
+
+		capture_begin(&cap, t);
+		r = jt_logr__open_flags(t->path, JT_LOGR_SALVAGE);
+		assert_non_null(r);
+		assert_int_equal(read_any_gen(r, &ended), 100);
+		assert_true(ended);
+		assert_int_equal(jt_logr__stats(r)->problems[JT_LOGR_P_HEADER], 1);
+		jt_logr__close(r);
+		free(capture_end(&cap));
+	}
 }
 
 /* ---- garbage in, never a crash ---- */
@@ -1616,6 +1884,23 @@ static void open_mem_survives_garbage_and_mutated_logs(void **state)
 	free(buf);
 }
 
+/*
+ * What record's status line says was lost: the drop kinds whose samples were kept (a stack
+ * cut, a frame unnamed) are not, as report says ("lost 0; kept, cut or unnamed: ...").
+ */
+static void kept_drop_kinds_are_not_counted_lost(void **state)
+{
+	uint64_t counts[JT_DROP_MAX] = { 0 };
+
+	(void)state;
+	counts[JT_DROP_BROKEN_STACK] = 2148;
+	counts[JT_DROP_UNSURE_FRAME] = 7;
+	assert_int_equal(jt_drop__lost(counts, JT_DROP_MAX), 0);
+	counts[JT_DROP_RB_SAMPLE] = 3;
+	counts[JT_DROP_REORDER] = 2;
+	assert_int_equal(jt_drop__lost(counts, JT_DROP_MAX), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1629,6 +1914,7 @@ int main(void)
 		T(file_mode_is_0600),
 		T(existing_file_is_refused_without_force_and_replaced_with_force),
 		T(symlink_at_path_is_never_followed),
+		T(unplaced_log_leaves_its_path_as_it_was),
 		T(appending_an_invalid_record_fails_and_keeps_the_log),
 		T(write_error_is_reported_once_and_fails_every_later_call),
 		T(big_endian_log_is_explained),
@@ -1641,6 +1927,11 @@ int main(void)
 		T(header_fields_out_of_range_are_errors_and_salvage_reads_on),
 		T(version_1_log_reads_without_the_sequence_check),
 		T(open_mem_survives_garbage_and_mutated_logs),
+		T(every_single_bit_flip_of_a_header_is_refused),
+		T(reserved_header_bytes_must_be_zero),
+		T(records_contradicting_the_header_name_its_field),
+		cmocka_unit_test(version_2_log_still_reads),
+		cmocka_unit_test(kept_drop_kinds_are_not_counted_lost),
 #undef T
 	};
 

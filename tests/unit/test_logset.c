@@ -134,7 +134,8 @@ static const char *tpath(struct tmp *t, const char *name)
 static struct jt_log_header header(uint64_t start, int64_t offset)
 {
 	return (struct jt_log_header){ .start_ns = start, .realtime_offset_ns = offset,
-				       .sample_hz = 1000, .hostname = "h" };
+				       .sample_hz = 1000, .hostname = "h",
+				       .flags = JT_LOG_F_CALLS | JT_LOG_F_OFFCPU };
 }
 
 /* A log of pid whose method 1 is name, sampled n times from start, 1 ms apart. */

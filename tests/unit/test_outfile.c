@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Output files: never through a symlink, never over a device or FIFO, mode 0600, -f replaces. */
+/* Output files: never through a symlink, nor over a device or FIFO; 0600; put in place whole. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -79,10 +79,21 @@ static void spit(const char *path, const char *text, mode_t mode)
 	close(fd);
 }
 
-static void write_text(int fd, const char *text)
+static void write_text(struct jt_outfile *of, const char *text)
 {
+	int fd = jt_outfile__fd(of);
+
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	assert_int_equal(close(fd), 0);
+}
+
+/* path written whole with text: 0, or what committing it returned. */
+static int commit_text(const char *path, bool force, const char *text)
+{
+	struct jt_outfile *of = jt_outfile__open(path, force);
+
+	assert_non_null(of);
+	write_text(of, text);
+	return jt_outfile__commit(of);
 }
 
 static void assert_file_is(const char *path, const char *text)
@@ -133,32 +144,18 @@ static int count_lines(const char *s)
 /* Create path, expecting a refusal reported once, naming path and saying why. */
 static void assert_refused(struct tmp *t, const char *path, bool force, const char *why)
 {
+	struct jt_outfile *of;
 	char *err;
-	int fd;
 
 	capture_begin(t);
-	fd = jt_outfile__create(path, force);
+	of = jt_outfile__open(path, force);
 	err = capture_end(t);
-	if (fd >= 0)
-		close(fd);
-	assert_true(fd < 0);
+	jt_outfile__close(of);
+	assert_null(of);
 	assert_int_equal(count_lines(err), 1);
 	if (!strstr(err, path) || !strstr(err, why))
 		fail_msg("expected '%s' and '%s' in: %s", path, why, err);
 	free(err);
-}
-
-static int entries_in(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
 }
 
 /* ---- the file itself ---- */
@@ -184,7 +181,7 @@ static void symlink_at_path_is_never_written_through(void **state)
 	assert_int_equal(lstat(tpath(t, "nowhere"), &st), -1);	/* not created through it */
 
 	/* force replaces the link itself; its target keeps its contents and its mode */
-	write_text(jt_outfile__create(link, true), "new\n");
+	assert_int_equal(commit_text(link, true, "new\n"), 0);
 	assert_int_equal(lstat(link, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_file_is(link, "new\n");
@@ -198,7 +195,6 @@ static void existing_file_is_refused_without_force_and_replaced_with_force(void 
 	struct tmp *t = *state;
 	char out[512], other[512];
 	struct stat st;
-	FILE *f;
 
 	snprintf(out, sizeof(out), "%s/out.json", t->dir);
 	snprintf(other, sizeof(other), "%s/other-name", t->dir);
@@ -209,15 +205,12 @@ static void existing_file_is_refused_without_force_and_replaced_with_force(void 
 	assert_file_is(out, "old\n");
 
 	/* replaced, not truncated: the file's other name still holds the old contents */
-	f = jt_outfile__fopen(out, true);
-	assert_non_null(f);
-	fputs("new\n", f);
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(commit_text(out, true, "new\n"), 0);
 	assert_file_is(out, "new\n");
 	assert_file_is(other, "old\n");
 	assert_int_equal(lstat(out, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);	/* not the old file's 0644 */
-	assert_int_equal(entries_in(t->dir), 2);	/* no temporary file left beside it */
+	assert_int_equal(scratch_entries(t->dir), 2);	/* no temporary file left beside it */
 }
 
 static void fifo_is_refused_even_with_force(void **state)
@@ -271,13 +264,12 @@ static void mode_is_0600_even_under_umask_000(void **state)
 	struct tmp *t = *state;
 	mode_t old = umask(0);
 	struct stat st;
-	int fd;
+	int err;
 
-	fd = jt_outfile__create(tpath(t, "new.svg"), false);
+	err = commit_text(tpath(t, "new.svg"), false, "svg\n");
 	umask(old);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	close(fd);
+	assert_int_equal(err, 0);
+	assert_int_equal(lstat(t->path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
@@ -289,7 +281,6 @@ static void parent_symlink_owned_by_another_user_is_refused(void **state)
 	struct tmp *t = *state;
 	char real[512], evil[512], out[512];
 	struct stat st;
-	int fd;
 
 	if (geteuid()) {
 		print_message("skipped: needs root to chown a symlink to another uid\n");
@@ -303,19 +294,17 @@ static void parent_symlink_owned_by_another_user_is_refused(void **state)
 
 	snprintf(out, sizeof(out), "%s/evil/out.jtl", t->dir);
 	assert_refused(t, out, true, "'evil' on the way is a symlink owned by uid 65534");
-	assert_int_equal(entries_in(real), 0);
+	assert_int_equal(scratch_entries(real), 0);
 
 	/* a trusted link is followed, but its target is walked too: evil is still refused */
 	assert_int_equal(symlink("evil", tpath(t, "mine")), 0);
 	snprintf(out, sizeof(out), "%s/mine/out.jtl", t->dir);
 	assert_refused(t, out, true, "'evil' on the way is a symlink owned by uid 65534");
-	assert_int_equal(entries_in(real), 0);
+	assert_int_equal(scratch_entries(real), 0);
 
 	/* the same link is followed once it is root's */
 	assert_int_equal(lchown(evil, 0, 0), 0);
-	fd = jt_outfile__create(out, false);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_int_equal(commit_text(out, false, ""), 0);
 	snprintf(out, sizeof(out), "%s/real/out.jtl", t->dir);
 	assert_int_equal(lstat(out, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -325,14 +314,11 @@ static void own_parent_symlink_is_followed(void **state)
 {
 	struct tmp *t = *state;
 	char out[512];
-	int fd;
 
 	assert_int_equal(mkdir(tpath(t, "real"), 0700), 0);
 	assert_int_equal(symlink("real", tpath(t, "link")), 0);
 	snprintf(out, sizeof(out), "%s/link/out.svg", t->dir);
-	fd = jt_outfile__create(out, false);
-	assert_true(fd >= 0);
-	write_text(fd, "svg\n");
+	assert_int_equal(commit_text(out, false, "svg\n"), 0);
 	assert_file_is(tpath(t, "real/out.svg"), "svg\n");
 }
 
@@ -348,6 +334,156 @@ static void missing_or_file_parent_is_reported_once_with_the_path(void **state)
 	assert_refused(t, out, false, "'file': Not a directory");
 }
 
+/* ---- put in place whole, or not at all ---- */
+
+/* out made to hold "old\n", then opened with -f and text written: out still holds "old\n". */
+static struct jt_outfile *open_over_old(const char *out, const char *text)
+{
+	struct jt_outfile *of;
+
+	spit(out, "old\n", 0600);
+	of = jt_outfile__open(out, true);
+	assert_non_null(of);
+	write_text(of, text);
+	assert_file_is(out, "old\n");
+	return of;
+}
+
+static void target_is_untouched_until_committed_and_after_a_drop(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_outfile *of;
+	char out[512];
+
+	snprintf(out, sizeof(out), "%s", tpath(t, "out.json"));
+	of = open_over_old(out, "new, half written");
+	assert_int_equal(scratch_entries(t->dir), 1);	/* nothing visible beside it */
+	assert_int_equal(jt_outfile__close(of), 0);	/* dropped: a failed command */
+	assert_file_is(out, "old\n");
+	assert_int_equal(scratch_entries(t->dir), 1);
+
+	of = jt_outfile__open(tpath(t, "new.json"), false);
+	assert_non_null(of);
+	write_text(of, "half");
+	assert_int_equal(jt_outfile__close(of), 0);
+	assert_int_equal(scratch_entries(t->dir), 1);	/* no new.json, no temporary file */
+}
+
+static void file_appearing_meanwhile_is_kept_without_force(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_outfile *of;
+	char out[512], *err;
+
+	snprintf(out, sizeof(out), "%s", tpath(t, "out.svg"));
+	of = jt_outfile__open(out, false);	/* nothing there yet: accepted */
+	assert_non_null(of);
+	write_text(of, "ours\n");
+	spit(out, "theirs\n", 0644);
+	capture_begin(t);
+	assert_int_equal(jt_outfile__commit(of), -EEXIST);
+	err = capture_end(t);
+	assert_int_equal(count_lines(err), 1);
+	if (!strstr(err, out) || !strstr(err, "appeared while it was being written"))
+		fail_msg("not said: %s", err);
+	free(err);
+	assert_file_is(out, "theirs\n");
+	assert_int_equal(scratch_entries(t->dir), 1);
+
+	/* with force, what appeared is replaced as what was there at the start would be */
+	unlink(out);
+	of = jt_outfile__open(out, true);
+	assert_non_null(of);
+	write_text(of, "ours\n");
+	spit(out, "theirs\n", 0644);
+	assert_int_equal(jt_outfile__commit(of), 0);
+	assert_file_is(out, "ours\n");
+	assert_int_equal(scratch_entries(t->dir), 1);
+}
+
+/*
+ * The directory the file was made in is swapped for a symlink to another one holding a file
+ * of the same name (issue 30): dropping the output, or committing it, acts in the directory
+ * it was made in; the other directory's file is never removed nor replaced.
+ */
+static void swapped_directory_cannot_redirect_a_drop_or_a_commit(void **state)
+{
+	struct tmp *t = *state;
+	char dir[400], moved[400], out[512], precious[512];
+	struct jt_outfile *of;
+	int force;
+
+	snprintf(dir, sizeof(dir), "%s/reports", t->dir);
+	snprintf(moved, sizeof(moved), "%s/reports.real", t->dir);
+	snprintf(out, sizeof(out), "%s/k5.json", dir);
+	assert_int_equal(mkdir(tpath(t, "secret"), 0700), 0);
+	snprintf(precious, sizeof(precious), "%s", tpath(t, "secret/k5.json"));
+	spit(precious, "precious\n", 0600);
+
+	for (force = 0; force <= 1; force++) {
+		assert_int_equal(mkdir(dir, 0755), 0);
+		if (force)
+			spit(out, "old\n", 0600);
+		of = jt_outfile__open(out, force);
+		assert_non_null(of);
+		write_text(of, "dropped\n");
+		assert_int_equal(rename(dir, moved), 0);
+		assert_int_equal(symlink("secret", dir), 0);
+		assert_int_equal(jt_outfile__close(of), 0);
+		assert_file_is(precious, "precious\n");
+		assert_int_equal(scratch_entries(moved), force);
+
+		/* back, and again committed: the file lands where it was made */
+		assert_int_equal(unlink(dir), 0);
+		assert_int_equal(rename(moved, dir), 0);
+		of = jt_outfile__open(out, force);
+		assert_non_null(of);
+		write_text(of, "new\n");
+		assert_int_equal(rename(dir, moved), 0);
+		assert_int_equal(symlink("secret", dir), 0);
+		assert_int_equal(jt_outfile__commit(of), 0);
+		assert_file_is(precious, "precious\n");
+		snprintf(t->path, sizeof(t->path), "%s/k5.json", moved);
+		assert_file_is(t->path, "new\n");
+		assert_int_equal(scratch_entries(moved), 1);
+		assert_int_equal(unlink(t->path), 0);
+		assert_int_equal(rmdir(moved), 0);
+		assert_int_equal(unlink(dir), 0);
+	}
+}
+
+/* record's log: placed once the recording began, then written on under its name. */
+static void placed_file_is_written_on_under_its_name(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_outfile *of;
+	char out[512];
+
+	snprintf(out, sizeof(out), "%s", tpath(t, "x.jtl"));
+	of = open_over_old(out, "head|");
+	assert_int_equal(jt_outfile__place(of), 0);
+	assert_file_is(out, "head|");
+	write_text(of, "tail\n");
+	assert_int_equal(jt_outfile__place(of), 0);	/* again: only flushed */
+	assert_int_equal(jt_outfile__close(of), 0);	/* placed: kept, not dropped */
+	assert_file_is(out, "head|tail\n");
+	assert_int_equal(scratch_entries(t->dir), 1);
+}
+
+/* A stream's buffered bytes are flushed before the file is put in place. */
+static void stream_is_flushed_before_it_is_placed(void **state)
+{
+	struct tmp *t = *state;
+	struct jt_outfile *of;
+	FILE *f;
+
+	f = jt_outfile__fopen(tpath(t, "out.folded"), false, &of);
+	assert_non_null(f);
+	fputs("a;b 1\n", f);		/* held in stdio's buffer */
+	assert_int_equal(jt_outfile__finish(of, true), 0);
+	assert_file_is(tpath(t, "out.folded"), "a;b 1\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +497,11 @@ int main(void)
 		T(parent_symlink_owned_by_another_user_is_refused),
 		T(own_parent_symlink_is_followed),
 		T(missing_or_file_parent_is_reported_once_with_the_path),
+		T(target_is_untouched_until_committed_and_after_a_drop),
+		T(file_appearing_meanwhile_is_kept_without_force),
+		T(swapped_directory_cannot_redirect_a_drop_or_a_commit),
+		T(placed_file_is_written_on_under_its_name),
+		T(stream_is_flushed_before_it_is_placed),
 #undef T
 	};
 

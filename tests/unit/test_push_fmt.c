@@ -62,23 +62,42 @@ static void write_auth(struct tmp *t, const char *text, mode_t mode)
 	close(fd);
 }
 
-/* Load t->path with stderr in t->err; returns what load returned, *text what it said. */
-static int load(struct tmp *t, struct jt_push_auth *a, char **text)
+/* stderr into t->err until said(), which returns what was said there */
+static int hear(struct tmp *t)
 {
-	size_t len;
-	int fd = open(t->err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved, ret;
+	int fd = open(t->err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved;
 
 	assert_true(fd >= 0);
 	fflush(stderr);
 	saved = dup(2);
 	dup2(fd, 2);
-	ret = jt_push_auth__load(a, t->path);
+	close(fd);
+	return saved;
+}
+
+static char *said(struct tmp *t, int saved)
+{
+	size_t len;
+
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
-	close(fd);
-	*text = slurp(t->err, &len);
+	return slurp(t->err, &len);
+}
+
+/* Load path with stderr in t->err; returns what load returned, *text what it said. */
+static int load_at(struct tmp *t, const char *path, struct jt_push_auth *a, char **text)
+{
+	int saved = hear(t), ret;
+
+	ret = jt_push_auth__load(a, path);
+	*text = said(t, saved);
 	return ret;
+}
+
+static int load(struct tmp *t, struct jt_push_auth *a, char **text)
+{
+	return load_at(t, t->path, a, text);
 }
 
 static void credentials_come_from_a_private_file(void **state)
@@ -152,6 +171,113 @@ static void a_bad_line_is_named_never_its_value(void **state)
 		assert_null(strstr(text, "hush"));
 		assert_null(a.bearer);
 		assert_null(a.org_id);
+		free(text);
+	}
+}
+
+/*
+ * A symlink lets its owner choose what root reads as credentials: another user's link is
+ * refused whether it is the file's name or a directory on the way, as for outputs.
+ */
+static void a_credentials_symlink_of_another_user_is_refused(void **state)
+{
+	struct tmp *t = *state;
+	char link[320], dir_link[320], via[340];
+	struct jt_push_auth a;
+	char *text;
+
+	if (geteuid())
+		skip();	/* only root can give a symlink to another user */
+	write_auth(t, "bearer_token = hush-hush\n", 0600);
+	snprintf(link, sizeof(link), "%s/link", t->dir);
+	snprintf(dir_link, sizeof(dir_link), "%s/dirlink", t->dir);
+	snprintf(via, sizeof(via), "%s/auth", dir_link);
+	assert_int_equal(symlink(t->path, link), 0);
+	assert_int_equal(symlink(t->dir, dir_link), 0);
+	assert_int_equal(lchown(link, 65534, 65534), 0);
+	assert_int_equal(lchown(dir_link, 65534, 65534), 0);
+
+	assert_int_equal(load_at(t, link, &a, &text), -EACCES);
+	assert_non_null(strstr(text, "refusing the credentials in "));
+	assert_non_null(strstr(text, "'link' is a symlink owned by uid 65534"));
+	assert_null(strstr(text, "hush"));
+	assert_null(a.bearer);
+	free(text);
+
+	assert_int_equal(load_at(t, via, &a, &text), -EACCES);
+	assert_non_null(strstr(text, "'dirlink' is a symlink owned by uid 65534"));
+	assert_null(a.bearer);
+	free(text);
+
+	/* the caller's own link is followed */
+	assert_int_equal(lchown(link, geteuid(), getegid()), 0);
+	assert_int_equal(load_at(t, link, &a, &text), 0);
+	assert_string_equal(a.bearer, "hush-hush");
+	free(text);
+	jt_push_auth__fini(&a);
+}
+
+/* A Kubernetes Secret volume: token -> ..data/token, ..data -> ..DATE, all root's links. */
+static void a_secret_mount_s_links_are_followed(void **state)
+{
+	struct tmp *t = *state;
+	char dated[320], data[320], file[340], token[320];
+	struct jt_push_auth a;
+	char *text;
+	int fd;
+
+	snprintf(dated, sizeof(dated), "%s/..2026_11_27_05_00_00.123", t->dir);
+	snprintf(data, sizeof(data), "%s/..data", t->dir);
+	snprintf(file, sizeof(file), "%s/token", dated);
+	snprintf(token, sizeof(token), "%s/token", t->dir);
+	assert_int_equal(mkdir(dated, 0755), 0);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "org_id = t1\n", 12), 12);
+	close(fd);
+	assert_int_equal(symlink("..2026_11_27_05_00_00.123", data), 0);
+	assert_int_equal(symlink("..data/token", token), 0);
+
+	assert_int_equal(load_at(t, token, &a, &text), 0);
+	assert_string_equal(a.org_id, "t1");
+	assert_string_equal(text, "");
+	free(text);
+	jt_push_auth__fini(&a);
+	unlink(file);
+	rmdir(dated);
+}
+
+/* user:password@ in --push would show in ps and in what record prints: refused, unsaid. */
+static void a_url_with_credentials_is_refused_unsaid(void **state)
+{
+	static const char *const refused[] = {
+		"http://user:SECRETPW@127.0.0.1:18464",
+		"https://SECRETPW@example.com/ingest",
+		"http://user:SECRETPW@[::1]:4040/",
+		"ftp://user:SECRETPW@example.com/",
+	};
+	static const char *const taken[] = {
+		"http://127.0.0.1:18464",
+		"https://pyroscope.example.com/prefix/",
+		"http://host:4040/path/with@sign?q=a@b",
+		"http://[::1]:4040",
+	};
+	struct tmp *t = *state;
+	char *text;
+	int saved, ret;
+	size_t i;
+
+	for (i = 0; i < sizeof(taken) / sizeof(taken[0]); i++)
+		if (jt_push__check_url(taken[i]))
+			fail_msg("%s refused", taken[i]);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		saved = hear(t);
+		ret = jt_push__check_url(refused[i]);
+		text = said(t, saved);
+		assert_int_equal(ret, -EINVAL);
+		assert_non_null(strstr(text, "--push"));
+		if (strstr(text, "SECRETPW") || strstr(text, "user:"))
+			fail_msg("%s: the message shows it: %s", refused[i], text);
 		free(text);
 	}
 }
@@ -286,6 +412,12 @@ int main(void)
 						tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(a_bad_line_is_named_never_its_value, tmp_setup,
 						tmp_teardown),
+		cmocka_unit_test_setup_teardown(a_credentials_symlink_of_another_user_is_refused,
+						tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(a_secret_mount_s_links_are_followed, tmp_setup,
+						tmp_teardown),
+		cmocka_unit_test_setup_teardown(a_url_with_credentials_is_refused_unsaid,
+						tmp_setup, tmp_teardown),
 		cmocka_unit_test(labels_are_safe_for_both_backends),
 		cmocka_unit_test(endpoints_get_their_path_once),
 		cmocka_unit_test(pyroscope_gets_labels_in_the_name_parameter),

@@ -125,11 +125,83 @@ static void test_top_escapes_control_bytes_in_names(void **state)
 	jt_top__free(t);
 }
 
+/* Display columns (UTF-8 characters) of s before at. */
+static size_t columns(const char *s, const char *at)
+{
+	size_t n = 0;
+
+	for (; s < at; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/*
+ * COMM is 15 columns whatever a process calls itself: bytes that would come out escaped
+ * (\xHH: not UTF-8, C1 controls, a backslash) show as '?', a multibyte character as one.
+ */
+static void test_top_comm_column_holds_its_width(void **state)
+{
+	static const char *const comms[] = {
+		"plain",
+		"x\xff\xc2\x9b\\caf\xc3\xa9",	/* not UTF-8, C1, backslash, é */
+		"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+	};
+	struct jt_top *t = jt_top__new();
+	struct jt_sink sink = jt_top__sink(t);
+	union vl_buf rb;
+	struct jt_rec_proc *p;
+	struct jt_rec_method *m;
+	const char *head, *at, *line;
+	char *s, want[32];
+	size_t i, col;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		const struct jt_frame leaf[] = { M(i + 1, 0x4) };
+
+		p = vl_rec(&rb, JT_REC_PROC, sizeof(*p), 1, 0);
+		p->pid = 40 + i;
+		memcpy(p->comm, comms[i], strlen(comms[i]));
+		p->cmdline_len = 1;
+		p->cmdline[0] = 'x';
+		emit(&sink, &rb);
+		m = vl_rec(&rb, JT_REC_METHOD, sizeof(*m), 4, 0);
+		m->id = i + 1;
+		m->pid = 40 + i;
+		m->name_len = 4;
+		snprintf(want, sizeof(want), "m%03zu", i);
+		memcpy(m->name, want, 4);
+		emit(&sink, &rb);
+		sample(&sink, 40 + i, leaf, 1);
+	}
+	s = screen(t);
+	head = strstr(s, "COMM");
+	assert_non_null(head);
+	for (line = head; line > s && line[-1] != '\n'; line--)
+		;
+	col = columns(line, strstr(head, "METHOD"));
+	for (i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), " m%03zu\n", i);
+		at = strstr(s, want);
+		assert_non_null(at);
+		for (line = at; line[-1] != '\n'; line--)
+			;
+		if (columns(line, at + 1) != col)
+			fail_msg("comm %zu: its method at column %zu, METHOD at %zu:\n%s", i,
+				 columns(line, at + 1), col, s);
+	}
+	assert_non_null(strstr(s, "  x???caf\xc3\xa9         m001\n"));
+	assert_non_null(strstr(s, "  ???????????????  m002\n"));
+	free(s);
+	jt_top__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_top_counts_innermost_jit_frames),
 		cmocka_unit_test(test_top_escapes_control_bytes_in_names),
+		cmocka_unit_test(test_top_comm_column_holds_its_width),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
