@@ -19,7 +19,7 @@ tests=${KERNEL_TESTS:-tests/kernels/tests}
 # Under TCG, code run once (exec, ld.so, a runtime's start) costs 10-20 times what it costs
 # natively, and loops far less: timed workloads run this many times longer in the guest so
 # that start-up weighs in them as on a host (tests/integration/lib.h: JT_TEST_SCALE)
-scale=${JT_TEST_SCALE:-8}
+scale=${JT_TEST_SCALE:-12}
 
 say() { echo "test-kernels: $*" >&2; }
 
