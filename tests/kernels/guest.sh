@@ -26,7 +26,8 @@ for arg in $(cat /proc/cmdline); do
 done
 cd "$wt" || { say "no worktree $wt"; off; }
 boot=$(now)
-say "kernel $(uname -r) up in $boot s; JT_TEST_SCALE=${JT_TEST_SCALE:-1}"
+say "kernel $(uname -r) up in $boot s; JT_TEST_SCALE=${JT_TEST_SCALE:-1};" \
+	"tracefs mounted $(grep -c ' tracefs ' /proc/mounts), debugfs $(grep -c ' debugfs ' /proc/mounts)"
 dmesg >"$out/dmesg.log"
 : >"$out/results"
 
