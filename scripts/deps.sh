@@ -15,7 +15,8 @@ build) required=("${build[@]}") ;;
 fuzz) required=("${build[@]}" libclang-rt-14-dev) ;;	# libFuzzer and the sanitizers' runtime
 demo) required=("${build[@]}") ;;
 test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg python3)
-	optional=("${runtimes[@]}" "${viewers[@]}") ;;
+	# docker.io: itest_containers starts its own dockerd (a private socket and data root)
+	optional=("${runtimes[@]}" "${viewers[@]}" docker.io) ;;
 # QEMU boots the kernels, busybox and the modules 9p needs (found by kmod's modprobe,
 # unpacked by xz) make their initramfs (cpio); Node is the real runtime tested there.
 kernels) required=("${build[@]}" libcmocka-dev qemu-system-x86 busybox-static kmod xz-utils cpio)

@@ -406,25 +406,40 @@ static int open_in_root(int root, const char *rel)
 }
 
 /*
- * The socket's name in tmp: dotnet-diagnostic-NSPID-START-socket, else the one with key 0
- * (the runtime could not read its start time), else the only one of NSPID (a clock the
+ * The name the runtime gives its socket, dotnet-diagnostic-NSPID-START-socket, or the one
+ * with key 0 (it could not read its start time), if tmp holds either: 0 with its stat in st,
+ * or -ENOENT.
+ */
+static int exact_socket(int tmp, const struct proc_ids *ids, char *name, size_t cap,
+			struct stat *st)
+{
+	unsigned long long keys[2] = { ids->start, 0 };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		snprintf(name, cap, SOCKET_NAME "%u-%llu-socket", ids->nspid, keys[k]);
+		if (!fstatat(tmp, name, st, AT_SYMLINK_NOFOLLOW))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The socket's name in tmp: an exact one (above), else the only one of NSPID (a clock the
  * runtime saw otherwise, as in a time namespace). 0 or -ENOENT.
  */
 static int find_socket(int tmp, const struct proc_ids *ids, char *name, size_t cap)
 {
-	unsigned long long keys[2] = { ids->start, 0 }, key;
+	unsigned long long key;
 	char prefix[48], tail[8];
 	struct stat st;
 	struct dirent *de;
-	int k, found = 0, fd;
+	int found = 0, fd;
 	unsigned int pid;
 	DIR *d;
 
-	for (k = 0; k < 2; k++) {
-		snprintf(name, cap, SOCKET_NAME "%u-%llu-socket", ids->nspid, keys[k]);
-		if (!fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW))
-			return 0;
-	}
+	if (!exact_socket(tmp, ids, name, cap, &st))
+		return 0;
 	snprintf(prefix, sizeof(prefix), SOCKET_NAME "%u-", ids->nspid);
 	fd = openat(tmp, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd < 0 ? NULL : fdopendir(fd);
@@ -454,27 +469,44 @@ static int open_pid_dir(const char *proc_root, uint32_t pid)
 	return fd < 0 ? -errno : fd;
 }
 
-int jt_dotnet_ipc__connect(const char *proc_root, uint32_t pid)
+/*
+ * PROC_ROOT/PID's ids, and its temporary directory (tmp_dir_of) inside its own root as an
+ * O_PATH fd; -errno.
+ */
+static int open_tmp_of(const char *proc_root, uint32_t pid, struct proc_ids *ids)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char rel[PATH_MAX], name[NAME_MAX + 1];
-	int dir, root = -1, tmp = -1, fd = -1, err;
-	struct proc_ids ids;
-	struct stat st;
+	char rel[PATH_MAX];
+	int dir, root, tmp, err;
 
 	dir = open_pid_dir(proc_root, pid);
 	if (dir < 0)
 		return dir;
-	err = read_ids(dir, pid, &ids);
-	if (err)
-		goto out;
+	err = read_ids(dir, pid, ids);
+	if (err) {
+		close(dir);
+		return err;
+	}
 	tmp_dir_of(dir, rel, sizeof(rel));
 	root = openat(dir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	tmp = root < 0 ? -1 : open_in_root(root, rel);
-	if (tmp < 0) {
-		err = -errno;
-		goto out;
-	}
+	err = tmp < 0 ? -errno : 0;
+	if (root >= 0)
+		close(root);
+	close(dir);
+	return tmp < 0 ? err : tmp;
+}
+
+int jt_dotnet_ipc__connect(const char *proc_root, uint32_t pid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char rel[PATH_MAX], name[NAME_MAX + 1];
+	int tmp, fd = -1, err;
+	struct proc_ids ids;
+	struct stat st;
+
+	tmp = open_tmp_of(proc_root, pid, &ids);
+	if (tmp < 0)
+		return tmp;
 	err = find_socket(tmp, &ids, name, sizeof(name));
 	if (err)
 		goto out;
@@ -502,11 +534,7 @@ int jt_dotnet_ipc__connect(const char *proc_root, uint32_t pid)
 		fd = -1;
 	}
 out:
-	if (tmp >= 0)
-		close(tmp);
-	if (root >= 0)
-		close(root);
-	close(dir);
+	close(tmp);
 	return fd >= 0 ? fd : err;
 }
 
@@ -558,12 +586,12 @@ int jt_dotnet_ipc__maps_open(const char *proc_root, uint32_t pid)
 /* ---- a live session's processes ---- */
 
 struct jt_dotnet_ipc {
-	const char *proc_root, *tmp;
+	const char *proc_root;
 	uint32_t *pids;		/* the processes whose maps it turned on */
 	size_t n, cap;
 };
 
-struct jt_dotnet_ipc *jt_dotnet_ipc__new(const char *proc_root, const char *tmp)
+struct jt_dotnet_ipc *jt_dotnet_ipc__new(const char *proc_root)
 {
 	struct jt_dotnet_ipc *d = calloc(1, sizeof(*d));
 
@@ -572,7 +600,6 @@ struct jt_dotnet_ipc *jt_dotnet_ipc__new(const char *proc_root, const char *tmp)
 		return NULL;
 	}
 	d->proc_root = proc_root;
-	d->tmp = tmp;
 	return d;
 }
 
@@ -681,22 +708,38 @@ int jt_dotnet_ipc__attach(struct jt_dotnet_ipc *d, uint32_t pid, const char *cls
 typedef int (*each_fn)(struct jt_dotnet_ipc *d, uint32_t pid, const char *clsid,
 		       const char *path);
 
-/* fn for each process but ours with a socket in tmp: how many it returned 1 for. */
+/*
+ * fn for each process but ours whose own temporary directory, inside its own root, holds a
+ * socket under the name its runtime gives it (its pid in its own namespace, its start time):
+ * a process in a container has its socket in the container's /tmp, which no directory of
+ * ours shows, and jitrace in a pod sees none of the host's in its own /tmp. How many fn
+ * returned 1 for.
+ */
 static int each_socket(struct jt_dotnet_ipc *d, each_fn fn, const char *clsid, const char *path)
 {
-	unsigned long long key;
-	unsigned int pid;
+	char name[NAME_MAX + 1], *end;
+	unsigned long pid;
+	struct proc_ids ids;
 	struct dirent *de;
-	int done = 0;
-	char tail[8];
-	DIR *dir = opendir(d->tmp);
+	struct stat st;
+	int done = 0, tmp;
+	bool found;
+	DIR *dir = opendir(d->proc_root);
 
 	if (!dir)
 		return 0;	/* nothing there to ask */
-	while ((de = readdir(dir)))
-		if (sscanf(de->d_name, SOCKET_NAME "%u-%llu-socke%7s", &pid, &key, tail) == 3 &&
-		    !strcmp(tail, "t") && pid != (unsigned int)getpid())
-			done += fn(d, pid, clsid, path) == 1;
+	while ((de = readdir(dir))) {
+		pid = strtoul(de->d_name, &end, 10);
+		if (*end || !pid || pid > UINT32_MAX || pid == (unsigned long)getpid())
+			continue;
+		tmp = open_tmp_of(d->proc_root, (uint32_t)pid, &ids);
+		if (tmp < 0)
+			continue;	/* gone, or no root to look in */
+		found = !exact_socket(tmp, &ids, name, sizeof(name), &st) && S_ISSOCK(st.st_mode);
+		close(tmp);
+		if (found)
+			done += fn(d, (uint32_t)pid, clsid, path) == 1;
+	}
 	closedir(dir);
 	return done;
 }

@@ -89,8 +89,8 @@ int jt_dotnet_ipc__maps_open(const char *proc_root, uint32_t pid);
  */
 struct jt_dotnet_ipc;
 
-/* proc_root: "/proc"; tmp: where -a looks for sockets, "/tmp". NULL if memory is short. */
-struct jt_dotnet_ipc *jt_dotnet_ipc__new(const char *proc_root, const char *tmp);
+/* proc_root: "/proc" (a fixture tree in tests). NULL if memory is short. */
+struct jt_dotnet_ipc *jt_dotnet_ipc__new(const char *proc_root);
 /*
  * Ask pid's runtime to write its perf map (EnablePerfMap; it writes what it compiled before
  * first). 1: asked, and it is asked to stop at jt_dotnet_ipc__free; 0: nothing to do (not a
@@ -106,8 +106,9 @@ int jt_dotnet_ipc__enable(struct jt_dotnet_ipc *d, uint32_t pid);
  */
 int jt_dotnet_ipc__attach(struct jt_dotnet_ipc *d, uint32_t pid, const char *clsid,
 			  const char *path);
-/* jt_dotnet_ipc__enable, or __attach, for every process with a socket in tmp: how many were
- * asked, or loaded the module. */
+/* jt_dotnet_ipc__enable, or __attach, for every process whose own root holds its socket where
+ * its runtime puts it (a container's in the container's /tmp): how many were asked, or
+ * loaded the module. */
 int jt_dotnet_ipc__enable_all(struct jt_dotnet_ipc *d);
 int jt_dotnet_ipc__attach_all(struct jt_dotnet_ipc *d, const char *clsid, const char *path);
 /* How many processes it asked. */

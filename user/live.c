@@ -206,7 +206,7 @@ static void ask_dotnet(struct jt_live *l)
 	char module[PATH_MAX], *slash;
 	int i, n = 0;
 
-	l->dotnet = jt_dotnet_ipc__new("/proc", "/tmp");
+	l->dotnet = jt_dotnet_ipc__new("/proc");
 	if (!l->dotnet)
 		return;
 	if (o->dotnet_module) {

@@ -68,7 +68,7 @@ static void test_record_all_starts_with_one_clean_line(void **state)
 static void test_processes_started_together_are_named(void **state)
 {
 	char *log = it_path_dup("together.jtl"), *rep = it_path_dup("together.txt");
-	char *folded = it_path_dup("together.folded");
+	char *folded = it_path_dup("together.folded"), *err = it_path_dup("together.err");
 	char *rec[] = { IT_JITRACE, "record", "-a", "--calls", "-F", "999", "-d", "2", "-f",
 			"-o", log, NULL };
 	char *a[] = { IT_TOYJIT, "split", "--ms", "500", NULL };
@@ -79,10 +79,10 @@ static void test_processes_started_together_are_named(void **state)
 
 	(void)state;
 	for (round = 0; round < 3; round++) {
-		pid_t r = it_spawn(rec, NULL, "/dev/null"), pa, pb;
+		pid_t r = it_spawn(rec, NULL, err), pa, pb;
 		char want[64], *text;
 
-		usleep(700 * 1000);
+		assert_true(it_wait_for_text(err, "jitrace: recording", 20000));
 		pa = it_spawn(a, "/dev/null", NULL);
 		pb = it_spawn(b, "/dev/null", NULL);
 		assert_int_equal(it_wait(pa), 0);
@@ -108,6 +108,7 @@ static void test_processes_started_together_are_named(void **state)
 	free(log);
 	free(rep);
 	free(folded);
+	free(err);
 }
 
 /* make demo's recording and views, as a new user sees them: no warning, every process named. */

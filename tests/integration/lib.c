@@ -184,6 +184,23 @@ uint64_t it_count_leaf(const struct it_log *log, uint32_t pid, uint64_t after, c
 	return n;
 }
 
+uint64_t it_count_leaf_with(const struct it_log *log, uint32_t pid, const char *part)
+{
+	const struct jt_rec_method *m;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_sample *s = (const void *)log->recs[i];
+
+		if (s->h.type != JT_REC_SAMPLE || s->pid != pid)
+			continue;
+		m = it_leaf_method(log, s);
+		n += m && memmem(m->name, m->name_len, part, strlen(part));
+	}
+	return n;
+}
+
 const struct jt_rec_method *it_leaf_method(const struct it_log *log,
 					   const struct jt_rec_sample *s)
 {

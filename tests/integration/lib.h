@@ -37,6 +37,8 @@ int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf,
 bool it_name_is(const struct jt_rec_method *m, const char *name);
 /* Samples of pid at or after ts whose leaf method is called name. */
 uint64_t it_count_leaf(const struct it_log *log, uint32_t pid, uint64_t after, const char *name);
+/* Samples of pid whose leaf method's name contains part. */
+uint64_t it_count_leaf_with(const struct it_log *log, uint32_t pid, const char *part);
 /* The method a sample's leaf user frame is in, or NULL. */
 const struct jt_rec_method *it_leaf_method(const struct it_log *log,
 					   const struct jt_rec_sample *s);

@@ -479,7 +479,6 @@ static void test_session_enables_once_and_disables_at_the_end(void **state)
 {
 	static const char env[] = "";
 	struct jt_dotnet_ipc *d;
-	char tmp[512];
 	struct tree t;
 	struct fake f;
 
@@ -487,8 +486,7 @@ static void test_session_enables_once_and_disables_at_the_end(void **state)
 	tree_make(&t, env, 0);
 	tree_socket(&t, "tmp/dotnet-diagnostic-7-123456-socket", true);
 	serve_tree(&f, &t, 2, REPLY_OK, 0);
-	snprintf(tmp, sizeof(tmp), "%s/%d/root/tmp", t.proc, PID);
-	d = jt_dotnet_ipc__new(t.proc, tmp);
+	d = jt_dotnet_ipc__new(t.proc);
 	assert_non_null(d);
 	assert_int_equal(jt_dotnet_ipc__enable(d, PID), 1);
 	assert_int_equal(jt_dotnet_ipc__enable(d, PID), 0);	/* asked already */
@@ -506,31 +504,34 @@ static void test_session_enables_once_and_disables_at_the_end(void **state)
 	tree_free(&t);
 }
 
-/* -a: every socket in tmp names a process to ask; the same one is asked once. */
-static void test_session_enable_all_from_the_sockets_in_tmp(void **state)
+/*
+ * -a: a process whose own root holds its socket where its runtime puts it, named by its pid
+ * in its namespace (7, as in a container), is asked, once; nothing in jitrace's own /tmp
+ * names it (a container's /tmp is not the host's, a pod's not the node's).
+ */
+static void test_session_enable_all_finds_sockets_in_each_processes_root(void **state)
 {
 	static const char env[] = "";
 	struct jt_dotnet_ipc *d;
-	char tmp[512], path[600];
 	struct tree t;
 	struct fake f;
 
 	(void)state;
 	tree_make(&t, env, 0);
-	tree_socket(&t, "tmp/dotnet-diagnostic-7-123456-socket", true);
-	/* as the host's /tmp sees it: the name carries the pid in our namespace */
-	snprintf(tmp, sizeof(tmp), "%s/hosttmp", t.proc);
-	assert_int_equal(mkdir(tmp, 0755), 0);
-	snprintf(path, sizeof(path), "%s/dotnet-diagnostic-%d-123456-socket", tmp, PID);
-	put_file(tmp, strrchr(path, '/') + 1, "", 0);
-	put_file(tmp, "dotnet-diagnostic-x-socket", "", 0);
-	serve_tree(&f, &t, 2, REPLY_OK, 0);
-	d = jt_dotnet_ipc__new(t.proc, tmp);
-	assert_int_equal(jt_dotnet_ipc__enable_all(d), 1);
+	/* another process's, in the same /tmp: not this one's to answer */
+	tree_socket(&t, "tmp/dotnet-diagnostic-8-123456-socket", false);
+	d = jt_dotnet_ipc__new(t.proc);
 	assert_int_equal(jt_dotnet_ipc__enable_all(d), 0);
+	tree_socket(&t, "tmp/dotnet-diagnostic-7-123456-socket", true);
+	serve_tree(&f, &t, 2, REPLY_OK, 0);
+	assert_int_equal(jt_dotnet_ipc__enable_all(d), 1);
+	assert_int_equal(jt_dotnet_ipc__enable_all(d), 0);	/* asked already */
+	assert_int_equal(jt_dotnet_ipc__nr_enabled(d), 1);
 	jt_dotnet_ipc__free(d);
 	fake_join(&f);
 	assert_int_equal(f.served, 2);
+	assert_int_equal(f.id[0], JT_DOTNET_IPC_ENABLE_PERFMAP);
+	assert_int_equal(f.id[1], JT_DOTNET_IPC_DISABLE_PERFMAP);
 	tree_free(&t);
 }
 
@@ -539,7 +540,7 @@ static void test_session_leaves_a_process_that_writes_its_maps(void **state)
 {
 	static const char env[] = "";
 	struct jt_dotnet_ipc *d;
-	char dir[512], tmp[512];
+	char dir[512];
 	struct tree t;
 
 	(void)state;
@@ -548,8 +549,7 @@ static void test_session_leaves_a_process_that_writes_its_maps(void **state)
 	snprintf(dir, sizeof(dir), "%s/%d/fd/5", t.proc, PID);
 	assert_int_equal(symlink("/tmp/perf-7.map", dir), 0);
 	assert_int_equal(jt_dotnet_ipc__maps_open(t.proc, PID), 1);
-	snprintf(tmp, sizeof(tmp), "%s/%d/root/tmp", t.proc, PID);
-	d = jt_dotnet_ipc__new(t.proc, tmp);
+	d = jt_dotnet_ipc__new(t.proc);
 	assert_int_equal(jt_dotnet_ipc__enable(d, PID), 0);
 	assert_int_equal(jt_dotnet_ipc__nr_enabled(d), 0);
 	jt_dotnet_ipc__free(d);		/* nothing to say, nobody to call */
@@ -565,7 +565,6 @@ static void test_session_attaches_the_module(void **state)
 	static const char env[] = "";
 	static const char path[] = "/usr/lib/libjitrace-coreclr.so";
 	struct jt_dotnet_ipc *d;
-	char tmp[512];
 	struct tree t;
 	struct fake f;
 
@@ -573,8 +572,7 @@ static void test_session_attaches_the_module(void **state)
 	tree_make(&t, env, 0);
 	tree_socket(&t, "tmp/dotnet-diagnostic-7-123456-socket", true);
 	serve_tree(&f, &t, 1, REPLY_OK, 0);
-	snprintf(tmp, sizeof(tmp), "%s/%d/root/tmp", t.proc, PID);
-	d = jt_dotnet_ipc__new(t.proc, tmp);
+	d = jt_dotnet_ipc__new(t.proc);
 	assert_int_equal(jt_dotnet_ipc__attach(d, PID, JT_DOTNET_PROFILER_CLSID, path), 1);
 	assert_int_equal(jt_dotnet_ipc__attach(d, PID + 1, JT_DOTNET_PROFILER_CLSID, path), 0);
 	fake_join(&f);
@@ -592,7 +590,7 @@ static void test_session_says_why_a_runtime_refused(void **state)
 {
 	static const char env[] = "";
 	struct jt_dotnet_ipc *d;
-	char tmp[512], *text;
+	char *text;
 	struct tree t;
 	struct fake f;
 
@@ -600,8 +598,7 @@ static void test_session_says_why_a_runtime_refused(void **state)
 	tree_make(&t, env, 0);
 	tree_socket(&t, "tmp/dotnet-diagnostic-7-123456-socket", true);
 	serve_tree(&f, &t, 1, REPLY_ERROR, 0x80131385);
-	snprintf(tmp, sizeof(tmp), "%s/%d/root/tmp", t.proc, PID);
-	d = jt_dotnet_ipc__new(t.proc, tmp);
+	d = jt_dotnet_ipc__new(t.proc);
 	errs_begin();
 	assert_int_equal(jt_dotnet_ipc__enable(d, PID), -EREMOTEIO);
 	text = errs_end();
@@ -631,7 +628,7 @@ int main(void)
 		cmocka_unit_test(test_connect_uses_the_processes_tmpdir),
 		cmocka_unit_test(test_connect_refuses_what_is_not_a_socket),
 		cmocka_unit_test(test_session_enables_once_and_disables_at_the_end),
-		cmocka_unit_test(test_session_enable_all_from_the_sockets_in_tmp),
+		cmocka_unit_test(test_session_enable_all_finds_sockets_in_each_processes_root),
 		cmocka_unit_test(test_session_leaves_a_process_that_writes_its_maps),
 		cmocka_unit_test(test_session_attaches_the_module),
 		cmocka_unit_test(test_session_says_why_a_runtime_refused),
