@@ -51,6 +51,7 @@ help:
 	@echo "make            build jitrace, libjitrace-agent.so and the toy JIT into $(OUT)/"
 	@echo "make test       install test packages (as root), build, run unit and integration tests"
 	@echo "make unit       unit tests only (no root needed)"
+	@echo "make test-kernels  integration tests under Debian's 6.1 and 6.12 kernels (QEMU, root)"
 	@echo "make demo       install packages, build, record the bundled workload, report"
 	@echo "make bench      benchmarks (root)"
 	@echo "make install    install into \$$DESTDIR\$$PREFIX (PREFIX=$(PREFIX))"

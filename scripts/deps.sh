@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages a make target needs (idempotent).
-# Usage: deps.sh build|test|demo|bench|fuzz
+# Usage: deps.sh build|test|demo|bench|fuzz|kernels
 # Packages in "required" must install or this fails. Packages in "optional" are the real
 # runtimes and viewers the tests drive: one that cannot be installed is named, and the
 # tests that need it say they skip and why.
@@ -17,10 +17,14 @@ demo) required=("${build[@]}") ;;
 test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg python3)
 	# docker.io: itest_containers starts its own dockerd (a private socket and data root)
 	optional=("${runtimes[@]}" "${viewers[@]}" docker.io) ;;
+# QEMU boots the kernels, busybox and the modules 9p needs (found by kmod's modprobe,
+# unpacked by xz) make their initramfs (cpio); Node is the real runtime tested there.
+kernels) required=("${build[@]}" libcmocka-dev qemu-system-x86 busybox-static kmod xz-utils cpio)
+	optional=(nodejs) ;;
 bench) required=("${build[@]}" linux-perf)
 	# bpfcc-tools: bcc's offcputime, beside which bench_offcpu puts jitrace --off-cpu
 	optional=(openjdk-17-jdk-headless mono-runtime mono-devel nodejs bpfcc-tools) ;;
-*) echo "deps.sh: unknown set '$1' (build, test, demo, bench, fuzz)" >&2; exit 2 ;;
+*) echo "deps.sh: unknown set '$1' (build, test, demo, bench, fuzz, kernels)" >&2; exit 2 ;;
 esac
 
 installed() {

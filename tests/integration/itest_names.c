@@ -48,15 +48,17 @@ static void leaf_name(const struct it_log *log, const struct jt_rec_sample *s, c
 }
 
 /*
- * A native program that spins 60 ms and exits, run 20 times: each is gone long before its
- * samples are joined, yet its frames carry its symbols (its mappings were recorded as they
- * were made, its file read while it could be), and report shows its comm and command line.
+ * A native program that spins 60 ms (times it_scale()) and exits, run 20 times: each is gone
+ * long before its samples are joined, yet its frames carry its symbols (its mappings were
+ * recorded as they were made, its file read while it could be), and report shows its comm
+ * and command line.
  */
 static void test_short_lived_natives_are_named(void **state)
 {
 	char *log_path = it_path_dup("blip.jtl"), *rep = it_path_dup("blip.txt");
+	char ms[16], cmd[64], loop[128], shown[80];
 	char *argv[] = { IT_JITRACE, "record", "-F", "999", "-f", "-o", log_path, "--", "sh", "-c",
-			 "for i in $(seq " BLIP_RUNS "); do " BLIP "; done", NULL };
+			 loop, NULL };
 	char *rargv[] = { IT_JITRACE, "report", log_path, NULL };
 	uint64_t blip = 0, named = 0, pids = 0;
 	uint32_t last_pid = 0;
@@ -65,6 +67,9 @@ static void test_short_lived_natives_are_named(void **state)
 	size_t i;
 
 	(void)state;
+	snprintf(cmd, sizeof(cmd), BLIP " %s", it_scaled(ms, sizeof(ms), 60));
+	snprintf(loop, sizeof(loop), "for i in $(seq " BLIP_RUNS "); do %s; done", cmd);
+	snprintf(shown, sizeof(shown), "\n   %s\n", cmd);
 	assert_int_equal(it_run(argv, NULL, NULL), 0);
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
@@ -88,7 +93,7 @@ static void test_short_lived_natives_are_named(void **state)
 	assert_int_equal(it_run(rargv, rep, NULL), 0);
 	text = it_slurp(rep);
 	assert_non_null(strstr(text, "== blip ("));
-	assert_non_null(strstr(text, "\n   " BLIP "\n"));	/* its command line */
+	assert_non_null(strstr(text, shown));	/* its command line */
 	free(text);
 	it_log_free(&log);
 	free(rep);

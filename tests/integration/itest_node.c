@@ -89,13 +89,14 @@ static void skip_without_node(void)
  */
 static void test_node_split_and_names(void **state)
 {
+	char ms[16];
 	struct rt_truth t;
 	struct rt_stats st;
 	struct it_log log;
 
 	(void)state;
 	skip_without_node();
-	record_node("node", HOT_JS, "3500", NULL, &log, &t);
+	record_node("node", HOT_JS, it_scaled(ms, sizeof(ms), 3500), NULL, &log, &t);
 	assert_int_equal(t.nr_fns, 2);
 	assert_string_equal(t.fns[0], "hotA");
 	rt_count(&log, &t, rt_node_fn, true, &st);

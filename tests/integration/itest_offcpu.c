@@ -173,9 +173,9 @@ static void assert_time_split(const char *what, uint64_t a, uint64_t b, uint64_t
 static void test_native_waits_split_and_named(void **state)
 {
 	char *log_path = it_path_dup("waits.jtl"), *rep = it_path_dup("waits.txt");
-	char *out = it_path_dup("waits.out");
+	char *out = it_path_dup("waits.out"), rounds[16];
 	char *argv[] = { IT_JITRACE, "record", "--off-cpu", "-F", "999", "-f", "-o", log_path,
-			 "--", WAITS, "40", NULL };
+			 "--", WAITS, it_scaled(rounds, sizeof(rounds), 40), NULL };
 	char *rargv[] = { IT_JITRACE, "report", log_path, NULL };
 	static const char *const fns[] = { "wait_long", "wait_short" };
 	uint64_t in[2], all, short_ns, from, samples, t_long, t_short;

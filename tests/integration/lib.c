@@ -20,6 +20,39 @@
 #include "lib.h"
 #include "log.h"
 
+/*
+ * JT_TEST_FILTER=PATTERN runs only the tests whose names match (cmocka's * and ? globs),
+ * e.g. one test of a program inside a guest kernel (scripts/test-kernels.sh). Read before
+ * main() so that every integration program honours it without a line of its own.
+ */
+__attribute__((constructor)) static void it_filter_from_env(void)
+{
+	const char *pattern = getenv("JT_TEST_FILTER");
+
+	if (pattern && *pattern)
+		cmocka_set_test_filter(pattern);
+}
+
+unsigned int it_scale(void)
+{
+	const char *s = getenv("JT_TEST_SCALE");
+	unsigned long n;
+	char *end;
+
+	if (!s || !*s)
+		return 1;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || n < 1 || n > 100)
+		fail_msg("JT_TEST_SCALE=%s: want a whole number from 1 to 100", s);
+	return n;
+}
+
+char *it_scaled(char *buf, size_t len, unsigned long v)
+{
+	snprintf(buf, len, "%lu", v * it_scale());
+	return buf;
+}
 
 /* v[id] = rec, growing v as needed */
 static void by_id_put(const void ***v, size_t *nr, uint64_t id, const void *rec)

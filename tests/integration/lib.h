@@ -95,6 +95,17 @@ bool it_wait_for_text(const char *file, const char *text, int timeout_ms);
 /* The whole file at path, NUL-terminated (the test fails if it cannot be read). */
 char *it_slurp(const char *path);
 
+/* Every program runs only the tests JT_TEST_FILTER names, if set (a glob; see lib.c). */
+
+/*
+ * JT_TEST_SCALE=N (a whole number, 1 by default): timed workloads run N times as long, where
+ * everything runs slower (a guest kernel under emulation), so that what a process spends
+ * once (exec, the loader, a runtime's start) weighs in a run as much as on a host.
+ */
+unsigned int it_scale(void);
+/* v times it_scale(), in decimal into buf (a program's argument); returns buf. */
+char *it_scaled(char *buf, size_t len, unsigned long v);
+
 #define IT_JITRACE "build/jitrace"
 #define IT_TOYJIT "build/toyjit"
 

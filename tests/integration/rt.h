@@ -173,7 +173,7 @@ struct rt_stats {
 	 * function is the span's (right), another hot function (wrong), another function,
 	 * e.g. the caller (other), or none at all (unnamed) */
 	uint64_t in_span, right, wrong, other, unnamed;
-	/* the same for the spans that began in the program's first second */
+	/* the same for the spans that began in the program's first second (it_scale()) */
 	uint64_t early_in_span, early_right, early_wrong;
 	uint64_t early_tier[4];		/* V8 tiers of the early right ones: ~ ^ + * */
 	uint64_t foreign;		/* frames naming a method of another process */
@@ -233,7 +233,8 @@ static inline void rt_count_reuse(const struct it_log *log, uint32_t pid, rt_fn_
 static inline void rt_count(const struct it_log *log, struct rt_truth *t, rt_fn_of fn_of,
 			    bool main_only, struct rt_stats *st)
 {
-	uint64_t early_end = t->spans[0].begin + 1000000000ULL;
+	/* the first second's work takes it_scale() seconds where everything runs slower */
+	uint64_t early_end = t->spans[0].begin + it_scale() * 1000000000ULL;
 	char fn[64];
 	size_t i;
 	unsigned int k;
