@@ -141,8 +141,9 @@ $(TOYJIT): $(TOYJIT_OBJS) $(AGENT)
 	$(CC) $(CFLAGS) $(TOYJIT_OBJS) -L$(OUT) -ljitrace-agent -Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
 # ---- integration tests (real BPF) ----
+# one compiler run for two sources writes one dependency file: the headers are listed here
 $(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)/libjt.a \
-		$(OUT)/libjt-bpf.a | $(OUT)/tests
+		$(OUT)/libjt-bpf.a $(wildcard tests/integration/*.h tests/unit/*.h) | $(OUT)/tests
 	$(CC) $(CFLAGS) -Itests/integration $(filter %.c,$^) $(LINK_LIBS) $(LDLIBS) -lcmocka -lm -o $@
 
 SAN_TESTS := $(patsubst $(OUT)/tests/%,$(SAN)/tests/%,$(UNIT_TESTS))
