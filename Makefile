@@ -21,12 +21,20 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 $(WARN) -Wno-unused-functio
 	-I/usr/include/$(shell $(CC) -dumpmachine) \
 	-Iinclude -Ivmlinux -MMD -MP
 
-# Collector modules in two layers: libjt.a is every user/*.c that needs no BPF toolchain
-# (plain C over libelf and zlib: what unit tests and fuzzers link), libjt-bpf.a the three
-# that touch libbpf and the generated skeleton (the loader, the ring-buffer reader and the
-# live session that drives them). The program's entry point is in neither.
-BPF_SRCS := user/loader.c user/ringbuf.c user/live.c
-LIB_SRCS := $(filter-out user/main.c $(BPF_SRCS),$(wildcard user/*.c))
+# The collector in stages, one folder and one library each, every stage built only on those
+# below it (scripts/check-layers.sh fails `make unit` on an include that climbs):
+#   base < host < sources < join < log < views < export < session < cmd
+# session/ holds the only users of libbpf and the generated skeleton (the loader, the ring-
+# buffer reader, the live session that drives them); cmd/ is the program, in no library.
+# Unit tests and fuzzers link the plain stages alone: no BPF toolchain needed.
+STAGES := base host sources join log views export
+BPF_SRCS := user/session/loader.c user/session/ringbuf.c user/session/live.c
+SESSION_SRCS := $(wildcard user/session/*.c)
+CMD_SRCS := $(wildcard user/cmd/*.c)
+OFFLINE_CMDS := dump export flamegraph report
+USER_SRCS := $(foreach s,$(STAGES) session cmd,$(wildcard user/$(s)/*.c))
+# the plain stages' libraries, the uppermost first: the order they link in
+PLAIN_LIBS = $(foreach s,export views log join sources host base,$(1)/libjt-$(s).a)
 SKEL := $(OUT)/jitrace.skel.h
 AGENT := $(OUT)/libjitrace-agent.so
 AGENT_OBJS := $(patsubst %,$(OUT)/%.o,$(basename $(wildcard agent/*.c agent/*.S)))
@@ -82,14 +90,10 @@ UNIT_LDLIBS := -lelf -lz -lcmocka
 
 # $(1): output directory, $(2): C flags, $(3): flags that link the agent library
 define variant
-$(1)/user/%.o: user/%.c | $(1)/user
+$(1)/user/%.o: user/%.c
+	@mkdir -p $$(@D)
 	$$(CC) $(2) -c $$< -o $$@
 
-$(1)/libjt.a: $$(LIB_SRCS:%.c=$(1)/%.o)
-	rm -f $$@ && ar rcs $$@ $$^
-
-$(1)/libjt-bpf.a: $$(BPF_SRCS:%.c=$(1)/%.o)
-	rm -f $$@ && ar rcs $$@ $$^
 
 $(1)/agent/%.o: agent/%.c | $(1)/agent
 	$$(CC) $(2) -fPIC -fvisibility=hidden -pthread -c $$< -o $$@
@@ -104,28 +108,42 @@ $(1)/libjitrace-agent.so: $$(patsubst $$(OUT)/%,$(1)/%,$$(AGENT_OBJS))
 $(1)/tests/test_agent: tests/unit/test_agent.c $(1)/libjitrace-agent.so | $(1)/tests
 	$$(CC) $(2) $$< -L$(1) -ljitrace-agent -Wl,-rpath,'$$$$ORIGIN/..' -pthread -lcmocka -o $$@
 
-$(1)/tests/test_%: tests/unit/test_%.c $(1)/libjt.a | $(1)/tests
-	$$(CC) $(2) -Itests $$(filter %.c %.a,$$^) $$(UNIT_LDLIBS) -o $$@
+$(1)/tests/test_%: tests/unit/test_%.c $$(call PLAIN_LIBS,$(1)) | $(1)/tests
+	$$(CC) $(2) -Itests $$(filter %.c %.o,$$^) $$(filter %.a,$$^) $$(UNIT_LDLIBS) -o $$@
 
-$(1)/user $(1)/agent $(1)/tests:
+# the loader's policy, the live commands' options and the offline commands are plain C
+# above the plain stages: tests that drive them link them alone, no skeleton needed
+$(1)/tests/test_bpfcaps: $(1)/user/session/bpfcaps.o
+$(1)/tests/test_liveopts: $(1)/user/cmd/liveopts.o
+$(foreach t,diff export export_offcpu offcpu_views,$(1)/tests/test_$(t)): $(OFFLINE_CMDS:%=$(1)/user/cmd/%.o)
+
+$(1)/agent $(1)/tests:
 	mkdir -p $$@
 endef
 
+# $(1): output directory, $(2): a stage: its library
+define stage_lib
+$(1)/libjt-$(2).a: $$(patsubst %.c,$(1)/%.o,$$(wildcard user/$(2)/*.c))
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+
+$(foreach d,$(OUT) $(SAN),$(foreach s,$(STAGES) session,$(eval $(call stage_lib,$(d),$(s)))))
 $(eval $(call variant,$(OUT),$(CFLAGS),))
 $(eval $(call variant,$(SAN),$(SAN_CFLAGS),$(SAN_FLAGS)))
 
-# only these two include the generated skeleton
+# only these include the generated skeleton
 $(BPF_SRCS:%.c=$(OUT)/%.o) $(BPF_SRCS:%.c=$(SAN)/%.o): | $(SKEL)
 
-# the two layers call each other (the commands drive the loader, which reports through util)
-LINK_LIBS = -Wl,--start-group $(filter %.a,$^) -Wl,--end-group
+# every library once, the uppermost stage first: a call that climbs does not link
+LINK_LIBS = $(filter %.a,$^)
+ALL_LIBS = $(1)/libjt-session.a $(call PLAIN_LIBS,$(1))
 
-$(OUT)/jitrace: $(OUT)/user/main.o $(OUT)/libjt.a $(OUT)/libjt-bpf.a
+$(OUT)/jitrace: $(CMD_SRCS:%.c=$(OUT)/%.o) $(call ALL_LIBS,$(OUT))
 	$(CC) $(CFLAGS) $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS) -o $@
 
 # The program itself under ASan and UBSan, for san_views (below): crafted logs through every
 # offline command as users run them
-$(SAN)/jitrace: $(SAN)/user/main.o $(SAN)/libjt.a $(SAN)/libjt-bpf.a
+$(SAN)/jitrace: $(CMD_SRCS:%.c=$(SAN)/%.o) $(call ALL_LIBS,$(SAN))
 	$(CC) $(SAN_CFLAGS) $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS) -o $@
 
 # ---- agent (built by the template above); the runtimes' glue builds with these flags ----
@@ -142,8 +160,8 @@ $(TOYJIT): $(TOYJIT_OBJS) $(AGENT)
 
 # ---- integration tests (real BPF) ----
 # one compiler run for two sources writes one dependency file: the headers are listed here
-$(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(OUT)/libjt.a \
-		$(OUT)/libjt-bpf.a $(wildcard tests/integration/*.h tests/unit/*.h) | $(OUT)/tests
+$(OUT)/tests/itest_%: tests/integration/itest_%.c tests/integration/lib.c $(call ALL_LIBS,$(OUT)) \
+		$(wildcard tests/integration/*.h tests/unit/*.h) | $(OUT)/tests
 	$(CC) $(CFLAGS) -Itests/integration $(filter %.c,$^) $(LINK_LIBS) $(LDLIBS) -lcmocka -lm -o $@
 
 SAN_TESTS := $(patsubst $(OUT)/tests/%,$(SAN)/tests/%,$(UNIT_TESTS))
@@ -151,11 +169,12 @@ SAN_TESTS := $(patsubst $(OUT)/tests/%,$(SAN)/tests/%,$(UNIT_TESTS))
 # The sanitized program over the fuzz corpora and mutants of them (tests/fuzz/san_views.c);
 # the driver itself is built plain, what it runs is $(SAN)/jitrace
 SAN_VIEWS := $(OUT)/tests/san_views
-$(SAN_VIEWS): tests/fuzz/san_views.c $(OUT)/libjt.a | $(OUT)/tests
+$(SAN_VIEWS): tests/fuzz/san_views.c $(call PLAIN_LIBS,$(OUT)) | $(OUT)/tests
 	$(CC) $(CFLAGS) -DSAN_JITRACE='"$(SAN)/jitrace"' -Itests/unit -Itests/fuzz $(filter %.c %.a,$^) \
 		$(UNIT_LDLIBS) -o $@
 
 unit: $(UNIT_TESTS)
+	@scripts/check-layers.sh
 	@scripts/run-tests.sh unit $(UNIT_TESTS)
 
 integration: all $(ITESTS)
@@ -163,6 +182,7 @@ integration: all $(ITESTS)
 
 test: deps
 	$(MAKE) all $(UNIT_TESTS) $(SAN_TESTS) $(SAN)/jitrace $(SAN_VIEWS) $(ITESTS) $(EXTRA_TESTS)
+	@scripts/check-layers.sh
 	@scripts/run-tests.sh all $(UNIT_TESTS) $(SAN_TESTS) $(SAN_VIEWS) $(ITESTS)
 
 deps:
@@ -171,8 +191,10 @@ deps:
 # ---- bench ----
 $(OUT)/bench/bench_calls: $(OUT)/bench/bare.skel.h
 
-$(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/libjt.a $(OUT)/libjt-bpf.a $(AGENT) | $(OUT)/bench
-	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c,$^) $(LINK_LIBS) -L$(OUT) \
+# benchmarks set up sessions as record does: with its options' parser
+$(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/user/cmd/liveopts.o $(call ALL_LIBS,$(OUT)) $(AGENT) \
+		| $(OUT)/bench
+	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c %.o,$^) $(LINK_LIBS) -L$(OUT) \
 		-ljitrace-agent -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS) -lpthread -o $@
 
 bench:
@@ -200,7 +222,7 @@ install: all
 	done
 
 fmt:
-	clang-format -i $(wildcard user/*.[ch] agent/*.[ch] agent/*/*.[ch] bpf/*.[ch] tests/*/*.[ch] bench/*.[ch])
+	clang-format -i $(wildcard user/*/*.[ch] agent/*.[ch] agent/*/*.[ch] bpf/*.[ch] tests/*/*.[ch] bench/*.[ch])
 
 $(OUT) $(OUT)/bench $(OUT)/toyjit-obj:
 	mkdir -p $@
@@ -208,4 +230,4 @@ $(OUT) $(OUT)/bench $(OUT)/toyjit-obj:
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(SAN)/*/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d $(SAN)/*/*.d $(SAN)/*/*/*.d)

@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 #include "jitrace/agent.h"
-#include "live.h"
-#include "log.h"
-#include "util.h"
+#include "cmd/liveopts.h"
+#include "session/live.h"
+#include "log/log.h"
+#include "base/util.h"
 
 /* Keep the calling thread on one CPU, so rounds do not differ by where threads land. */
 static inline void bench_pin(int cpu)

@@ -18,9 +18,10 @@
 #include "bare.skel.h"
 #include "jitrace/agent.h"
 #include "bench.h"
-#include "live.h"
-#include "log.h"
-#include "util.h"
+#include "cmd/liveopts.h"
+#include "session/live.h"
+#include "log/log.h"
+#include "base/util.h"
 
 #define PAIRS 2000000
 #define ROUNDS 7

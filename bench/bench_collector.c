@@ -16,10 +16,11 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "live.h"
-#include "loader.h"
-#include "log.h"
-#include "util.h"
+#include "cmd/liveopts.h"
+#include "session/live.h"
+#include "session/loader.h"
+#include "log/log.h"
+#include "base/util.h"
 
 #define ROUNDS 5
 #define SUSTAIN_S 60

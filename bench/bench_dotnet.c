@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "util.h"
+#include "base/util.h"
 
 #define ROUNDS 7
 #define N_FAST 100000000	/* untraced, module without calls: ~2 ns a call, ~0.2 s */

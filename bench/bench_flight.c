@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "util.h"
+#include "base/util.h"
 
 #define SECS 40			/* measured, of each recording */
 #define SETTLE_S 3		/* after "recording", before the first reading */

@@ -41,8 +41,8 @@
 
 #include "bench.h"
 #include "jt_events.h"
-#include "log.h"
-#include "util.h"
+#include "log/log.h"
+#include "base/util.h"
 
 #define DUMP_BYTES (100ULL << 20)	/* the writer stops at this size */
 #define RATE ((10ULL << 20) * 1.0)	/* bytes a second */

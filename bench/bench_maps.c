@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "util.h"
+#include "base/util.h"
 
 #define PROCS 20
 #define LINES "500000"

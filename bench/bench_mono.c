@@ -22,7 +22,7 @@
 
 #include "jitrace/agent.h"
 #include "bench.h"
-#include "util.h"
+#include "base/util.h"
 
 #define ROUNDS 7
 #define N_FAST 100000000	/* untraced: ~0.8 ns a call, ~80 ms */

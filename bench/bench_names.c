@@ -48,8 +48,8 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "logsrc.h"
-#include "util.h"
+#include "log/source.h"
+#include "base/util.h"
 
 #ifndef ROUNDS
 #define ROUNDS 5

@@ -58,8 +58,8 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "logsrc.h"
-#include "util.h"
+#include "log/source.h"
+#include "base/util.h"
 
 #define JAVA_HOME "/usr/lib/jvm/java-17-openjdk-amd64"
 #define PERF "perf"

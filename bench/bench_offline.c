@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "flamegraph.h"
+#include "views/flamegraph.h"
 #include "jt_events.h"
-#include "log.h"
-#include "report.h"
-#include "util.h"
+#include "log/log.h"
+#include "views/report.h"
+#include "base/util.h"
 
 #define SAMPLES 1000000
 #define PIDS 8

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "util.h"
+#include "base/util.h"
 
 #define JAVA_HOME "/usr/lib/jvm/java-17-openjdk-amd64"
 #define NODE "node"

@@ -23,9 +23,9 @@
 
 #include "bench.h"
 #include "jt_events.h"
-#include "log.h"
-#include "names.h"
-#include "util.h"
+#include "log/log.h"
+#include "base/names.h"
+#include "base/util.h"
 
 #define PROCS 100
 #define METHODS "10000"

@@ -15,15 +15,15 @@ FUZZ_DIR := $(OUT)/fuzz
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 # The modules each target needs, and nothing of libbpf.
-FUZZ_SRCS_fuzz_perfmap := user/perfmap.c user/safeopen.c user/util.c
-FUZZ_SRCS_fuzz_log := user/log_read.c user/logfmt.c user/logview.c user/hash.c user/names.c user/util.c
-FUZZ_SRCS_fuzz_decode := user/decode.c user/event.c
-FUZZ_SRCS_fuzz_jitdump := user/jitdump.c
-FUZZ_SRCS_fuzz_cfi := user/cfi.c user/util.c
+FUZZ_SRCS_fuzz_perfmap := user/sources/perfmap.c user/sources/safeopen.c user/base/util.c
+FUZZ_SRCS_fuzz_log := user/log/read.c user/log/format.c user/log/view.c user/base/hash.c user/base/names.c user/base/util.c
+FUZZ_SRCS_fuzz_decode := user/sources/ring_decode.c user/base/event.c
+FUZZ_SRCS_fuzz_jitdump := user/sources/jitdump.c
+FUZZ_SRCS_fuzz_cfi := user/host/cfi.c user/base/util.c
 FUZZ_LIBS_fuzz_cfi := -lelf
 # whole logs through every offline view: the modules the view commands link (not the pusher,
 # which needs libcurl)
-FUZZ_SRCS_fuzz_views := $(filter-out user/main.c user/cmd_%.c user/push.c $(BPF_SRCS),$(wildcard user/*.c))
+FUZZ_SRCS_fuzz_views := $(filter-out user/export/push.c,$(foreach s,$(STAGES),$(wildcard user/$(s)/*.c)))
 FUZZ_LIBS_fuzz_views := -lelf
 
 .PHONY: fuzz fuzz-build fuzz-deps
@@ -36,7 +36,7 @@ fuzz-deps:
 	@scripts/deps.sh fuzz
 
 define fuzz_rule
-$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(wildcard user/*.h include/*.h tests/fuzz/*.h)
+$(FUZZ_DIR)/$(1): tests/fuzz/$(1).c $(FUZZ_SRCS_$(1)) $(wildcard user/*/*.h include/*.h tests/fuzz/*.h)
 	@mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) $(FUZZ_LIBS_$(1)) -lz -o $$@
 endef

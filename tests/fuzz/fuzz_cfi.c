@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: an ELF file's unwind table (user/cfi.h) from untrusted bytes. The input
+ * libFuzzer target: an ELF file's unwind table (user/host/cfi.h) from untrusted bytes. The input
  * is the bytes of .eh_frame_hdr (its length in the first two bytes) and of .eh_frame, put in
  * a well-formed x86-64 ELF file (one loadable segment at address = offset, so the table's
  * pointers land in it) written to a memfd, loaded as the collector loads a mapped file, and
@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "host/cfi.h"
 
 #define MAX_SECTION (64u << 10)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the ring-buffer record decoder (user/decode.h) on untrusted bytes.
+ * libFuzzer target: the ring-buffer record decoder (user/sources/ring_decode.h) on untrusted bytes.
  * What it accepts is read through, byte by byte, so that a pointer it hands out beyond
  * the record is caught by ASan.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "sources/ring_decode.h"
 
 static volatile unsigned char sink;	/* keeps the reads from being optimized out */
 

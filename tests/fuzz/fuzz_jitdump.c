@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: perf's jitdump parser (user/jitdump.h) on a whole untrusted file, walked
- * as the jitdump source (user/jitwatch.c) walks one: the header, then record after record by
+ * libFuzzer target: perf's jitdump parser (user/sources/jitdump.h) on a whole untrusted file, walked
+ * as the jitdump source (user/sources/jitdump_watch.c) walks one: the header, then record after record by
  * their sizes, each parsed from an exact-size heap copy of the bytes the source would read
  * (the record, or its first 64 KiB), so that ASan sees any read past them. Every byte the
  * parser points at is read, debug-info entries are walked to their end, and what it promises
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jitdump.h"
+#include "sources/jitdump.h"
 
-#define PREFIX_MAX (64u << 10)	/* what user/jitwatch.c reads of one record */
+#define PREFIX_MAX (64u << 10)	/* what user/sources/jitdump_watch.c reads of one record */
 
 static volatile unsigned char sink;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the .jtl reader (user/log.h) on untrusted bytes, and what every
+ * libFuzzer target: the .jtl reader (user/log/log.h) on untrusted bytes, and what every
  * offline command does with each record it returns: define it in the log view and name
  * each frame of a sample. The first byte picks the mode: even, the rest is a whole file;
  * odd, the rest is the inflated content of one block, wrapped here in a valid header and
@@ -12,9 +12,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "log.h"
-#include "logfmt.h"
-#include "logview.h"
+#include "log/log.h"
+#include "log/format.h"
+#include "log/view.h"
 #include "wrap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

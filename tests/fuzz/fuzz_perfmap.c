@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the perf map line parser (user/perfmap.h) on untrusted bytes. The
+ * libFuzzer target: the perf map line parser (user/sources/perfmap.h) on untrusted bytes. The
  * input is fed in two pieces, split where its first byte says, so that partial lines kept
  * between feeds are exercised as a growing map file exercises them.
  */
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "perfmap.h"
+#include "sources/perfmap.h"
 
 struct seen {
 	size_t entries;

@@ -18,12 +18,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "export_chrome.h"
-#include "export_pprof.h"
-#include "export_speedscope.h"
-#include "flamegraph.h"
-#include "log.h"
-#include "report.h"
+#include "export/chrome.h"
+#include "export/pprof.h"
+#include "export/speedscope.h"
+#include "views/flamegraph.h"
+#include "log/log.h"
+#include "views/report.h"
 #include "wrap.h"
 
 /* The views print to a stream: /dev/null, opened once. */

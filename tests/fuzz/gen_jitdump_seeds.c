@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jitdump.h"
+#include "sources/jitdump.h"
 
 #define EM_X86_64 62
 #define PID 31337

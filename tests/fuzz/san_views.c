@@ -29,7 +29,7 @@
 
 #include "scratch.h"
 
-#include "log.h"
+#include "log/log.h"
 #include "wrap.h"
 
 #ifndef SAN_JITRACE

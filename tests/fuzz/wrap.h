@@ -2,7 +2,7 @@
 /*
  * For the log fuzzers: raw record bytes wrapped in a valid header (sealed, every flag records
  * can contradict set) and one block (number 0) with the right crc32, so that mutated records
- * get past the header and block checks. Include once; link user/logfmt.c.
+ * get past the header and block checks. Include once; link user/log/format.c.
  */
 #ifndef JT_FUZZ_WRAP_H
 #define JT_FUZZ_WRAP_H
@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "jt_log_format.h"
-#include "logfmt.h"
+#include "log/format.h"
 
 /* header + one block of raw bytes into *out (malloc'd); returns its length or 0. */
 static size_t fuzz_wrap(const uint8_t *raw, size_t len, uint8_t **out)

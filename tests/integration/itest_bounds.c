@@ -27,7 +27,7 @@
 #include "../dirbytes.h"
 #include "jt_events.h"
 #include "lib.h"
-#include "log.h"
+#include "log/log.h"
 
 static uint64_t now_ns(void)
 {

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "dotnet_ipc.h"
+#include "sources/dotnet_ipc.h"
 #include "jt_events.h"
 #include "lib.h"
 

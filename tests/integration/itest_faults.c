@@ -22,9 +22,9 @@
 #include <cmocka.h>
 
 #include "lib.h"
-#include "loader.h"
-#include "log.h"
-#include "ringbuf.h"
+#include "session/loader.h"
+#include "log/log.h"
+#include "session/ringbuf.h"
 
 static void sleep_ms(long ms)
 {

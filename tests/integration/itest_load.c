@@ -21,8 +21,8 @@
 
 #include "jt_events.h"
 #include "lib.h"
-#include "log.h"
-#include "pipeline.h"
+#include "log/log.h"
+#include "join/pipeline.h"
 
 #define PROCS 64
 #define METHODS 10000
@@ -30,14 +30,14 @@
 
 /*
  * What the recorder may hold, by design, in MB:
- * - the ring buffer, mapped once into its address space (user/ringbuf.c): RING_MB, all
+ * - the ring buffer, mapped once into its address space (user/session/ringbuf.c): RING_MB, all
  *   resident from the start;
  * - every method live on the host: a method object per code range (a 64-byte malloc
  *   chunk for names like "many_1234") with a slot in its process's code map and one in
  *   its id array (at most 16 bytes each), and, when the ring buffer lost its code record,
  *   an 80-byte stand-in for its id as well (calls still name it): 176 bytes a method;
  * - the reorder buffer, bounded at JT_PIPELINE_PENDING_BYTES, at most twice that with
- *   its slot arrays and pool (user/reorder.h), however far behind the collector falls;
+ *   its slot arrays and pool (user/join/reorder.h), however far behind the collector falls;
  * - 48 MB for the rest: the program and its libraries, libbpf's parse of the kernel's
  *   BTF while loading, zlib and log blocks, perf map read buffers, ELF symbol tables.
  * Anything that grows with the load and is not in this list is a leak or a lost bound.

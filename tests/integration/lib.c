@@ -18,7 +18,7 @@
 
 #include "jt_events.h"
 #include "lib.h"
-#include "log.h"
+#include "log/log.h"
 
 /*
  * JT_TEST_FILTER=PATTERN runs only the tests whose names match (cmocka's * and ? globs),

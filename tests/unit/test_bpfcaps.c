@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the loader's policy (user/bpfcaps.c): programs wanted, required, and why refused. */
+/* Unit tests for the loader's policy (user/session/bpfcaps.c): programs wanted, required, and why refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "bpfcaps.h"
+#include "session/bpfcaps.h"
 
 /* 6.1's verifier on jt_code_load before its bound moved onto the register passed */
 static const char log_unbounded[] =

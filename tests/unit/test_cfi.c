@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unwind tables (user/cfi.h) of real files: this test program and the C library. Rules at
+ * Unwind tables (user/host/cfi.h) of real files: this test program and the C library. Rules at
  * known instructions, every row of both files against binutils' own reading of them, the
  * built index against the linker's table, hostile copies of the sections, and the speed of a
  * lookup.
@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "cfi.h"
+#include "host/cfi.h"
 
 /* A function of this file to read the rules of: built, as all of it, with frame pointers (a
  * leaf might have none: it calls one). */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for a process's live code map (user/codemap.c, with user/methods.c). */
+/* Unit tests for a process's live code map (user/join/codemap.c, with user/join/methods.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "codemap.h"
+#include "join/codemap.h"
 #include "jt_events.h"
-#include "methods.h"
-#include "util.h"
+#include "join/methods.h"
+#include "base/util.h"
 
 #define MAX_METHODS 4096
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the join of events into log records (user/collector.c, user/procfs.c). */
+/* Unit tests for the join of events into log records (user/join/collector.c, user/host/procfs.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,15 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "elfsyms.h"
-#include "procfs.h"
+#include "join/collector.h"
+#include "host/elfsyms.h"
+#include "host/procfs.h"
 #include "jt_events.h"
 #include "jt_log_format.h"
-#include "membound.h"
-#include "methods.h"
-#include "sink.h"
-#include "util.h"
+#include "base/membound.h"
+#include "join/methods.h"
+#include "base/sink.h"
+#include "base/util.h"
 #include "unit/capture.h"
 
 /* tests/fixtures/proc/4242 is a copy of a real process's /proc files. */
@@ -79,7 +79,7 @@ static int fx_teardown(void **state)
 
 /* ---- events ---- */
 
-/* Events are flat (user/event.h): each is built in a buffer of its own, tail included. */
+/* Events are flat (user/base/event.h): each is built in a buffer of its own, tail included. */
 typedef union jt_event_buf evbuf;
 
 static evbuf ev_base(uint64_t ts, uint16_t type, uint32_t pid, uint32_t tid)
@@ -813,7 +813,7 @@ static void recollect(struct fx *f, const struct jt_collector_opts *o)
  * the rest of pid. */
 static void send_map_lines(struct fx *f, uint64_t n, uint64_t k, uint32_t pid)
 {
-	char name[16];
+	char name[24];
 	uint64_t i;
 
 	for (i = 0; i < n; i++) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for checking and decoding ring-buffer records (user/decode.c). */
+/* Unit tests for checking and decoding ring-buffer records (user/sources/ring_decode.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <sys/sysmacros.h>
 
-#include "decode.h"
-#include "util.h"
+#include "sources/ring_decode.h"
+#include "base/util.h"
 
 /* Room for the largest record of any type, plus slack to make records lie about sizes. */
 #define BUF_MAX 8192

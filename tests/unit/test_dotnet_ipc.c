@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "dotnet_ipc.h"
+#include "sources/dotnet_ipc.h"
 
 #define PID 4242
 #define NSPID 7

@@ -17,10 +17,10 @@
 
 #include "scratch.h"
 
-#include "dump.h"
+#include "views/dump.h"
 #include "jt_events.h"
-#include "log.h"
-#include "util.h"
+#include "log/log.h"
+#include "base/util.h"
 
 #define GOLDEN "tests/fixtures/dump/golden.txt"
 #define T0 1000000000ULL	/* the header's start_ns: dump's time zero */

@@ -23,15 +23,15 @@
 
 #include "scratch.h"
 
-#include "cmds.h"
-#include "export_chrome.h"
-#include "export_common.h"
-#include "export_pprof.h"
-#include "export_speedscope.h"
+#include "cmd/cmds.h"
+#include "export/chrome.h"
+#include "export/common.h"
+#include "export/pprof.h"
+#include "export/speedscope.h"
 #include "jt_events.h"
-#include "log.h"
-#include "pb.h"
-#include "util.h"
+#include "log/log.h"
+#include "export/pb.h"
+#include "base/util.h"
 
 #define FIXTURES "tests/fixtures/export/"
 #define T0 5000000000ULL	/* the header's start_ns */

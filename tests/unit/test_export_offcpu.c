@@ -25,11 +25,11 @@
 #include "scratch.h"
 #include "viewlog.h"
 
-#include "cmds.h"
-#include "export_chrome.h"
-#include "export_pprof.h"
-#include "export_speedscope.h"
-#include "filter.h"
+#include "cmd/cmds.h"
+#include "export/chrome.h"
+#include "export/pprof.h"
+#include "export/speedscope.h"
+#include "log/filter.h"
 
 /*
  * Process 100 "java": thread 101 "worker" calls main from 1 ms to 80 ms; spins (5 samples

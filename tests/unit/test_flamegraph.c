@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "flamegraph.h"
+#include "views/flamegraph.h"
 #include "viewlog.h"
 
 #define GOLDEN_DIR "tests/fixtures/flamegraph/"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the open-addressing hash (user/hash.c). */
+/* Unit tests for the open-addressing hash (user/base/hash.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "hash.h"
-#include "util.h"
+#include "base/hash.h"
+#include "base/util.h"
 
 /* Values are never dereferenced: any non-NULL pointer will do. */
 static void *val(uint64_t n)

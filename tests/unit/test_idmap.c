@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for method id maps (user/idmap.c). */
+/* Unit tests for method id maps (user/join/idmap.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "idmap.h"
+#include "join/idmap.h"
 
 #define VAL(id) ((void *)(uintptr_t)((id) * 16 + 8))	/* a distinct non-NULL value */
 #define USDT_ID(n) ((1ULL << 63) | (n))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for perf's jitdump format: the parser (user/jitdump.c) on byte buffers, and the
- * jitdump source (user/jitwatch.c) through a pipeline, following a file this test process
+ * Unit tests for perf's jitdump format: the parser (user/sources/jitdump.c) on byte buffers, and the
+ * jitdump source (user/sources/jitdump_watch.c) through a pipeline, following a file this test process
  * writes and maps executable as runtimes do, its samples named by what the file says.
  */
 #include <errno.h>
@@ -21,11 +21,11 @@
 
 #include "jt_events.h"
 #include "jt_log_format.h"
-#include "jitdump.h"
-#include "jitwatch.h"
-#include "pipeline.h"
-#include "sink.h"
-#include "util.h"
+#include "sources/jitdump.h"
+#include "sources/jitdump_watch.h"
+#include "join/pipeline.h"
+#include "base/sink.h"
+#include "base/util.h"
 #include "unit/capture.h"
 
 #define MS 1000000ULL

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for late names read ahead and applied to samples (user/latenames.c). */
+/* Unit tests for late names read ahead and applied to samples (user/log/latenames.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 
 #include "jt_events.h"
 #include "jt_log_format.h"
-#include "latenames.h"
+#include "log/latenames.h"
 
 #define PID 77
 #define CODE 0x7f0000010000ULL

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "liveopts.h"
-#include "util.h"
+#include "cmd/liveopts.h"
+#include "base/util.h"
 
 /* ---- what was reported on stderr while a call ran ---- */
 
@@ -290,10 +290,10 @@ static void test_max_memory_leaves_room_for_what_grows(void **state)
 	assert_int_equal(parse(&record_cli, &o, deflt, ARGC(deflt), &errs), 0);
 	assert_int_equal(o.max_memory, (uint64_t)JT_MAX_MEMORY_MB << 20);
 	assert_true(o.max_memory <= 256ULL << 20);	/* the README's DaemonSet */
-	assert_int_equal(jt_liveopts__mem_limit(&o), (200ULL - 64 - 16 - 32) << 20);
+	assert_int_equal(jt_live__mem_limit(&o), (200ULL - 64 - 16 - 32) << 20);
 	free(errs);
 	assert_int_equal(parse(&record_cli, &o, given, ARGC(given), &errs), 0);
-	assert_int_equal(jt_liveopts__mem_limit(&o), (100ULL - 8 - 16 - 32) << 20);
+	assert_int_equal(jt_live__mem_limit(&o), (100ULL - 8 - 16 - 32) << 20);
 	free(errs);
 	assert_int_equal(parse(&record_cli, &o, small, ARGC(small), &errs), -EINVAL);
 	assert_string_equal(errs, "jitrace: --max-memory: 120 MB leaves less than 16 MB for "

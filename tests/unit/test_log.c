@@ -21,10 +21,10 @@
 #include "scratch.h"
 
 #include "jt_events.h"
-#include "log.h"
-#include "logfmt.h"
-#include "names.h"
-#include "util.h"
+#include "log/log.h"
+#include "log/format.h"
+#include "base/names.h"
+#include "base/util.h"
 
 #define START_NS 5000000000ULL
 

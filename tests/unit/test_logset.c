@@ -19,11 +19,11 @@
 
 #include "scratch.h"
 
-#include "log.h"
-#include "logset.h"
-#include "logsrc.h"
-#include "segment.h"
-#include "util.h"
+#include "log/log.h"
+#include "log/set.h"
+#include "log/source.h"
+#include "log/segment.h"
+#include "base/util.h"
 
 #define SEC 1000000000ULL
 #define T0 (100 * SEC)

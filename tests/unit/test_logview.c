@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "jt_events.h"
-#include "logsrc.h"
-#include "logview.h"
-#include "util.h"
+#include "log/source.h"
+#include "log/view.h"
+#include "base/util.h"
 #include "viewlog.h"
 
 union buf {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for method definitions in the log (user/methods.c). */
+/* Unit tests for method definitions in the log (user/join/methods.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "jt_events.h"
-#include "methods.h"
-#include "sink.h"
-#include "util.h"
+#include "join/methods.h"
+#include "base/sink.h"
+#include "base/util.h"
 
 /* A sink that keeps a copy of every record, or fails with err when err is set. */
 struct capture {

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "cmds.h"
-#include "flamegraph.h"
-#include "report.h"
+#include "cmd/cmds.h"
+#include "views/flamegraph.h"
+#include "views/report.h"
 #include "viewlog.h"
 
 #define REPORT_DIR "tests/fixtures/report/"

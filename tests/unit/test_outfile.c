@@ -17,7 +17,7 @@
 
 #include "scratch.h"
 
-#include "outfile.h"
+#include "base/outfile.h"
 
 /* a uid that is neither root nor, when these tests run as root, the caller */
 #define OTHER_UID 65534

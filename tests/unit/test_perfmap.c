@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for perf map parsing and for safe following of map files (user/perfmap.c). */
+/* Unit tests for perf map parsing and for safe following of map files (user/sources/perfmap.c). */
 #ifndef _GNU_SOURCE
 #endif
 #include <dirent.h>
@@ -20,10 +20,10 @@
 
 #include <cmocka.h>
 
-#include "mapwatch.h"
-#include "perfmap.h"
-#include "safeopen.h"
-#include "util.h"
+#include "sources/perfmap_watch.h"
+#include "sources/perfmap.h"
+#include "sources/safeopen.h"
+#include "base/util.h"
 
 #define FIXTURES "tests/fixtures/perfmap/"
 

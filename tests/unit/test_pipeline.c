@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the collector flow, raw records in, joined records out (user/pipeline.c). */
+/* Unit tests for the collector flow, raw records in, joined records out (user/join/pipeline.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,11 +16,11 @@
 
 #include "jt_events.h"
 #include "jt_log_format.h"
-#include "event.h"
-#include "pipeline.h"
-#include "elfsyms.h"
-#include "sink.h"
-#include "util.h"
+#include "base/event.h"
+#include "join/pipeline.h"
+#include "host/elfsyms.h"
+#include "base/sink.h"
+#include "base/util.h"
 #include "unit/capture.h"
 
 #define PROC_ROOT "tests/fixtures/proc"

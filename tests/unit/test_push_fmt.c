@@ -19,7 +19,7 @@
 
 #include "scratch.h"
 
-#include "push_fmt.h"
+#include "export/push_fmt.h"
 
 struct tmp {
 	char dir[256];

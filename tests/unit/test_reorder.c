@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the timestamp reorder window (user/reorder.c). */
+/* Unit tests for the timestamp reorder window (user/join/reorder.c). */
 #include <errno.h>
 #include <malloc.h>
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "reorder.h"
-#include "util.h"
+#include "join/reorder.h"
+#include "base/util.h"
 
 /* Every test record starts with this; the rest of it is a pattern derived from seq. */
 struct trec {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "report.h"
+#include "views/report.h"
 #include "viewlog.h"
 
 #define GOLDEN_DIR "tests/fixtures/report/"

@@ -23,10 +23,10 @@
 #include "scratch.h"
 #include "viewlog.h"
 
-#include "log.h"
-#include "report.h"
-#include "segment.h"
-#include "segment_defs.h"
+#include "log/log.h"
+#include "views/report.h"
+#include "log/segment.h"
+#include "log/segment_defs.h"
 
 #define FAR_NS (1ULL << 62)	/* a rotation that never comes by itself */
 

@@ -21,11 +21,11 @@
 #include <libelf.h>
 
 #include "capture.h"
-#include "collector.h"
-#include "elfsyms.h"
+#include "join/collector.h"
+#include "host/elfsyms.h"
 #include "jt_events.h"
-#include "kallsyms.h"
-#include "symbols.h"
+#include "host/kallsyms.h"
+#include "host/symbols.h"
 
 #define KALLSYMS "tests/fixtures/kallsyms/kallsyms"
 #define PID 4321

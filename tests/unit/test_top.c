@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "top.h"
+#include "views/top.h"
 #include "viewlog.h"
 
 static void emit(struct jt_sink *s, union vl_buf *rb)

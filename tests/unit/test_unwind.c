@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stack walks (user/unwind.h) over real stacks of this process, captured as the BPF side
+ * Stack walks (user/host/unwind.h) over real stacks of this process, captured as the BPF side
  * will: the registers and a copy of the stack from sp. Inside a comparator that glibc's
  * qsort_r calls, inside functions built without frame pointers (one using rbp as a plain
  * register), and in threads blocked in nanosleep and pthread_cond_wait (caught there by a
@@ -28,10 +28,10 @@
 
 #include <cmocka.h>
 
-#include "cfi.h"
-#include "elfsyms.h"
-#include "unwind.h"
-#include "util.h"
+#include "host/cfi.h"
+#include "host/elfsyms.h"
+#include "host/unwind.h"
+#include "base/util.h"
 
 #define COPY_MAX (256u << 10)	/* the most of a stack copied */
 #define MAX_IPS 128

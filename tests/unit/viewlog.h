@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "jt_events.h"
-#include "log.h"
-#include "util.h"
+#include "log/log.h"
+#include "base/util.h"
 
 #define VL_T0 5000000000ULL		/* the header's start_ns */
 #define VL_MS 1000000ULL

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Ring-buffer records and perf map lines in; ordered, joined log records out. */
+#ifndef JT_PIPELINE_H
+#define JT_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "join/collector.h"
+#include "base/sink.h"
+
+/*
+ * The reorder buffer's default byte bound (so at most about 16 MiB in all, see reorder.h):
+ * about 95,000 call records, the whole 100 ms window up to 1M events/s and 27 ms at the
+ * collector's full rate, where records from the ring buffer are out of order by
+ * microseconds. When more waits, the oldest go out early (a record that then arrives older
+ * than them is counted lost, JT_DROP_REORDER): the backlog of a collector starved of CPU
+ * costs drops, never unbounded memory.
+ */
+#define JT_PIPELINE_PENDING_BYTES (8u << 20)
+
+struct jt_pipeline_opts {
+	uint64_t window_ns;	/* how late a record may arrive and still be put in order */
+	size_t max_pending;	/* records held for reordering at most */
+	size_t max_pending_bytes; /* and bytes (0: JT_PIPELINE_PENDING_BYTES); see reorder.h */
+	const char *proc_root;	/* "/proc" */
+	bool follow_perfmaps;
+	bool follow_jitdumps;	/* jit-PID.dump files (user/sources/jitdump_watch.h) */
+	bool unwind_tables;	/* read mapped files' unwind tables: off-CPU stacks need them */
+	size_t max_perfmap_methods;	/* a process's, 0: JT_PERFMAP_METHODS_MAX (collector.h) */
+	/* the recorder's memory account (membound.h), which outlives the pipeline, charged by
+	 * the methods and the perf maps followed (NULL: no bound) */
+	struct jt_membound *mem;
+	/*
+	 * How long one tick (or scan, or finish) may read perf maps and jitdump files, by the
+	 * clock below (0: until each file's per-read budget is spent). What is left is read at
+	 * the next tick: files can wait, the loop and the end of a recording cannot.
+	 */
+	uint64_t files_slice_ns;
+	/* the clock perf-map reads are timed by (NULL: jt_now_ns; tests pass their own) */
+	uint64_t (*clock)(void *ctx);
+	void *clock_ctx;
+};
+
+struct jt_pipeline_stats {
+	struct jt_collector_stats col;
+	uint64_t received;	/* ring-buffer records */
+	uint64_t pending;	/* held for reordering */
+	uint64_t pending_bytes;
+	uint64_t maps;		/* perf maps followed */
+	uint64_t jitdumps;	/* jitdump files followed */
+	uint64_t jitdump_records; /* code loads and moves read from them */
+	uint64_t lost[JT_DROP_MAX];	/* totals, BPF's and ours */
+};
+
+struct jt_pipeline;
+
+struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const struct jt_sink *sink);
+void jt_pipeline__free(struct jt_pipeline *pl);
+/* Start following the perf maps of processes that are already running: all of them, or
+ * (pid != 0) one. */
+void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
+/*
+ * pid's executable mappings as /proc shows them now, as mapping events at now: for the
+ * command jitrace forks, whose first samples (its exec) run in jitrace's own image.
+ * Returns 0, or -errno if the log failed.
+ */
+int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
+/* One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
+ * failed (already reported). */
+int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
+/* The same, shaped as the ring-buffer reader's callback (jt_rb_cb), ctx being the pipeline. */
+int jt_pipeline__on_ring(void *ctx, const void *data, size_t len);
+/* Read perf maps, then let out every record older than now minus the window. */
+int jt_pipeline__tick(struct jt_pipeline *pl, uint64_t now);
+/* BPF's drop counters, totals since start (JT_DROP_MAX of them, the kinds JT_DROP_BY_BPF
+ * names read): record what grew. */
+int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals);
+/* Let out everything and record the final loss counts, zero or not. */
+int jt_pipeline__finish(struct jt_pipeline *pl);
+void jt_pipeline__stats(const struct jt_pipeline *pl, struct jt_pipeline_stats *st);
+
+#endif

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Timestamp reordering. Records from the ring buffer are out of order by a few places at
+ * most: they go into a sorted array, filled from the back. A record that belongs further
+ * back (a perf map line, timed at the last read of its map, lands before thousands held)
+ * goes into a heap instead, so that no record costs a walk over everything held; the two
+ * are merged as records are let out. A pool serves the small records.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "join/reorder.h"
+
+#define SMALL 64		/* records up to this size (enter, leave, unload) use the pool */
+#define POOL_BLOCK 4096		/* small chunks allocated at a time */
+#define NEAR 8			/* places back from the tail a record may go in the array */
+
+struct slot {
+	uint64_t ts;
+	void *rec;
+	uint32_t len;
+	uint32_t seq;		/* arrival order, for equal timestamps across array and heap */
+};
+
+union chunk {
+	union chunk *next;
+	char bytes[SMALL];
+};
+
+struct pool_block {
+	struct pool_block *next;
+	union chunk chunks[POOL_BLOCK];
+};
+
+struct jt_reorder {
+	struct slot *slots;	/* sorted by (ts, seq) in [head, tail) */
+	size_t head, tail, cap;
+	struct slot *heap;	/* a binary min-heap by (ts, seq) of the records far back */
+	size_t nheap, cap_heap;
+	size_t max_records;
+	size_t max_bytes;	/* SIZE_MAX: none */
+	size_t bytes;		/* held, as cost() counts them */
+	uint32_t seq;
+	uint64_t floor;
+	union chunk *free_chunks;
+	struct pool_block *blocks;
+};
+
+struct jt_reorder *jt_reorder__new(size_t max_records, size_t max_bytes)
+{
+	struct jt_reorder *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->max_records = max_records ? max_records : 1;
+	r->max_bytes = max_bytes ? max_bytes : SIZE_MAX;
+	return r;
+}
+
+/* What holding a record of len bytes costs: its copy and its slot. */
+static size_t cost(size_t len)
+{
+	return (len <= SMALL ? SMALL : len) + sizeof(struct slot);
+}
+
+/* Whether a goes out before b. Sequence numbers wrap; held records are never 2^31 apart. */
+static bool before(const struct slot *a, const struct slot *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && (int32_t)(a->seq - b->seq) < 0);
+}
+
+static void release(struct jt_reorder *r, struct slot *s)
+{
+	if (s->len <= SMALL) {
+		union chunk *c = s->rec;
+
+		c->next = r->free_chunks;
+		r->free_chunks = c;
+	} else {
+		free(s->rec);
+	}
+}
+
+void jt_reorder__free(struct jt_reorder *r)
+{
+	struct pool_block *b, *next;
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = r->head; i < r->tail; i++)
+		if (r->slots[i].len > SMALL)
+			free(r->slots[i].rec);
+	for (i = 0; i < r->nheap; i++)
+		if (r->heap[i].len > SMALL)
+			free(r->heap[i].rec);
+	for (b = r->blocks; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(r->slots);
+	free(r->heap);
+	free(r);
+}
+
+static void *alloc_rec(struct jt_reorder *r, size_t len)
+{
+	union chunk *c;
+
+	if (len > SMALL)
+		return malloc(len);
+	if (!r->free_chunks) {
+		struct pool_block *b = malloc(sizeof(*b));
+		size_t i;
+
+		if (!b)
+			return NULL;
+		b->next = r->blocks;
+		r->blocks = b;
+		for (i = 0; i < POOL_BLOCK; i++) {
+			b->chunks[i].next = r->free_chunks;
+			r->free_chunks = &b->chunks[i];
+		}
+	}
+	c = r->free_chunks;
+	r->free_chunks = c->next;
+	return c;
+}
+
+/* Make room for one more slot at the tail. */
+static int reserve_slot(struct jt_reorder *r)
+{
+	struct slot *s;
+	size_t n;
+
+	if (r->tail < r->cap)
+		return 0;
+	if (r->head >= r->cap / 2 && r->head) {	/* slide down instead of growing */
+		memmove(r->slots, r->slots + r->head, (r->tail - r->head) * sizeof(*s));
+		r->tail -= r->head;
+		r->head = 0;
+		return 0;
+	}
+	n = r->cap ? 2 * r->cap : 4096;
+	s = realloc(r->slots, n * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r->slots = s;
+	r->cap = n;
+	return 0;
+}
+
+static int heap_reserve(struct jt_reorder *r)
+{
+	struct slot *h;
+	size_t n;
+
+	if (r->nheap < r->cap_heap)
+		return 0;
+	n = r->cap_heap ? 2 * r->cap_heap : 1024;
+	h = realloc(r->heap, n * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	r->heap = h;
+	r->cap_heap = n;
+	return 0;
+}
+
+static void heap_push(struct jt_reorder *r, struct slot s)
+{
+	size_t i = r->nheap++;
+
+	while (i && before(&s, &r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = s;
+}
+
+static struct slot heap_pop(struct jt_reorder *r)
+{
+	struct slot top = r->heap[0], last = r->heap[--r->nheap];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < r->nheap) {
+		if (c + 1 < r->nheap && before(&r->heap[c + 1], &r->heap[c]))
+			c++;
+		if (!before(&r->heap[c], &last))
+			break;
+		r->heap[i] = r->heap[c];
+		i = c;
+	}
+	if (r->nheap)
+		r->heap[i] = last;
+	return top;
+}
+
+int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len)
+{
+	struct slot *s, new;
+	size_t i, stop;
+
+	if (ts < r->floor)
+		return -ERANGE;
+	if (reserve_slot(r) || heap_reserve(r))
+		return -ENOMEM;
+	new = (struct slot){ .ts = ts, .len = len, .seq = r->seq };
+	new.rec = alloc_rec(r, len);
+	if (!new.rec)
+		return -ENOMEM;
+	memcpy(new.rec, rec, len);
+	r->seq++;
+	r->bytes += cost(len);
+	/* Nearly sorted input: walk back from the tail over the few newer records. */
+	s = r->slots;
+	stop = r->tail - r->head > NEAR ? r->tail - NEAR : r->head;
+	for (i = r->tail; i > stop && s[i - 1].ts > ts; i--)
+		;
+	if (i == stop && i > r->head && s[i - 1].ts > ts) {	/* far back */
+		heap_push(r, new);
+		return 0;
+	}
+	memmove(s + i + 1, s + i, (r->tail - i) * sizeof(*s));
+	s[i] = new;
+	r->tail++;
+	return 0;
+}
+
+size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, void *ctx)
+{
+	size_t n = 0;
+
+	for (;;) {
+		bool in_array = r->head < r->tail, from_heap;
+		struct slot s;
+
+		if (!in_array && !r->nheap)
+			break;
+		from_heap = r->nheap && (!in_array || before(&r->heap[0], &r->slots[r->head]));
+		s = from_heap ? r->heap[0] : r->slots[r->head];
+		if (s.ts > upto && !jt_reorder__over(r))
+			break;
+		if (from_heap)
+			heap_pop(r);
+		else
+			r->head++;
+		r->floor = s.ts;
+		r->bytes -= cost(s.len);
+		cb(ctx, s.rec, s.len);
+		release(r, &s);
+		n++;
+	}
+	if (r->head == r->tail)
+		r->head = r->tail = 0;
+	return n;
+}
+
+bool jt_reorder__over(const struct jt_reorder *r)
+{
+	return jt_reorder__count(r) > r->max_records || r->bytes > r->max_bytes;
+}
+
+size_t jt_reorder__bytes(const struct jt_reorder *r)
+{
+	return r->bytes;
+}
+
+size_t jt_reorder__count(const struct jt_reorder *r)
+{
+	return r->tail - r->head + r->nheap;
+}
+
+uint64_t jt_reorder__floor(const struct jt_reorder *r)
+{
+	return r->floor;
+}

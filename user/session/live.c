@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A live session: BPF, the ring buffer and the pipeline in one loop, with one cleanup path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sources/dotnet_ipc.h"
+#include "session/live.h"
+#include "session/loader.h"
+#include "base/membound.h"
+#include "session/ringbuf.h"
+#include "base/util.h"
+
+#define TICK_MS 10
+#define SECOND_NS 1000000000ULL
+/*
+ * What a tick may spend reading perf maps and jitdump files (and joining what it read, about
+ * as much again): 20 processes' 500,000-line maps take tens of seconds to read, and the ring
+ * buffer, the duration and signals must not wait for them.
+ */
+#define FILES_SLICE_NS 3000000ULL
+/*
+ * What a tick may spend on the ring buffer when it holds more than that: producers as fast
+ * as the reader (millions of calls a second) fill it and lose records, counted, but never
+ * hold the loop, the duration or a signal.
+ */
+#define RING_SLICE_NS 100000000ULL
+
+struct jt_live {
+	const struct jt_live_opts *o;
+	struct jt_bpf *bpf;
+	struct jt_pipeline *pl;
+	struct jt_rb *rb;
+	int sfd;
+	sigset_t old_mask;	/* given back at close */
+	uint64_t start_ns;
+	pid_t child;		/* the command we run, or 0 */
+	int child_go;		/* write end of the pipe that lets it exec */
+	int child_err;		/* read end of the pipe it sends exec's errno back on */
+	int child_status;
+	bool child_done;
+	bool timed_out;		/* the duration ended the loop */
+	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to write their perf maps */
+	struct jt_membound mem;		/* what grows with the host, within --max-memory */
+};
+
+static int take_signals(struct jt_live *l)
+{
+	sigset_t set;
+	int err;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL)) {
+		err = -errno;
+		jt_err("sigprocmask: %s", strerror(-err));
+		return err;
+	}
+	l->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (l->sfd < 0) {
+		err = -errno;
+		jt_err("signalfd: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* What arrived and was not read is the session's: it is dropped, not delivered. */
+static void give_signals_back(struct jt_live *l)
+{
+	struct signalfd_siginfo si;
+
+	if (l->sfd >= 0) {
+		while (read(l->sfd, &si, sizeof(si)) == sizeof(si))
+			;
+		close(l->sfd);
+	}
+	sigprocmask(SIG_SETMASK, &l->old_mask, NULL);
+}
+
+struct jt_live *jt_live__open(const struct jt_live_opts *o)
+{
+	struct jt_live *l = calloc(1, sizeof(*l));
+	struct jt_bpf_opts bo = {
+		.agent_path = o->agent_path, .sample_hz = o->hz,
+		.ringbuf_bytes = o->ringbuf_bytes, .calls = o->calls, .kstack = o->kstack,
+		.offcpu = o->offcpu, .offcpu_min_ns = o->offcpu_min_ns,
+		.usdt = !o->no_usdt, .filter_pids = o->nr_pids || o->command,
+		.attach = !o->load_only, .verbose = o->verbose,
+	};
+
+	if (!l) {
+		jt_err("out of memory");
+		return NULL;
+	}
+	l->o = o;
+	l->mem.limit = jt_live__mem_limit(o);
+	l->sfd = -1;
+	l->child_go = -1;
+	l->child_err = -1;
+	l->start_ns = jt_now_ns();
+	sigprocmask(SIG_BLOCK, NULL, &l->old_mask);	/* given back at close, whatever fails */
+	if (take_signals(l))
+		goto fail;
+	l->bpf = jt_bpf__open(&bo);
+	if (!l->bpf)
+		goto fail;
+	return l;
+fail:
+	jt_live__close(l);
+	return NULL;
+}
+
+/* Fork the command now; it waits until its pid is in the filter, then execs. */
+static int spawn_command(struct jt_live *l)
+{
+	char **command = l->o->command;
+	int go[2], ep[2];
+	char c;
+
+	int err;
+
+	if (pipe2(go, O_CLOEXEC)) {
+		err = -errno;
+		jt_err("pipe: %s", strerror(-err));
+		return err;
+	}
+	if (pipe2(ep, O_CLOEXEC)) {	/* closed by a successful exec: EOF means it ran */
+		err = -errno;
+		jt_err("pipe: %s", strerror(-err));
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	l->child = fork();
+	if (l->child < 0) {
+		err = -errno;
+		jt_err("fork: %s", strerror(-err));
+		l->child = 0;
+		close(go[0]);
+		close(go[1]);
+		close(ep[0]);
+		close(ep[1]);
+		return err;
+	}
+	if (l->child == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(go[1]);
+		close(ep[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);	/* jitrace gave up before starting it */
+		execvp(command[0], command);
+		err = errno;
+		if (write(ep[1], &err, sizeof(err)) != sizeof(err))	/* then say it here */
+			fprintf(stderr, "jitrace: cannot run %s: %s\n", command[0],
+				strerror(err));
+		_exit(127);
+	}
+	close(go[0]);
+	close(ep[1]);
+	l->child_go = go[1];
+	l->child_err = ep[0];
+	return 0;
+}
+
+static void release_command(struct jt_live *l)
+{
+	if (l->child_go < 0)
+		return;
+	/* until its exec is done, it runs jitrace's own code: named from its maps now */
+	jt_pipeline__maps_now(l->pl, l->child, jt_now_ns());
+	if (write(l->child_go, "g", 1) != 1)
+		jt_err("starting %s: %s", l->o->command[0], strerror(errno));
+	close(l->child_go);
+	l->child_go = -1;
+}
+
+int jt_live__exec(struct jt_live *l)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (l->child_go < 0)
+		return 0;
+	release_command(l);
+	do
+		n = read(l->child_err, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->child_err);
+	l->child_err = -1;
+	if (n != sizeof(e) || !e)
+		return 0;	/* EOF: exec closed the pipe, the command runs */
+	jt_err("cannot run %s: %s", l->o->command[0], strerror(e));
+	return -e;
+}
+
+/*
+ * .NET processes started with nothing set write no perf map: ask each one traced (-p), or
+ * each found at start (-a), through its diagnostics socket, to write it (asked to stop at
+ * close), or with --dotnet-module to load libjitrace-coreclr.so from beside the agent. What
+ * fails is said, and recording goes on.
+ */
+static void ask_dotnet(struct jt_live *l)
+{
+	const struct jt_live_opts *o = l->o;
+	char module[PATH_MAX], *slash;
+	int i, n = 0;
+
+	l->dotnet = jt_dotnet_ipc__new("/proc");
+	if (!l->dotnet)
+		return;
+	if (o->dotnet_module) {
+		/* the path the runtime loads: absolute, beside the agent jitrace probes */
+		if (!realpath(o->agent_path, module) || !(slash = strrchr(module, '/')) ||
+		    (size_t)(slash - module) + sizeof("/" JT_DOTNET_PROFILER_SO) > sizeof(module)) {
+			jt_err("--dotnet-module: cannot resolve %s: %s", o->agent_path,
+			       strerror(errno));
+			return;
+		}
+		strcpy(slash + 1, JT_DOTNET_PROFILER_SO);
+		if (access(module, R_OK)) {
+			jt_err("--dotnet-module: %s: %s", module, strerror(errno));
+			return;
+		}
+	}
+	if (!o->nr_pids && !o->command)
+		n += o->dotnet_module ?
+		     jt_dotnet_ipc__attach_all(l->dotnet, JT_DOTNET_PROFILER_CLSID, module) :
+		     jt_dotnet_ipc__enable_all(l->dotnet);
+	for (i = 0; i < o->nr_pids; i++)
+		n += (o->dotnet_module ?
+		      jt_dotnet_ipc__attach(l->dotnet, o->pids[i], JT_DOTNET_PROFILER_CLSID,
+					    module) :
+		      jt_dotnet_ipc__enable(l->dotnet, o->pids[i])) == 1;
+	if (n && o->dotnet_module)
+		fprintf(stderr, "jitrace: %s loaded into %d .NET process%s\n", module, n,
+			n > 1 ? "es" : "");
+	else if (n)
+		fprintf(stderr, "jitrace: %d .NET process%s asked to write %s perf map until "
+			"recording ends\n", n, n > 1 ? "es" : "", n > 1 ? "their" : "its");
+}
+
+int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
+{
+	const struct jt_live_opts *o = l->o;
+	struct jt_pipeline_opts po = {
+		.window_ns = o->window_ns, .max_pending = 1 << 20, .proc_root = "/proc",
+		.follow_perfmaps = !o->no_perfmap,
+		.follow_jitdumps = !o->no_jitdump, .unwind_tables = o->offcpu,
+		.files_slice_ns = FILES_SLICE_NS, .mem = &l->mem,
+	};
+	int i, err = 0;
+
+	l->pl = jt_pipeline__new(&po, sink);
+	if (!l->pl)
+		return -ENOMEM;
+	l->rb = jt_rb__new(jt_bpf__ringbuf_fd(l->bpf), jt_pipeline__on_ring, l->pl);
+	if (!l->rb)
+		return -ENOMEM;
+	for (i = 0; i < o->nr_pids && !err; i++)
+		err = jt_bpf__add_pid(l->bpf, o->pids[i]);
+	if (!err && o->command)
+		err = spawn_command(l) ?: jt_bpf__add_pid(l->bpf, l->child);
+	if (err)
+		return err;
+	if (o->load_only)
+		return 0;
+	if (!o->no_perfmap || o->dotnet_module)
+		ask_dotnet(l);
+	/* maps of processes already running: all of them, or just the ones asked for */
+	if (!o->nr_pids && !o->command)
+		jt_pipeline__scan(l->pl, 0, l->start_ns);
+	for (i = 0; i < o->nr_pids; i++)
+		jt_pipeline__scan(l->pl, o->pids[i], l->start_ns);
+	return 0;
+}
+
+static int update_drops(struct jt_live *l)
+{
+	uint64_t totals[JT_DROP_MAX];
+	int err = jt_bpf__drops(l->bpf, totals);
+
+	return err ?: jt_pipeline__bpf_drops(l->pl, totals);
+}
+
+/* Reap the command if it ended; SIGCHLD only says that some child changed. */
+static void check_child(struct jt_live *l)
+{
+	int status;
+
+	if (l->child > 0 && !l->child_done && waitpid(l->child, &status, WNOHANG) == l->child) {
+		l->child_done = true;
+		l->child_status = status;
+	}
+}
+
+/* A second Ctrl-C finds the signal unblocked and its default action back: it kills. */
+static void unblock(int sig)
+{
+	sigset_t set;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* A signal read: true if it asks to stop. */
+static bool on_signal(struct jt_live *l)
+{
+	struct signalfd_siginfo si;
+
+	if (read(l->sfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	if (si.ssi_signo == SIGCHLD) {
+		check_child(l);
+		return false;
+	}
+	if (!l->o->hold_signals)
+		unblock(si.ssi_signo);
+	return true;
+}
+
+int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
+{
+	double secs = l->o->duration;
+	uint64_t deadline = secs > 0 ? l->start_ns + (uint64_t)(secs * 1e9) : UINT64_MAX;
+	uint64_t next_second = l->start_ns + SECOND_NS;
+	struct pollfd pfd = { .fd = l->sfd, .events = POLLIN };
+	bool stop = false;
+	int err = jt_live__exec(l);
+
+	if (err)
+		return err;
+	while (!err && !stop) {
+		uint64_t now, until;
+
+		if (poll(&pfd, 1, TICK_MS) > 0)
+			stop = on_signal(l);
+		until = jt_now_ns() + RING_SLICE_NS;
+		if (jt_rb__consume_until(l->rb, until < deadline ? until : deadline) < 0) {
+			err = -EIO;
+			break;
+		}
+		now = jt_now_ns();
+		err = jt_pipeline__tick(l->pl, now);
+		if (!err && now >= next_second) {
+			err = update_drops(l);
+			next_second = now + SECOND_NS;
+		}
+		if (!err && hook) {
+			int ret = hook(ctx, now);
+
+			err = ret < 0 ? ret : 0;
+			stop |= ret > 0;
+		}
+		if (!stop && !l->child_done && now >= deadline)
+			l->timed_out = true;
+		stop |= now >= deadline || l->child_done;
+	}
+	if (!err && l->o->offcpu)	/* what short waits add up to, into the ring */
+		err = jt_bpf__offcpu_flush(l->bpf);
+	/* what is in the ring now, not what producers add after the end */
+	if (!err && jt_rb__consume_until(l->rb, UINT64_MAX) < 0)
+		err = -EIO;
+	err = err ?: update_drops(l);
+	return err ?: jt_pipeline__finish(l->pl);
+}
+
+void jt_live__close(struct jt_live *l)
+{
+	if (!l)
+		return;
+	if (l->child > 0) {
+		if (l->child_go >= 0)
+			close(l->child_go);	/* it exits without running the command */
+		else if (!l->child_done)
+			kill(l->child, SIGTERM);
+		if (!l->child_done)
+			waitpid(l->child, NULL, 0);
+	}
+	if (l->child_err >= 0)
+		close(l->child_err);
+	jt_dotnet_ipc__free(l->dotnet);
+	jt_rb__free(l->rb);
+	jt_pipeline__free(l->pl);
+	jt_bpf__close(l->bpf);
+	give_signals_back(l);
+	free(l);
+}
+
+uint64_t jt_live__start_ns(const struct jt_live *l)
+{
+	return l->start_ns;
+}
+
+struct jt_membound *jt_live__mem(struct jt_live *l)
+{
+	return &l->mem;
+}
+
+struct jt_bpf *jt_live__bpf(const struct jt_live *l)
+{
+	return l->bpf;
+}
+
+void jt_live__stats(const struct jt_live *l, struct jt_pipeline_stats *st)
+{
+	jt_pipeline__stats(l->pl, st);
+}
+
+pid_t jt_live__child(const struct jt_live *l)
+{
+	return l->child;
+}
+
+bool jt_live__timed_out(const struct jt_live *l)
+{
+	return l->timed_out;
+}
+
+bool jt_live__child_ended(const struct jt_live *l, int *status)
+{
+	if (l->child_done)
+		*status = l->child_status;
+	return l->child_done;
+}

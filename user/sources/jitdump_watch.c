@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The jitdump source: which files to follow, reading their records as they are appended,
+ * and a code event of each load and move, timed by the record's own timestamp.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/hash.h"
+#include "sources/jitdump.h"
+#include "sources/jitdump_watch.h"
+#include "jt_log_format.h"
+#include "host/procfs.h"
+#include "sources/safeopen.h"
+#include "base/util.h"
+
+#define RETRY_MIN_NS 50000000ULL	/* look again for a file: soon at first, */
+#define RETRY_MAX_NS 2000000000ULL	/* then less and less often, */
+#define LOOK_NS 30000000000ULL		/* for this long after a process is seen or execs */
+#define READ_MAX (16u << 20)		/* bytes of records read from one file per poll */
+/* bytes of a code load read: its header, fields and a name of up to 4 KiB, not its code */
+#define PREFIX_MAX (JT_JITDUMP_REC_HDR + 40 + 4096)
+#define DEBUG_MAX (256u << 10)		/* a larger debug-info record gives no lines */
+#define CLOCK_SLACK_NS 10000000000ULL	/* a record this far ahead of now: another clock */
+
+struct jfile {
+	uint32_t pid;
+	bool wanted;		/* its frames need names */
+	bool refused;		/* said why once: not read */
+	bool gone;		/* it exited: read what is left, then let it go */
+	bool running;		/* running when recording began: its file is there or never */
+	uint64_t look_ts;	/* looked for since (first seen, or its exec) */
+	uint64_t tried_ts, retry_ns;
+	int fd;			/* -1: none */
+	uint64_t off;		/* next record; 0: the header is not read yet */
+	struct jt_event *lines;	/* lines from debug info, waiting for the code they describe */
+	uint64_t lines_addr;	/* its address */
+	char path[160];		/* for messages */
+};
+
+struct jt_jitwatch {
+	const char *proc_root;
+	struct jt_hash files;	/* pid -> struct jfile */
+	struct jfile **dead;	/* gone, freed at the end of a poll */
+	size_t ndead, cap_dead;
+	size_t cursor;		/* the walk's slot where the last poll ran out of time */
+	struct jt_jitwatch_stats st;
+	char buf[DEBUG_MAX];
+};
+
+struct jt_jitwatch *jt_jitwatch__new(const char *proc_root)
+{
+	struct jt_jitwatch *jw = calloc(1, sizeof(*jw));
+
+	if (!jw) {
+		jt_err("out of memory");
+		return NULL;
+	}
+	jw->proc_root = proc_root ? proc_root : "/proc";
+	return jw;
+}
+
+static void file_close(struct jt_jitwatch *jw, struct jfile *f)
+{
+	free(f->lines);
+	f->lines = NULL;
+	if (f->fd < 0)
+		return;
+	close(f->fd);
+	f->fd = -1;
+	jw->st.files--;
+}
+
+void jt_jitwatch__free(struct jt_jitwatch *jw)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	if (!jw)
+		return;
+	while (jt_hash__next(&jw->files, &pos, &key, &val)) {
+		file_close(jw, val);
+		free(val);
+	}
+	jt_hash__fini(&jw->files);
+	free(jw->dead);
+	free(jw);
+}
+
+static struct jfile *file_get(struct jt_jitwatch *jw, uint32_t pid)
+{
+	bool added;
+	struct jfile *f = jt_hash__get_new(&jw->files, pid, sizeof(*f), &added);
+
+	if (f && added) {
+		f->pid = pid;
+		f->fd = -1;
+	}
+	return f;	/* NULL: memory is short, this file can wait */
+}
+
+void jt_jitwatch__notice(struct jt_jitwatch *jw, uint32_t pid)
+{
+	struct jfile *f = file_get(jw, pid);
+
+	if (f)
+		f->wanted = true;
+}
+
+void jt_jitwatch__running(struct jt_jitwatch *jw, uint32_t pid)
+{
+	struct jfile *f = file_get(jw, pid);
+
+	if (f && !f->wanted) {
+		f->wanted = true;
+		f->running = true;
+	}
+}
+
+void jt_jitwatch__see(struct jt_jitwatch *jw, const struct jt_event *ev)
+{
+	struct jfile *f;
+
+	switch (ev->type) {
+	case JT_EV_SAMPLE:
+		if (ev->nr_user)
+			jt_jitwatch__notice(jw, ev->pid);
+		return;
+	case JT_EV_EXEC:
+		f = file_get(jw, ev->pid);
+		if (!f)
+			return;
+		file_close(jw, f);	/* the new program writes its own file, or none */
+		f->wanted = true;
+		f->gone = f->refused = f->running = false;
+		f->look_ts = f->tried_ts = f->retry_ns = 0;
+		f->off = 0;
+		return;
+	case JT_EV_EXIT:
+		f = jt_hash__get(&jw->files, ev->pid);
+		if (f)
+			f->gone = true;
+		return;
+	default:
+		return;
+	}
+}
+
+/* Say once why f's file is not read, and stop reading it. */
+static void refuse(struct jt_jitwatch *jw, struct jfile *f, const char *why)
+{
+	jt_err("not reading %s (pid %u): %s", f->path, (unsigned int)f->pid, why);
+	jw->st.bad++;
+	file_close(jw, f);
+	f->refused = true;
+}
+
+/* The process's jitdump: the file named jit-N.dump that it maps executable. */
+static bool find_path(struct jt_jitwatch *jw, struct jfile *f)
+{
+	struct jt_vmas vm = { 0 };
+	bool found = false;
+	size_t i;
+
+	if (jt_procfs__read_maps(jw->proc_root, f->pid, &vm))
+		return false;
+	for (i = 0; i < vm.n && !found; i++) {
+		const char *base = strrchr(vm.v[i].path, '/');
+		unsigned int n;
+		char tail[8];
+
+		base = base ? base + 1 : vm.v[i].path;
+		if (sscanf(base, "jit-%u.dump%7s", &n, tail) == 1 &&
+		    strlen(vm.v[i].path) < sizeof(f->path)) {
+			strcpy(f->path, vm.v[i].path);
+			found = true;
+		}
+	}
+	jt_vmas__free(&vm);
+	return found;
+}
+
+/* Look for f's file and open it. Returns false if the process is gone. */
+static bool try_open(struct jt_jitwatch *jw, struct jfile *f, uint64_t now)
+{
+	char dir[64];
+	struct stat st;
+	int fd;
+
+	if (!f->look_ts)
+		f->look_ts = now;
+	f->tried_ts = now;
+	f->retry_ns = f->retry_ns ? 2 * f->retry_ns : RETRY_MIN_NS;
+	if (f->retry_ns > RETRY_MAX_NS)
+		f->retry_ns = RETRY_MAX_NS;
+	snprintf(dir, sizeof(dir), "/proc/%u", (unsigned int)f->pid);
+	if (stat(dir, &st))
+		return false;
+	if (!find_path(jw, f)) {
+		/* a runtime maps its file as it starts: one running already has it, or never
+		 * will (looking again would read every process's maps for 30 s under -a) */
+		f->refused = f->running;
+		return true;
+	}
+	fd = jt_safeopen__perfmap(f->pid, st.st_uid);
+	if (fd >= 0) {
+		/* it writes a perf map too (BEAM's +JPperf true, .NET's PerfMapEnabled=1):
+		 * its code is named from that, as it was before jitdumps were read */
+		close(fd);
+		f->refused = true;
+		return true;
+	}
+	f->fd = jt_safeopen__in_root(f->pid, f->path, st.st_uid);
+	if (f->fd < 0) {
+		if (errno != ENOENT && errno != ESRCH)
+			refuse(jw, f, strerror(errno));
+		return true;
+	}
+	f->off = 0;
+	jw->st.files++;
+	return true;
+}
+
+/* Read the header once it is all there. Returns false while it is not. */
+static bool read_header(struct jt_jitwatch *jw, struct jfile *f, uint64_t size)
+{
+	struct jt_jitdump_header h;
+	ssize_t n = pread(f->fd, jw->buf, size < 4096 ? size : 4096, 0);
+	int err = n < 0 ? -errno : jt_jitdump__header(jw->buf, (size_t)n, &h);
+
+	if (err == -EAGAIN)
+		return false;
+	if (err == -EPROTO)
+		refuse(jw, f, "written in the other byte order");
+	else if (err)
+		refuse(jw, f, n < 0 ? strerror(-err) : "not a version 1 jitdump file");
+	else if (h.flags & JT_JITDUMP_FLAG_ARCH_TS)
+		refuse(jw, f, "its times are the CPU's time stamp counter, not CLOCK_MONOTONIC "
+		       "(a JVMTI agent asked for it; leave that option off)");
+	else
+		f->off = h.size;
+	return !err && f->off;
+}
+
+static int by_off(const void *a, const void *b)
+{
+	const struct jt_line *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The index of file among the names so far, added if new; -1 when there is no room. */
+static int name_index(char *names, uint32_t *len, const char *file, size_t flen)
+{
+	uint32_t at = 0;
+	int i = 0;
+
+	while (at < *len) {
+		size_t n = strlen(names + at);
+
+		if (n == flen && !memcmp(names + at, file, flen))
+			return i;
+		at += n + 1;
+		i++;
+	}
+	if (*len + flen + 1 > JT_LINES_NAMES_MAX || memchr(file, 0, flen))
+		return -1;
+	memcpy(names + *len, file, flen);
+	names[*len + flen] = 0;
+	*len += flen + 1;
+	return i;
+}
+
+/*
+ * A debug-info record: its lines, as the event that will follow the load of the code they
+ * describe (the record comes before the load). Entries before the code are left out.
+ */
+static void take_lines(struct jfile *f, const struct jt_jitdump_rec *r)
+{
+	size_t cap = JT_EVENT_FIXED + JT_LINES_MAX * sizeof(struct jt_line) + JT_LINES_NAMES_MAX;
+	struct jt_event *ev = malloc(cap);
+	struct jt_line *lines;
+	struct jt_jitdump_line l;
+	uint32_t n = 0, names_len = 0;
+	char names[JT_LINES_NAMES_MAX];
+	int file = -1;
+	size_t pos = 0;
+
+	free(f->lines);
+	f->lines = NULL;
+	if (!ev)
+		return;		/* memory is short: this code goes without lines */
+	lines = (struct jt_line *)ev->tail;
+	while (n < JT_LINES_MAX && jt_jitdump__line(r, &pos, &l)) {
+		/* "\xff" names the file of the entry before (the spec's shorthand) */
+		if (!(l.file_len == 1 && (unsigned char)l.file[0] == 0xff && file >= 0))
+			file = name_index(names, &names_len, l.file, l.file_len);
+		if (file < 0 || l.addr < r->addr || l.addr - r->addr > UINT32_MAX)
+			continue;
+		lines[n++] = (struct jt_line){ .off = (uint32_t)(l.addr - r->addr),
+					       .line = l.line, .file = (uint32_t)file };
+	}
+	if (!n) {
+		free(ev);
+		return;
+	}
+	qsort(lines, n, sizeof(*lines), by_off);
+	memset(ev, 0, JT_EVENT_FIXED);
+	ev->type = JT_EV_CODE_LINES;
+	ev->pid = ev->tid = f->pid;
+	ev->nr_lines = n;
+	ev->names_len = names_len;
+	memcpy((char *)(lines + n), names, names_len);
+	ev->len = jt_event__size(n * sizeof(*lines) + names_len);
+	memset((char *)(lines + n) + names_len, 0,
+	       ev->len - JT_EVENT_FIXED - n * sizeof(*lines) - names_len);
+	f->lines = ev;
+	f->lines_addr = r->addr;
+}
+
+/* After the load of code at addr with id, at ts: the lines waiting for it, if they are its. */
+static int push_lines(struct jfile *f, uint64_t addr, uint64_t id, uint64_t ts,
+		      jt_event_push_fn push, void *ctx)
+{
+	struct jt_event *ev = f->lines;
+	int err;
+
+	if (!ev || f->lines_addr != addr)
+		return 0;
+	f->lines = NULL;
+	ev->ts = ts;
+	ev->flags = JT_EVENT_LATE_OK;
+	ev->lines_of = id;
+	err = push(ctx, ev);
+	free(ev);
+	return err;
+}
+
+/*
+ * One record at f->off, size bytes, whose first have bytes the caller read into jw->buf:
+ * handed on if it is a load or a move, kept if it is debug info.
+ */
+static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, size_t have,
+		       uint64_t now, jt_event_push_fn push, void *ctx)
+{
+	size_t want = size < have ? size : have;
+	struct jt_jitdump_rec r;
+	union jt_event_buf b;
+	uint32_t type;
+	ssize_t n;
+	int err;
+
+	memcpy(&type, jw->buf, sizeof(type));
+	if (type == JT_JITDUMP_CODE_DEBUG_INFO && size <= DEBUG_MAX && size > have) {
+		n = pread(f->fd, jw->buf, size, (off_t)f->off);	/* all of it: its lines */
+		if (n < 0)
+			return -errno;
+		want = (size_t)n == size ? size : 0;
+	} else if (type != JT_JITDUMP_CODE_LOAD && type != JT_JITDUMP_CODE_MOVE &&
+		   type != JT_JITDUMP_CODE_DEBUG_INFO) {
+		return 0;	/* unwinding info, close: not needed */
+	} else if (type == JT_JITDUMP_CODE_DEBUG_INFO && size > DEBUG_MAX) {
+		return 0;	/* too large to keep: that code goes without lines */
+	}
+	if (!want || jt_jitdump__rec(jw->buf, want, &r)) {
+		jw->st.bad++;
+		return 0;
+	}
+	if (r.ts > now + CLOCK_SLACK_NS) {
+		refuse(jw, f, "its times are not CLOCK_MONOTONIC's");
+		return -EPROTO;
+	}
+	if (r.type == JT_JITDUMP_CODE_DEBUG_INFO) {
+		take_lines(f, &r);
+		return 0;
+	}
+	if (r.type == JT_JITDUMP_CODE_LOAD) {
+		jt_event__code(&b.ev, r.ts, f->pid, r.name, r.name_len);
+	} else {
+		memset(&b.ev, 0, JT_EVENT_FIXED);
+		b.ev = (struct jt_event){ .ts = r.ts, .len = JT_EVENT_FIXED,
+					  .type = JT_EV_CODE_MOVE, .pid = f->pid, .tid = f->pid };
+	}
+	b.ev.tid = r.tid ? r.tid : f->pid;
+	b.ev.src = JT_SRC_JITDUMP;
+	b.ev.flags = JT_EVENT_LATE_OK;	/* read after the fact: still true when read */
+	b.ev.id = JT_JITDUMP_ID_BIT | r.index;
+	b.ev.start = r.addr;
+	b.ev.size = r.code_size;
+	jw->st.records++;
+	err = push(ctx, &b.ev);
+	if (!err && r.type == JT_JITDUMP_CODE_LOAD)
+		err = push_lines(f, r.addr, b.ev.id, r.ts, push, ctx);
+	return err;
+}
+
+/* Read what f gained, up to READ_MAX bytes of records or until the poll's time is up;
+ * false if the time is up. */
+static bool read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now, uint64_t until,
+		      jt_event_push_fn push, void *ctx)
+{
+	uint64_t budget = READ_MAX;
+	struct stat st;
+	int err = 0;
+
+	if (fstat(f->fd, &st)) {
+		refuse(jw, f, strerror(errno));
+		return true;
+	}
+	if ((uint64_t)st.st_size < f->off)
+		f->off = 0;	/* truncated, written anew: from its header again */
+	if (!f->off && !read_header(jw, f, (uint64_t)st.st_size))
+		return true;
+	while (!err && budget && f->fd >= 0 && (uint64_t)st.st_size - f->off >= JT_JITDUMP_REC_HDR) {
+		uint64_t left = (uint64_t)st.st_size - f->off;
+		uint32_t size, took;
+		ssize_t n;
+
+		/* the header and, in the same read, a code load's fields and name */
+		n = pread(f->fd, jw->buf, left < PREFIX_MAX ? left : PREFIX_MAX, (off_t)f->off);
+		if (n < JT_JITDUMP_REC_HDR)
+			break;
+		size = jt_jitdump__rec_size(jw->buf, (size_t)n);
+		if (!size) {	/* nothing after it can be found */
+			refuse(jw, f, "a record's size cannot be right");
+			return true;
+		}
+		if (f->off + size > (uint64_t)st.st_size)
+			break;	/* not all written yet */
+		err = take_record(jw, f, size, (size_t)n, now, push, ctx);
+		f->off += size;
+		took = size < PREFIX_MAX ? size : PREFIX_MAX;	/* the code bytes are not read */
+		budget = took < budget ? budget - took : 0;
+		if (jt_now_ns() >= until)	/* the rest can wait for the next poll */
+			return false;
+	}
+	if (err && err != -EPROTO)
+		refuse(jw, f, strerror(-err));
+	return true;
+}
+
+static void keep_dead(struct jt_jitwatch *jw, struct jfile *f)
+{
+	if (jw->ndead == jw->cap_dead) {
+		size_t cap = jw->cap_dead ? 2 * jw->cap_dead : 16;
+		struct jfile **d = realloc(jw->dead, cap * sizeof(*d));
+
+		if (!d)
+			return;	/* memory is short: let it go at a later poll */
+		jw->dead = d;
+		jw->cap_dead = cap;
+	}
+	jw->dead[jw->ndead++] = f;
+}
+
+void jt_jitwatch__poll(struct jt_jitwatch *jw, uint64_t now, uint64_t until,
+		       jt_event_push_fn push, void *ctx)
+{
+	size_t first = jw->cursor, pos = first, i;
+	bool wrapped = false;
+	uint64_t key;
+	void *val;
+
+	jw->cursor = 0;
+	/* from the file the last poll ran out of time in, round to it */
+	while (jt_hash__next_round(&jw->files, first, &pos, &wrapped, &key, &val)) {
+		struct jfile *f = val;
+
+		if (jt_now_ns() >= until) {
+			jw->cursor = pos - 1;	/* this one first, next time */
+			break;
+		}
+		if (f->fd < 0 && f->wanted && !f->refused &&
+		    (f->gone || !f->tried_ts || now - f->tried_ts >= f->retry_ns) &&
+		    (!f->look_ts || now - f->look_ts < LOOK_NS) && !try_open(jw, f, now))
+			f->gone = true;		/* nothing more of it will come */
+		if (f->fd >= 0 && !read_file(jw, f, now, until, push, ctx)) {
+			jw->cursor = pos - 1;	/* the rest of it first, next time */
+			break;
+		}
+		if (f->gone)
+			keep_dead(jw, f);
+	}
+	/* let them go after the walk: the hash may not change under it */
+	for (i = 0; i < jw->ndead; i++) {
+		jt_hash__del(&jw->files, jw->dead[i]->pid);
+		file_close(jw, jw->dead[i]);
+		free(jw->dead[i]);
+	}
+	jw->ndead = 0;
+}
+
+void jt_jitwatch__stats(const struct jt_jitwatch *jw, struct jt_jitwatch_stats *st)
+{
+	*st = jw->st;
+}
