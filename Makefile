@@ -156,6 +156,7 @@ deps:
 
 # ---- bench ----
 $(OUT)/bench/bench_calls: $(OUT)/bench/bare.skel.h
+$(OUT)/bench/bench_syscalls: $(OUT)/bench/oldmaps.skel.h
 
 $(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/libjt.a $(OUT)/libjt-bpf.a $(AGENT) | $(OUT)/bench
 	$(CC) $(CFLAGS) -Ibench -I$(OUT)/bench $(filter %.c,$^) $(LINK_LIBS) -L$(OUT) \
