@@ -11,15 +11,16 @@
  *               at closely (bpf_find_vma after mmap, for a traced process).
  *
  * Both loops run in this process, pinned to WORK_CPU at nice -20, in windows of BATCHES
- * batches each (the window's figure is its median batch), under each condition: no hook;
- * `jitrace record -p IDLE -F 99` (IDLE, a child asleep: the hook attached, this process
- * untraced); `jitrace record -a -F 99` (this process traced); bench/oldmaps.bpf.c's copies of
- * the old tracefs programs, this process untraced then traced (tracefs mounted for their
- * attach if it is not); and a bare tp_btf/sys_exit program doing only the pid filter, the
- * floor of the hook. Conditions rotate every round; a hooked window is compared with the
- * untraced one of its round. jitrace runs on TRACER_CPU. A window during which a jitrace not
- * ours had jt_maps loaded is run again (up to TRIES times), then kept and counted. After
- * the rounds, extra windows time the programs themselves with BPF_ENABLE_STATS.
+ * short batches each, timed by the thread's CPU time (the window's figure is its median
+ * batch), under each condition: `jitrace record -p IDLE -F 99` (IDLE, a child asleep: the
+ * hook attached, this process untraced); `jitrace record -a -F 99` (this process traced);
+ * bench/oldmaps.bpf.c's copies of the old tracefs programs, this process untraced then
+ * traced (tracefs mounted for their attach if it is not); and a bare tp_btf/sys_exit
+ * program doing only the pid filter, the floor of the hook. Every hooked window stands between two windows with no hook, whose
+ * mean it is compared with; the conditions' order rotates every round. jitrace runs on
+ * TRACER_CPU. A window waits for other jitrace sessions' sys_exit hooks to go; one that
+ * saw such a hook come runs again (up to TRIES times), then is kept and counted. After the
+ * rounds, extra windows time the programs themselves with BPF_ENABLE_STATS.
  *
  * Usage: bench_syscalls [JITRACE [ROUNDS]], from the source tree's top; JITRACE defaults to
  * the one beside this program's directory (OUT/bench/../jitrace), ROUNDS to 7.
@@ -47,12 +48,13 @@
 
 #define WORK_CPU 1		/* the loops */
 #define TRACER_CPU 0		/* jitrace, the idle child */
-#define CHEAP_CALLS 600000	/* getppid calls a batch (~450 ns each in this VM) */
-#define MAP_PAIRS 20000		/* mmap+munmap pairs a batch (~10 us each) */
-#define BATCHES 5		/* a window: this many batches of each loop, interleaved */
+#define CHEAP_CALLS 25000	/* getppid calls a batch (~500 ns each in this VM) */
+#define MAP_PAIRS 1000		/* mmap+munmap pairs a batch (~10 us each) */
+#define BATCHES 41		/* a window: this many batches of each loop, interleaved */
 #define SETTLE_MS 300		/* from jitrace's "recording" to the window */
 #define MAX_ROUNDS 15
-#define TRIES 3			/* runs of a window while a foreign jt_maps is loaded */
+#define TRIES 3			/* runs of a window while a foreign sys_exit hook is loaded */
+#define QUIET_S 30		/* how long a window waits for foreign hooks to go */
 #define TRACEFS "/sys/kernel/tracing"
 
 enum loop { L_CHEAP, L_MAP, NLOOP };
@@ -85,7 +87,13 @@ struct bench {
 	bool tracefs_ours;	/* tracefs was not mounted: mounted for each attach */
 	double tracefs_ms;	/* how long, in all, it was mounted by us */
 	int rounds;		/* done */
-	double ns[NCOND][NLOOP][MAX_ROUNDS];	/* ns a call (getppid) or a pair (mmap) */
+	/* CPU ns a call (getppid) or a pair (mmap): each hooked window, and the mean of the
+	 * no-hook windows just before and after it; every no-hook window */
+	double ns[NCOND][NLOOP][MAX_ROUNDS], ref[NCOND][NLOOP][MAX_ROUNDS];
+	double none[NLOOP][NCOND * MAX_ROUNDS];
+	int nnone;
+	double wall[(2 * NCOND) * MAX_ROUNDS];	/* each window's wall time over its CPU time */
+	int nwall;
 	int failed;		/* the round that failed (from 1), or 0 */
 	int tainted, retried;		/* windows */
 	double load0[3], load1[3];	/* /proc/loadavg before and after */
@@ -95,19 +103,28 @@ struct bench {
 
 /* ---- the loops ---- */
 
-static double cheap_batch(long n)
+/*
+ * Timed by the thread's own CPU time: on this shared machine the wall clock also counts
+ * the time the thread waited for its CPU, often several times the calls' own.
+ */
+static uint64_t cpu_ns(void)
 {
-	uint64_t t0 = jt_now_ns();
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void cheap_batch(long n)
+{
 	long i;
 
 	for (i = 0; i < n; i++)
 		syscall(SYS_getppid);
-	return (double)(jt_now_ns() - t0) / n;
 }
 
-static double map_batch(long n)
+static void map_batch(long n)
 {
-	uint64_t t0 = jt_now_ns();
 	long i;
 
 	for (i = 0; i < n; i++) {
@@ -120,21 +137,31 @@ static double map_batch(long n)
 		}
 		munmap(p, 4096);
 	}
-	return (double)(jt_now_ns() - t0) / n;
 }
 
-/* One window: a warm-up batch of each loop, then BATCHES of each in turn; medians into ns. */
-static void window_loops(double ns[NLOOP])
+/*
+ * One window: a warm-up batch of each loop, then BATCHES of each in turn; the median batch
+ * of each loop (CPU ns a call or a pair) into ns, wall time over CPU time into *wall.
+ */
+static void window_loops(double ns[NLOOP], double *wall)
 {
+	static void (*const batch[NLOOP])(long) = { cheap_batch, map_batch };
+	static const long n[NLOOP] = { CHEAP_CALLS, MAP_PAIRS };
 	double v[NLOOP][BATCHES];
+	uint64_t w0, c0, c;
 	int b, l;
 
-	cheap_batch(CHEAP_CALLS / 10);
-	map_batch(MAP_PAIRS / 10);
-	for (b = 0; b < BATCHES; b++) {
-		v[L_CHEAP][b] = cheap_batch(CHEAP_CALLS);
-		v[L_MAP][b] = map_batch(MAP_PAIRS);
-	}
+	for (l = 0; l < NLOOP; l++)
+		batch[l](n[l] / 10);
+	w0 = jt_now_ns();
+	c0 = cpu_ns();
+	for (b = 0; b < BATCHES; b++)
+		for (l = 0; l < NLOOP; l++) {
+			c = cpu_ns();
+			batch[l](n[l]);
+			v[l][b] = (double)(cpu_ns() - c) / n[l];
+		}
+	*wall = (double)(jt_now_ns() - w0) / (cpu_ns() - c0);
 	for (l = 0; l < NLOOP; l++) {
 		bench_sort(v[l], BATCHES);
 		ns[l] = v[l][BATCHES / 2];
@@ -174,7 +201,12 @@ static int progs_named(const char *name, __u32 *id, double *runs, double *run_ns
 	return n;
 }
 
-/* ---- jitrace ---- */
+/* jitrace's programs on sys_exit loaded on the host: jt_maps, and --off-cpu's jt_sys_exit. */
+static int sys_exit_hooks(void)
+{
+	return progs_named("jt_maps", NULL, NULL, NULL) +
+	       progs_named("jt_sys_exit", NULL, NULL, NULL);
+}
 
 static void sleep_ms(unsigned int ms)
 {
@@ -182,6 +214,21 @@ static void sleep_ms(unsigned int ms)
 
 	nanosleep(&ts, NULL);
 }
+
+/*
+ * Wait up to QUIET_S for another jitrace (another's tests) to unload its sys_exit hooks:
+ * while one is attached, every process passes it. Whether none is left.
+ */
+static bool await_quiet(void)
+{
+	int i;
+
+	for (i = 0; i < QUIET_S * 5 && sys_exit_hooks(); i++)
+		sleep_ms(200);
+	return !sys_exit_hooks();
+}
+
+/* ---- jitrace ---- */
 
 /* `jitrace record TARGET -F 99` on TRACER_CPU, its stderr into err; its pid, or -1. */
 static pid_t jitrace_start(struct bench *b, const char *target, const char *err)
@@ -314,9 +361,11 @@ static void old_filter(struct bench *b, bool self)
 /*
  * The loops under condition k, into ns; with stats, the program under test timed by
  * BPF_ENABLE_STATS instead (ns a run into b->run_ns[k], runs a second into b->runs_s[k]).
- * *foreign: whether a jitrace not ours had jt_maps loaded. 0 or -1 (said why).
+ * The wall time over the CPU time into *wall; *foreign, whether a jitrace not ours had a
+ * sys_exit hook loaded at its start or end. 0 or -1 (said why).
  */
-static int window(struct bench *b, int k, bool stats, double ns[NLOOP], bool *foreign)
+static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *wall,
+		  bool *foreign)
 {
 	const struct cond *c = &conds[k];
 	struct bpf_link *links[2] = { NULL, NULL };
@@ -328,7 +377,7 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], bool *fo
 	__u32 id;
 
 	snprintf(err, sizeof(err), "%s/jitrace.err", b->tmp);
-	*foreign = progs_named("jt_maps", NULL, NULL, NULL) > 0;
+	*foreign = !await_quiet();
 	if (c->jt) {
 		tp = jitrace_start(b, c->jt, err);
 		if (tp < 0)
@@ -366,7 +415,7 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], bool *fo
 	}
 	w0 = jt_now_ns();
 	if (!rc)
-		window_loops(ns);
+		window_loops(ns, wall);
 	if (stats_fd >= 0) {
 		if (!rc && progs_named(c->jt ? "jt_maps" : "bare_exit", &id, &runs1, &t1) &&
 		    runs1 > runs0) {
@@ -375,7 +424,7 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], bool *fo
 		}
 		close(stats_fd);
 	}
-	if (progs_named("jt_maps", NULL, NULL, NULL) > ours)
+	if (sys_exit_hooks() > ours)
 		*foreign = true;
 	bpf_link__destroy(links[0]);
 	bpf_link__destroy(links[1]);
@@ -403,82 +452,145 @@ static void loadavg(double v[3])
 		fclose(f);
 }
 
-/* Round r: every condition once, in an order rotated by r. 0, or -1 if one failed. */
+static bool measured(const struct bench *b, int k)
+{
+	return !skipped(b, k) && !(conds[k].old && b->old_skip);
+}
+
+/* Condition k's window of round r, run again while a foreign hook came: into ns. 0 or -1. */
+static int run_window(struct bench *b, int r, int k, double ns[NLOOP])
+{
+	double wall;
+	bool foreign;
+	int t;
+
+	for (t = 0; t < TRIES; t++) {
+		if (window(b, k, false, ns, &wall, &foreign))
+			return -1;
+		if (!foreign)
+			break;
+		fprintf(stderr, "bench_syscalls: round %d, %s: another jitrace had a sys_exit hook "
+			"loaded: %s\n", r + 1, conds[k].name, t + 1 < TRIES ? "run again" : "kept");
+		b->retried += t + 1 < TRIES;
+	}
+	b->tainted += foreign;
+	b->wall[b->nwall++] = wall;
+	fprintf(stderr, "bench_syscalls: round %d, %s: getppid %.1f ns, mmap+munmap %.1f ns "
+		"(CPU time; wall %.2fx)\n", r + 1, conds[k].name, ns[L_CHEAP], ns[L_MAP], wall);
+	return 0;
+}
+
+/*
+ * Round r: a no-hook window, then each hooked condition followed by another no-hook
+ * window, in an order rotated by r. 0, or -1 if a window failed.
+ */
 static int round_of(struct bench *b, int r)
 {
-	double ns[NLOOP];
-	bool foreign;
-	int i, l, t;
+	double before[NLOOP], after[NLOOP], ns[NLOOP];
+	int i, l, nnone = b->nnone;
 
-	for (i = 0; i < NCOND; i++) {
-		int k = (i + r) % NCOND;
+	if (run_window(b, r, K_NONE, before))
+		return -1;
+	for (l = 0; l < NLOOP; l++)
+		b->none[l][b->nnone] = before[l];
+	b->nnone++;
+	for (i = 0; i < NCOND - 1; i++) {
+		int k = K_NONE + 1 + (i + r) % (NCOND - 1);
 
-		if (skipped(b, k) || (conds[k].old && b->old_skip))
+		if (!measured(b, k))
 			continue;
-		for (t = 0; t < TRIES; t++) {
-			if (window(b, k, false, ns, &foreign))
-				return -1;
-			if (!foreign)
-				break;
-			fprintf(stderr, "bench_syscalls: another jitrace had jt_maps loaded: "
-				"the window runs again\n");
-			b->retried++;
-			sleep_ms(1000);
+		if (run_window(b, r, k, ns) || run_window(b, r, K_NONE, after)) {
+			b->nnone = nnone;	/* the round is left out */
+			return -1;
 		}
-		b->tainted += foreign;
-		for (l = 0; l < NLOOP; l++)
+		for (l = 0; l < NLOOP; l++) {
 			b->ns[k][l][r] = ns[l];
-		fprintf(stderr, "bench_syscalls: round %d, %s: getppid %.1f ns, mmap+munmap "
-			"%.1f ns%s\n", r + 1, conds[k].name, ns[L_CHEAP], ns[L_MAP],
-			foreign ? " (another jitrace's jt_maps was loaded)" : "");
+			b->ref[k][l][r] = (before[l] + after[l]) / 2;
+			b->none[l][b->nnone] = before[l] = after[l];
+		}
+		b->nnone++;
 	}
 	return 0;
 }
 
 /* ---- the section ---- */
 
-/* Rows of loop l: ns of each condition, then each one's difference from no hook. */
-static void table(const struct bench *b, enum loop l)
+/*
+ * Rows of loop l: the no-hook windows, each hooked condition, then each one's difference
+ * from the no-hook windows on either side of it.
+ */
+static void table(struct bench *b, enum loop l)
 {
 	double v[MAX_ROUNDS];
 	char what[160];
 	int k, r;
 
-	printf("\n### %s: ns a %s\n\n", loop_names[l], l == L_CHEAP ? "call" : "pair (two calls)");
+	printf("\n### %s: CPU ns a %s\n\n", loop_names[l],
+	       l == L_CHEAP ? "call" : "pair (two calls)");
 	bench_table_head();
-	for (k = 0; k < NCOND; k++) {
-		if (skipped(b, k) || (conds[k].old && b->old_skip))
+	bench_row("no hook (every such window)", "", "%.1f", " ns", b->none[l], b->nnone, "");
+	for (k = K_NONE + 1; k < NCOND; k++) {
+		if (!measured(b, k))
 			continue;
 		for (r = 0; r < b->rounds; r++)
 			v[r] = b->ns[k][l][r];
 		bench_row(conds[k].name, "", "%.1f", " ns", v, b->rounds, "");
 	}
 	for (k = K_NONE + 1; k < NCOND; k++) {
-		if (skipped(b, k) || (conds[k].old && b->old_skip))
+		if (!measured(b, k))
 			continue;
 		for (r = 0; r < b->rounds; r++)
-			v[r] = b->ns[k][l][r] - b->ns[K_NONE][l][r];
+			v[r] = b->ns[k][l][r] - b->ref[k][l][r];
 		snprintf(what, sizeof(what), "%s, minus no hook", conds[k].name);
 		bench_row(what, "", "%+.1f", " ns", v, b->rounds, "");
 	}
 }
 
 /* The spread of the no-hook windows, (max - min) / median, in percent, of loop l. */
-static double spread(const struct bench *b, enum loop l)
+static double spread(struct bench *b, enum loop l)
 {
-	double v[MAX_ROUNDS];
-	int r;
+	double *v = b->none[l];
+	int n = b->nnone;
 
-	for (r = 0; r < b->rounds; r++)
-		v[r] = b->ns[K_NONE][l][r];
-	bench_sort(v, b->rounds);
-	return 100 * (v[b->rounds - 1] - v[0]) / v[b->rounds / 2];
+	bench_sort(v, n);
+	return 100 * (v[n - 1] - v[0]) / v[n / 2];
 }
 
-static void report(const struct bench *b)
+/* The programs themselves, as BPF_ENABLE_STATS timed them. */
+static void report_stats(const struct bench *b)
 {
+	static const char *const prog[NCOND] = {
+		[K_P] = "jt_maps under `record -p IDLE` (every run filtered out)",
+		[K_A] = "jt_maps under `record -a` (every run traced)",
+		[K_BARE] = "bare_exit (the test alone)",
+	};
+	double v[1];
+	char what[160];
 	int k;
 
+	printf("\n### The programs themselves, timed\n\n");
+	printf("One extra window each after the rounds, with BPF_ENABLE_STATS on for it alone: "
+	       "the program's mean run time (every system call of the host, both CPUs; the "
+	       "kernel's timing of each run is in it, which is why the bare test costs tens of "
+	       "ns) and its runs a second. The rest of a difference in the tables is the "
+	       "hook's dispatch and the slower path the system call takes while anything is "
+	       "attached to sys_exit (every call of every task goes through the tracepoint's "
+	       "work then).\n\n");
+	bench_table_head();
+	for (k = 0; k < NCOND; k++) {
+		if (!prog[k] || !b->run_ns[k])
+			continue;
+		v[0] = b->run_ns[k];
+		snprintf(what, sizeof(what), "%s: ns a run", prog[k]);
+		bench_row(what, "", "%.1f", " ns", v, 1, "");
+		v[0] = b->runs_s[k];
+		snprintf(what, sizeof(what), "%s: runs a second", prog[k]);
+		bench_row(what, "", "%.0f", "", v, 1, "");
+	}
+}
+
+static void report(struct bench *b)
+{
 	printf("## System calls under jitrace's sys_exit hook (jt_maps): what every process "
 	       "pays\n\n");
 	printf("jitrace sees the mappings made after exec (mmap of a file with PROT_EXEC, "
@@ -489,25 +601,30 @@ static void report(const struct bench *b)
 	       "for a traced one it reads the call number and, after mmap, looks the mapping up "
 	       "with bpf_find_vma. Before, three tracefs tracepoints (syscalls/sys_exit_mmap, "
 	       "sys_enter_mprotect, sys_enter_pkey_mprotect) did it for those calls alone. ");
-	printf("One process times two loops, pinned to CPU %d at nice -20: `syscall(SYS_getppid)`, "
-	       "%d calls a batch, and mmap of one anonymous read-write page then munmap, %d "
-	       "pairs a batch; a window is a warm-up then %d batches of each, interleaved, and "
-	       "its figure the median batch. The conditions, one window each a round, in an "
-	       "order rotated every round, %d rounds: no hook; `jitrace record -p IDLE -F 99` "
-	       "(IDLE, a child asleep: the hook attached, this process untraced); `jitrace "
-	       "record -a -F 99` (this process traced); bench/oldmaps.bpf.c's copies of the old "
-	       "tracepoint programs on sys_exit_mmap and sys_enter_mprotect (the same pid filter "
-	       "and bpf_find_vma), this process untraced and then traced; and a bare "
-	       "tp_btf/sys_exit program that does only the filter's test, the floor of the "
-	       "hook. jitrace (`%s`) runs on CPU %d, started before the window (until it says it "
-	       "is recording, then %d ms) and stopped with SIGINT after it. A difference is taken "
-	       "within a round, against that round's no-hook window.\n",
-	       WORK_CPU, CHEAP_CALLS, MAP_PAIRS, BATCHES, b->rounds, b->jitrace, TRACER_CPU,
-	       SETTLE_MS);
+	printf("One process times two loops, pinned to CPU %d at nice -20: "
+	       "`syscall(SYS_getppid)`, %d calls a batch, and mmap of one anonymous read-write "
+	       "page then munmap, %d pairs a batch; a window is a warm-up then %d batches of "
+	       "each, interleaved, its figure the median batch, timed by the thread's CPU time "
+	       "(CLOCK_THREAD_CPUTIME_ID: the wall clock also counts the time the thread waited "
+	       "for its CPU on this shared machine, see Noise). ",
+	       WORK_CPU, CHEAP_CALLS, MAP_PAIRS, BATCHES);
+	printf("The conditions, one window each a round, each between two no-hook windows, in "
+	       "an order rotated every round, %d rounds: `jitrace record -p IDLE -F 99` (IDLE, a child asleep: the hook "
+	       "attached, this process untraced); `jitrace record -a -F 99` (this process "
+	       "traced); bench/oldmaps.bpf.c's copies of the old tracepoint programs on "
+	       "sys_exit_mmap and sys_enter_mprotect (the same pid filter and bpf_find_vma), "
+	       "this process untraced and then traced; and a bare tp_btf/sys_exit program that "
+	       "does only the filter's test, the floor of the hook. jitrace (`%s`) runs on CPU "
+	       "%d, started before the window (until it says it is recording, then %d ms) and "
+	       "stopped with SIGINT after it. A difference is taken against the mean of the "
+	       "no-hook windows just before and after the window.\n", b->rounds, b->jitrace, TRACER_CPU, SETTLE_MS);
 	if (b->failed)
 		printf("\nRound %d failed (see stderr): the figures are of the %d before it.\n",
 		       b->failed, b->rounds);
-	if (b->old_skip)
+	if (!b->skel)
+		printf("\nbench/oldmaps.bpf.c did not load (see stderr): neither the old "
+		       "tracepoints nor the bare hook were measured.\n");
+	else if (b->old_skip)
 		printf("\nThe old tracefs tracepoints were not measured: %s.\n", b->old_skip);
 	else if (b->tracefs_ours)
 		printf("\ntracefs was not mounted: the old tracepoints' windows mounted it on %s "
@@ -515,29 +632,23 @@ static void report(const struct bench *b)
 		       "once, %.0f ms in all.\n", TRACEFS, b->tracefs_ms);
 	else
 		printf("\ntracefs was mounted: the old tracepoints were attached through it.\n");
-	if (!b->skel)
-		printf("\nbench/oldmaps.bpf.c did not load (see stderr): neither the old "
-		       "tracepoints nor the bare hook were measured.\n");
 	table(b, L_CHEAP);
 	table(b, L_MAP);
-	if (b->run_ns[K_P] || b->run_ns[K_A] || b->run_ns[K_BARE]) {
-		printf("\nThe programs themselves, timed by BPF_ENABLE_STATS in one extra window "
-		       "each (not in the tables: the timing adds to every run): ");
-		for (k = 0; k < NCOND; k++)
-			if (b->run_ns[k])
-				printf("%s %s, %.1f ns a run (%.0f runs a second on the host); ",
-				       k == K_BARE ? "bare_exit" : "jt_maps", conds[k].name,
-				       b->run_ns[k], b->runs_s[k]);
-		printf("the rest of a difference is the hook's dispatch and the system call's "
-		       "slower path (a sys_exit tracepoint with anything attached sends every call "
-		       "of every task through it).\n");
-	}
-	printf("\nNoise: the machine was shared (other builds and tests ran): load average "
-	       "%.2f before the rounds, %.2f after (2 CPUs); the no-hook windows spread %.1f%% "
-	       "(getppid) and %.1f%% (mmap) of their median from min to max. ",
-	       b->load0[0], b->load1[0], spread(b, L_CHEAP), spread(b, L_MAP));
-	printf("Windows during which another jitrace had jt_maps loaded: %d run again, %d kept "
-	       "so after %d tries.\n", b->retried, b->tainted, TRIES);
+	if (b->run_ns[K_P] || b->run_ns[K_A] || b->run_ns[K_BARE])
+		report_stats(b);
+	bench_sort(b->wall, b->nwall);
+	printf("\nNoise: the machine was shared (other helpers' builds and tests ran): load "
+	       "average %.2f before the rounds, %.2f after, on 2 CPUs. A window's wall time was "
+	       "%.2fx its CPU time at the median (%.2fx to %.2fx), the time this thread waited "
+	       "for its CPU even at nice -20: hence the CPU clock. The no-hook windows spread "
+	       "%.1f%% (getppid) and %.1f%% (mmap) of their median from min to max. ",
+	       b->load0[0], b->load1[0], b->wall[b->nwall / 2], b->wall[0],
+	       b->wall[b->nwall - 1], spread(b, L_CHEAP),
+	       spread(b, L_MAP));
+	printf("A window waits up to %d s for other jitrace sessions' sys_exit hooks (jt_maps, "
+	       "jt_sys_exit) to be unloaded, since every process passes them too, and runs "
+	       "again if one came during it: %d windows ran again, %d were kept with one after "
+	       "%d tries.\n", QUIET_S, b->retried, b->tainted, TRIES);
 }
 
 int main(int argc, char **argv)
@@ -546,7 +657,7 @@ int main(int argc, char **argv)
 	struct bench *b = &bench;
 	char *rm[] = { "rm", "-rf", b->tmp, NULL };
 	static char self[PATH_MAX], jt[PATH_MAX + 16];
-	double ns[NLOOP];
+	double ns[NLOOP], wall;
 	uint64_t t0 = jt_now_ns();
 	bool foreign;
 	int r, rounds;
@@ -615,9 +726,9 @@ int main(int argc, char **argv)
 		       "figures.\n");
 	} else {
 		/* the programs timed, outside the rounds */
-		if (!window(b, K_P, true, ns, &foreign) && !window(b, K_A, true, ns, &foreign) &&
-		    b->skel)
-			window(b, K_BARE, true, ns, &foreign);
+		if (!window(b, K_P, true, ns, &wall, &foreign) &&
+		    !window(b, K_A, true, ns, &wall, &foreign) && b->skel)
+			window(b, K_BARE, true, ns, &wall, &foreign);
 		loadavg(b->load1);
 		report(b);
 	}

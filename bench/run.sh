@@ -26,6 +26,7 @@ benches=(
 	"flight|$out/bench/bench_flight $out/jitrace $out/toyjit"
 	"names|$out/bench/bench_names $out/jitrace $out/libjitrace-jvmti.so"
 	"offcpu|$out/bench/bench_offcpu $out/jitrace"
+	"syscalls|$out/bench/bench_syscalls $out/jitrace"
 )
 
 start=$(date +%s)
