@@ -16,11 +16,14 @@
  * hook attached, this process untraced); `jitrace record -a -F 99` (this process traced);
  * bench/oldmaps.bpf.c's copies of the old tracefs programs, this process untraced then
  * traced (tracefs mounted for their attach if it is not); and a bare tp_btf/sys_exit
- * program doing only the pid filter, the floor of the hook. Every hooked window stands between two windows with no hook, whose
- * mean it is compared with; the conditions' order rotates every round. jitrace runs on
- * TRACER_CPU. A window waits for other jitrace sessions' sys_exit hooks to go; one that
- * saw such a hook come runs again (up to TRIES times), then is kept and counted. After the
- * rounds, extra windows time the programs themselves with BPF_ENABLE_STATS.
+ * program doing only the pid filter, the floor of the hook. Every hooked window stands
+ * between two windows with no hook, whose mean it is compared with; the conditions' order
+ * rotates every round. jitrace runs on TRACER_CPU. A window waits for other jitrace
+ * sessions' sys_exit hooks to go; one that saw such a hook come runs again (up to TRIES
+ * times), then is left out of the figures (a hooked window compared with the clean no-hook
+ * window beside it, if one is) and counted. After the rounds, extra windows time the programs
+ * themselves with BPF_ENABLE_STATS. The target: jt_maps costs an untraced process no more
+ * than the bare hook (FLOOR_MAX), so the filter adds nothing to the hook's own price.
  *
  * Usage: bench_syscalls [JITRACE [ROUNDS]], from the source tree's top; JITRACE defaults to
  * the one beside this program's directory (OUT/bench/../jitrace), ROUNDS to 7.
@@ -54,6 +57,7 @@
 #define SETTLE_MS 300		/* from jitrace's "recording" to the window */
 #define MAX_ROUNDS 15
 #define TRIES 3			/* runs of a window while a foreign sys_exit hook is loaded */
+#define FLOOR_MAX 1.15		/* jt_maps over the bare hook, untraced (the target) */
 #define QUIET_S 30		/* how long a window waits for foreign hooks to go */
 #define TRACEFS "/sys/kernel/tracing"
 
@@ -88,8 +92,9 @@ struct bench {
 	double tracefs_ms;	/* how long, in all, it was mounted by us */
 	int rounds;		/* done */
 	/* CPU ns a call (getppid) or a pair (mmap): each hooked window, and the mean of the
-	 * no-hook windows just before and after it; every no-hook window */
+	 * clean no-hook windows just before and after it; every clean no-hook window */
 	double ns[NCOND][NLOOP][MAX_ROUNDS], ref[NCOND][NLOOP][MAX_ROUNDS];
+	bool ok[NCOND][MAX_ROUNDS];		/* the window and a ref clean */
 	double none[NLOOP][NCOND * MAX_ROUNDS];
 	int nnone;
 	double wall[(2 * NCOND) * MAX_ROUNDS];	/* each window's wall time over its CPU time */
@@ -383,8 +388,8 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 		if (tp < 0)
 			return -1;
 		if (!jitrace_ready(tp, err)) {
-			fprintf(stderr, "bench_syscalls: jitrace record %s did not start; it said:\n",
-				c->jt);
+			fprintf(stderr, "bench_syscalls: jitrace record %s did not start; it "
+				"said:\n", c->jt);
 			bench_cat_stderr(err);
 			jitrace_stop(tp);
 			return -1;
@@ -457,7 +462,11 @@ static bool measured(const struct bench *b, int k)
 	return !skipped(b, k) && !(conds[k].old && b->old_skip);
 }
 
-/* Condition k's window of round r, run again while a foreign hook came: into ns. 0 or -1. */
+/*
+ * Condition k's window of round r, run again while another jitrace's sys_exit hook was
+ * loaded: into ns. 0; 1 if the last try had one too (left out of the figures); -1 if the
+ * window failed.
+ */
 static int run_window(struct bench *b, int r, int k, double ns[NLOOP])
 {
 	double wall;
@@ -470,80 +479,168 @@ static int run_window(struct bench *b, int r, int k, double ns[NLOOP])
 		if (!foreign)
 			break;
 		fprintf(stderr, "bench_syscalls: round %d, %s: another jitrace had a sys_exit hook "
-			"loaded: %s\n", r + 1, conds[k].name, t + 1 < TRIES ? "run again" : "kept");
+			"loaded: %s\n", r + 1, conds[k].name,
+			t + 1 < TRIES ? "run again" : "left out");
 		b->retried += t + 1 < TRIES;
 	}
 	b->tainted += foreign;
 	b->wall[b->nwall++] = wall;
 	fprintf(stderr, "bench_syscalls: round %d, %s: getppid %.1f ns, mmap+munmap %.1f ns "
 		"(CPU time; wall %.2fx)\n", r + 1, conds[k].name, ns[L_CHEAP], ns[L_MAP], wall);
-	return 0;
+	return foreign;
 }
 
 /*
  * Round r: a no-hook window, then each hooked condition followed by another no-hook
- * window, in an order rotated by r. 0, or -1 if a window failed.
+ * window, in an order rotated by r. A hooked window is compared with the clean no-hook
+ * windows beside it (one will do). 0, or -1 if a window failed.
  */
 static int round_of(struct bench *b, int r)
 {
 	double before[NLOOP], after[NLOOP], ns[NLOOP];
-	int i, l, nnone = b->nnone;
+	int i, l, rc, ra, nnone = b->nnone;
+	bool had_before, had_after;
 
-	if (run_window(b, r, K_NONE, before))
+	if ((rc = run_window(b, r, K_NONE, before)) < 0)
 		return -1;
-	for (l = 0; l < NLOOP; l++)
+	had_before = !rc;
+	for (l = 0; l < NLOOP && had_before; l++)
 		b->none[l][b->nnone] = before[l];
-	b->nnone++;
+	b->nnone += had_before;
 	for (i = 0; i < NCOND - 1; i++) {
 		int k = K_NONE + 1 + (i + r) % (NCOND - 1);
 
 		if (!measured(b, k))
 			continue;
-		if (run_window(b, r, k, ns) || run_window(b, r, K_NONE, after)) {
+		if ((rc = run_window(b, r, k, ns)) < 0 ||
+		    (ra = run_window(b, r, K_NONE, after)) < 0) {
 			b->nnone = nnone;	/* the round is left out */
 			return -1;
 		}
+		had_after = !ra;
+		b->ok[k][r] = !rc && (had_before || had_after);
 		for (l = 0; l < NLOOP; l++) {
 			b->ns[k][l][r] = ns[l];
-			b->ref[k][l][r] = (before[l] + after[l]) / 2;
-			b->none[l][b->nnone] = before[l] = after[l];
+			b->ref[k][l][r] = !had_before ? after[l] :
+					  !had_after ? before[l] : (before[l] + after[l]) / 2;
+			if (had_after)
+				b->none[l][b->nnone] = before[l] = after[l];
 		}
-		b->nnone++;
+		b->nnone += had_after;
+		had_before = had_after;
 	}
 	return 0;
 }
 
 /* ---- the section ---- */
 
+/* Condition k's window of round r minus the no-hook windows on either side of it. */
+static double cost(const struct bench *b, int k, enum loop l, int r)
+{
+	return b->ns[k][l][r] - b->ref[k][l][r];
+}
+
+enum fig { F_NS, F_COST, F_MINUS, F_RATIO };
+
 /*
- * Rows of loop l: the no-hook windows, each hooked condition, then each one's difference
- * from the no-hook windows on either side of it.
+ * Figure f of loop l over the rounds where condition k's window (and k2's, unless K_NONE)
+ * was clean, into v: k's CPU ns, its cost, its cost minus k2's, or over k2's. How many.
+ */
+static int figures(const struct bench *b, int k, int k2, enum loop l, enum fig f, double *v)
+{
+	int r, n = 0;
+
+	for (r = 0; r < b->rounds; r++) {
+		if (!b->ok[k][r] || (k2 != K_NONE && !b->ok[k2][r]))
+			continue;
+		switch (f) {
+		case F_NS:
+			v[n++] = b->ns[k][l][r];
+			break;
+		case F_COST:
+			v[n++] = cost(b, k, l, r);
+			break;
+		case F_MINUS:
+			v[n++] = cost(b, k, l, r) - cost(b, k2, l, r);
+			break;
+		case F_RATIO:
+			v[n++] = cost(b, k, l, r) / cost(b, k2, l, r);
+			break;
+		}
+	}
+	return n;
+}
+
+/* The median of figures(); 0 if there is none. */
+static double fig_median(const struct bench *b, int k, int k2, enum loop l, enum fig f)
+{
+	double v[MAX_ROUNDS];
+	int n = figures(b, k, k2, l, f, v);
+
+	if (!n)
+		return 0;
+	bench_sort(v, n);
+	return v[n / 2];
+}
+
+/* A row of figures() if there are any. */
+static void fig_row(const struct bench *b, const char *what, int k, int k2, enum loop l,
+		    enum fig f, const char *fmt, const char *unit)
+{
+	double v[MAX_ROUNDS];
+	int n = figures(b, k, k2, l, f, v);
+
+	if (n)
+		bench_row(what, "", fmt, unit, v, n, "");
+}
+
+/*
+ * Rows of loop l: the no-hook windows, each hooked condition, each one's difference from
+ * the no-hook windows on either side of it, then jt_maps beside the old tracepoints and
+ * the floor. The target (getppid): jt_maps costs an untraced process what the bare hook
+ * does, within FLOOR_MAX: its filter adds nothing to the hook's own price.
  */
 static void table(struct bench *b, enum loop l)
 {
-	double v[MAX_ROUNDS];
-	char what[160];
-	int k, r;
+	static const int vs[][2] = { { K_P, K_OLD_P }, { K_A, K_OLD_A } };
+	double v[MAX_ROUNDS], med;
+	char what[200];
+	unsigned int i;
+	int k, n;
 
 	printf("\n### %s: CPU ns a %s\n\n", loop_names[l],
 	       l == L_CHEAP ? "call" : "pair (two calls)");
 	bench_table_head();
-	bench_row("no hook (every such window)", "", "%.1f", " ns", b->none[l], b->nnone, "");
+	if (b->nnone)
+		bench_row("no hook (every clean window)", "", "%.1f", " ns", b->none[l], b->nnone,
+			  "");
+	for (k = K_NONE + 1; k < NCOND; k++)
+		if (measured(b, k))
+			fig_row(b, conds[k].name, k, K_NONE, l, F_NS, "%.1f", " ns");
 	for (k = K_NONE + 1; k < NCOND; k++) {
-		if (!measured(b, k))
-			continue;
-		for (r = 0; r < b->rounds; r++)
-			v[r] = b->ns[k][l][r];
-		bench_row(conds[k].name, "", "%.1f", " ns", v, b->rounds, "");
-	}
-	for (k = K_NONE + 1; k < NCOND; k++) {
-		if (!measured(b, k))
-			continue;
-		for (r = 0; r < b->rounds; r++)
-			v[r] = b->ns[k][l][r] - b->ref[k][l][r];
 		snprintf(what, sizeof(what), "%s, minus no hook", conds[k].name);
-		bench_row(what, "", "%+.1f", " ns", v, b->rounds, "");
+		if (measured(b, k))
+			fig_row(b, what, k, K_NONE, l, F_COST, "%+.1f", " ns");
 	}
+	for (i = 0; i < sizeof(vs) / sizeof(vs[0]) && measured(b, vs[i][1]); i++) {
+		snprintf(what, sizeof(what), "jt_maps's cost over the old tracepoints', %s",
+			 vs[i][0] == K_P ? "untraced" : "traced");
+		fig_row(b, what, vs[i][0], vs[i][1], l, F_MINUS, "%+.1f", " ns");
+	}
+	if (l != L_CHEAP || !measured(b, K_BARE) ||
+	    !(n = figures(b, K_P, K_BARE, l, F_RATIO, v)))
+		return;
+	bench_sort(v, n);
+	med = v[n / 2];
+	snprintf(what, sizeof(what), "<= %.2fx", FLOOR_MAX);
+	bench_row("**jt_maps's cost to an untraced process over the bare hook's**", what, "%.2f",
+		  "x", v, n, med <= FLOOR_MAX ? "met" : "MISSED");
+	if (med > FLOOR_MAX)
+		printf("\nMISSED: jitrace's sys_exit hook costs an untraced getppid %.2fx what a "
+		       "bare sys_exit hook costs (target %.2fx): %+.1f ns against %+.1f ns a "
+		       "call (medians).\n", med, FLOOR_MAX,
+		       fig_median(b, K_P, K_NONE, l, F_COST),
+		       fig_median(b, K_BARE, K_NONE, l, F_COST));
 }
 
 /* The spread of the no-hook windows, (max - min) / median, in percent, of loop l. */
@@ -552,6 +649,8 @@ static double spread(struct bench *b, enum loop l)
 	double *v = b->none[l];
 	int n = b->nnone;
 
+	if (!n)
+		return 0;
 	bench_sort(v, n);
 	return 100 * (v[n - 1] - v[0]) / v[n / 2];
 }
@@ -608,16 +707,17 @@ static void report(struct bench *b)
 	       "(CLOCK_THREAD_CPUTIME_ID: the wall clock also counts the time the thread waited "
 	       "for its CPU on this shared machine, see Noise). ",
 	       WORK_CPU, CHEAP_CALLS, MAP_PAIRS, BATCHES);
-	printf("The conditions, one window each a round, each between two no-hook windows, in "
-	       "an order rotated every round, %d rounds: `jitrace record -p IDLE -F 99` (IDLE, a child asleep: the hook "
-	       "attached, this process untraced); `jitrace record -a -F 99` (this process "
-	       "traced); bench/oldmaps.bpf.c's copies of the old tracepoint programs on "
-	       "sys_exit_mmap and sys_enter_mprotect (the same pid filter and bpf_find_vma), "
-	       "this process untraced and then traced; and a bare tp_btf/sys_exit program that "
-	       "does only the filter's test, the floor of the hook. jitrace (`%s`) runs on CPU "
-	       "%d, started before the window (until it says it is recording, then %d ms) and "
-	       "stopped with SIGINT after it. A difference is taken against the mean of the "
-	       "no-hook windows just before and after the window.\n", b->rounds, b->jitrace, TRACER_CPU, SETTLE_MS);
+	printf("The conditions, one window each a round, each between two no-hook windows, "
+	       "in an order rotated every round, %d rounds: `jitrace record -p IDLE -F 99` "
+	       "(IDLE, a child asleep: the hook attached, this process untraced); `jitrace "
+	       "record -a -F 99` (this process traced); bench/oldmaps.bpf.c's copies of the old "
+	       "tracepoint programs on sys_exit_mmap and sys_enter_mprotect (the same pid "
+	       "filter and bpf_find_vma), this process untraced and then traced; and a bare "
+	       "tp_btf/sys_exit program that does only the filter's test, the floor of the "
+	       "hook. jitrace (`%s`) runs on CPU %d, started before the window (until it says "
+	       "it is recording, then %d ms) and stopped with SIGINT after it. A difference is "
+	       "taken against the mean of the no-hook windows just before and after the "
+	       "window.\n", b->rounds, b->jitrace, TRACER_CPU, SETTLE_MS);
 	if (b->failed)
 		printf("\nRound %d failed (see stderr): the figures are of the %d before it.\n",
 		       b->failed, b->rounds);
@@ -643,12 +743,13 @@ static void report(struct bench *b)
 	       "for its CPU even at nice -20: hence the CPU clock. The no-hook windows spread "
 	       "%.1f%% (getppid) and %.1f%% (mmap) of their median from min to max. ",
 	       b->load0[0], b->load1[0], b->wall[b->nwall / 2], b->wall[0],
-	       b->wall[b->nwall - 1], spread(b, L_CHEAP),
-	       spread(b, L_MAP));
+	       b->wall[b->nwall - 1], spread(b, L_CHEAP), spread(b, L_MAP));
 	printf("A window waits up to %d s for other jitrace sessions' sys_exit hooks (jt_maps, "
 	       "jt_sys_exit) to be unloaded, since every process passes them too, and runs "
-	       "again if one came during it: %d windows ran again, %d were kept with one after "
-	       "%d tries.\n", QUIET_S, b->retried, b->tainted, TRIES);
+	       "again if one came during it: %d windows ran again; %d had one in each of %d "
+	       "tries and were left out (a hooked window is then compared with the clean "
+	       "no-hook window on its other side, or left out too).\n", QUIET_S, b->retried,
+	       b->tainted, TRIES);
 }
 
 int main(int argc, char **argv)
