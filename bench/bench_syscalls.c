@@ -56,7 +56,7 @@
 #define BATCHES 41		/* a window: this many batches of each loop, interleaved */
 #define SETTLE_MS 300		/* from jitrace's "recording" to the window */
 #define MAX_ROUNDS 15
-#define TRIES 3			/* runs of a window while a foreign sys_exit hook is loaded */
+#define TRIES 4			/* runs of a window while a foreign sys_exit hook is loaded */
 #define FLOOR_MAX 1.15		/* jt_maps over the bare hook, untraced (the target) */
 #define QUIET_S 30		/* how long a window waits for foreign hooks to go */
 #define TRACEFS "/sys/kernel/tracing"
@@ -374,7 +374,7 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 {
 	const struct cond *c = &conds[k];
 	struct bpf_link *links[2] = { NULL, NULL };
-	double runs0 = 0, t0 = 0, runs1 = 0, t1 = 0;
+	double runs0 = 0, t0 = 0, runs1 = 0, t1 = 0, run_ns = 0, runs_s = 0;
 	int ours = 0, stats_fd = -1, rc = 0;
 	char err[96];
 	uint64_t w0;
@@ -424,13 +424,17 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 	if (stats_fd >= 0) {
 		if (!rc && progs_named(c->jt ? "jt_maps" : "bare_exit", &id, &runs1, &t1) &&
 		    runs1 > runs0) {
-			b->run_ns[k] = (t1 - t0) / (runs1 - runs0);
-			b->runs_s[k] = (runs1 - runs0) / ((jt_now_ns() - w0) / 1e9);
+			run_ns = (t1 - t0) / (runs1 - runs0);
+			runs_s = (runs1 - runs0) / ((jt_now_ns() - w0) / 1e9);
 		}
 		close(stats_fd);
 	}
 	if (sys_exit_hooks() > ours)
 		*foreign = true;
+	if (run_ns && !*foreign) {	/* the newest jt_maps was ours: no other came */
+		b->run_ns[k] = run_ns;
+		b->runs_s[k] = runs_s;
+	}
 	bpf_link__destroy(links[0]);
 	bpf_link__destroy(links[1]);
 	if (tp && jitrace_stop(tp)) {
@@ -588,10 +592,13 @@ static void fig_row(const struct bench *b, const char *what, int k, int k2, enum
 		    enum fig f, const char *fmt, const char *unit)
 {
 	double v[MAX_ROUNDS];
+	char name[240];
 	int n = figures(b, k, k2, l, f, v);
 
+	snprintf(name, sizeof(name), "%s (%d of %d rounds: the others touched by another "
+		 "jitrace)", what, n, b->rounds);
 	if (n)
-		bench_row(what, "", fmt, unit, v, n, "");
+		bench_row(n < b->rounds ? name : what, "", fmt, unit, v, n, "");
 }
 
 /*
