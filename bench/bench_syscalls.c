@@ -703,6 +703,51 @@ static void report_stats(const struct bench *b)
 	}
 }
 
+/* The median of loop l's clean no-hook windows (b->none, left in its order). */
+static double none_median(const struct bench *b, enum loop l)
+{
+	double v[NCOND * MAX_ROUNDS];
+	int n = b->nnone;
+
+	memcpy(v, b->none[l], n * sizeof(v[0]));
+	bench_sort(v, n);
+	return v[n / 2];
+}
+
+/* What the tables say, in medians: an untraced process's price, beside the old hooks. */
+static void report_summary(const struct bench *b)
+{
+	double v[MAX_ROUNDS], base;
+
+	if (!b->nnone || !figures(b, K_P, K_NONE, L_CHEAP, F_COST, v) ||
+	    !figures(b, K_A, K_NONE, L_CHEAP, F_COST, v))
+		return;
+	base = none_median(b, L_CHEAP);
+	printf("\nWhat this says: while jitrace samples anywhere on the host, a process it does "
+	       "not trace pays %+.0f ns a system call (getppid: %.0f%% of the call's %.0f ns); a "
+	       "traced one %+.0f ns. ", fig_median(b, K_P, K_NONE, L_CHEAP, F_COST),
+	       100 * fig_median(b, K_P, K_NONE, L_CHEAP, F_COST) / base, base,
+	       fig_median(b, K_A, K_NONE, L_CHEAP, F_COST));
+	if (figures(b, K_BARE, K_NONE, L_CHEAP, F_COST, v))
+		printf("A sys_exit program that only tests the filter costs %+.0f ns: the price "
+		       "is the hook's, not jt_maps's. ",
+		       fig_median(b, K_BARE, K_NONE, L_CHEAP, F_COST));
+	if (figures(b, K_P, K_OLD_P, L_CHEAP, F_MINUS, v) &&
+	    figures(b, K_A, K_OLD_A, L_CHEAP, F_MINUS, v))
+		printf("The old tracefs tracepoints cost every call %+.0f ns too (a program on "
+		       "any syscalls tracepoint sends every call of every task through the "
+		       "tracepoint path, though theirs ran for mmap and mprotect alone): the "
+		       "broader hook costs an untraced call %+.0f ns more than they did, a traced "
+		       "one %+.0f ns, the price of needing no tracefs. ",
+		       fig_median(b, K_OLD_P, K_NONE, L_CHEAP, F_COST),
+		       fig_median(b, K_P, K_OLD_P, L_CHEAP, F_MINUS),
+		       fig_median(b, K_A, K_OLD_A, L_CHEAP, F_MINUS));
+	printf("An mmap+munmap pair (%.0f ns) pays %+.0f ns untraced and %+.0f ns traced, "
+	       "bpf_find_vma included.\n", none_median(b, L_MAP),
+	       fig_median(b, K_P, K_NONE, L_MAP, F_COST),
+	       fig_median(b, K_A, K_NONE, L_MAP, F_COST));
+}
+
 static void report(struct bench *b)
 {
 	printf("## System calls under jitrace's sys_exit hook (jt_maps): what every process "
@@ -749,16 +794,17 @@ static void report(struct bench *b)
 		printf("\ntracefs was mounted: the old tracepoints were attached through it.\n");
 	table(b, L_CHEAP);
 	table(b, L_MAP);
+	report_summary(b);
 	if (b->run_ns[K_P] || b->run_ns[K_A] || b->run_ns[K_BARE])
 		report_stats(b);
 	bench_sort(b->wall, b->nwall);
-	printf("\nNoise: the machine was shared (other helpers' builds and tests ran): load "
-	       "average %.2f before the rounds, %.2f after, on 2 CPUs. A window's wall time was "
-	       "%.2fx its CPU time at the median (%.2fx to %.2fx), the time this thread waited "
-	       "for its CPU even at nice -20: hence the CPU clock. The no-hook windows spread "
-	       "%.1f%% (getppid) and %.1f%% (mmap) of their median from min to max. ",
-	       b->load0[0], b->load1[0], b->wall[b->nwall / 2], b->wall[0],
-	       b->wall[b->nwall - 1], spread(b, L_CHEAP), spread(b, L_MAP));
+	printf("\nNoise: load average %.2f before the rounds, %.2f after, on %ld CPUs. A "
+	       "window's wall time was %.2fx its CPU time at the median (%.2fx to %.2fx): the "
+	       "excess is time this thread waited for its CPU despite nice -20, which the CPU "
+	       "clock leaves out. The no-hook windows spread %.1f%% (getppid) and %.1f%% (mmap) "
+	       "of their median from min to max. ",
+	       b->load0[0], b->load1[0], sysconf(_SC_NPROCESSORS_ONLN), b->wall[b->nwall / 2],
+	       b->wall[0], b->wall[b->nwall - 1], spread(b, L_CHEAP), spread(b, L_MAP));
 	printf("A window waits up to %d s for other jitrace sessions' sys_exit hooks (jt_maps, "
 	       "jt_sys_exit) to be unloaded, since every process passes them too, and runs "
 	       "again if one came during it: %d windows ran again; %d had one in each of %d "
