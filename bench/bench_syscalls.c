@@ -176,10 +176,10 @@ static void window_loops(double ns[NLOOP], double *wall)
 /* ---- BPF programs on the host ---- */
 
 /*
- * How many programs named name are loaded on the host; the newest one's id, run count and
- * run time (counted while BPF_ENABLE_STATS is on) into *id, *runs, *run_ns if not NULL.
+ * How many programs named name are loaded on the host; the newest one's run count and run
+ * time (counted while BPF_ENABLE_STATS is on) into *runs, *run_ns if not NULL.
  */
-static int progs_named(const char *name, __u32 *id, double *runs, double *run_ns)
+static int progs_named(const char *name, double *runs, double *run_ns)
 {
 	__u32 next = 0, newest = 0;
 	int n = 0;
@@ -201,16 +201,14 @@ static int progs_named(const char *name, __u32 *id, double *runs, double *run_ns
 		}
 		close(fd);
 	}
-	if (id)
-		*id = newest;
 	return n;
 }
 
 /* jitrace's programs on sys_exit loaded on the host: jt_maps, and --off-cpu's jt_sys_exit. */
 static int sys_exit_hooks(void)
 {
-	return progs_named("jt_maps", NULL, NULL, NULL) +
-	       progs_named("jt_sys_exit", NULL, NULL, NULL);
+	return progs_named("jt_maps", NULL, NULL) +
+	       progs_named("jt_sys_exit", NULL, NULL);
 }
 
 static void sleep_ms(unsigned int ms)
@@ -385,7 +383,6 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 	char err[96];
 	uint64_t w0;
 	pid_t tp = 0;
-	__u32 id;
 
 	snprintf(err, sizeof(err), "%s/jitrace.err", b->tmp);
 	*foreign = !await_quiet();
@@ -417,8 +414,7 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 	}
 	if (stats) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-		if (stats_fd < 0 || !progs_named(c->jt ? "jt_maps" : "bare_exit", &id, &runs0,
-						 &t0)) {
+		if (stats_fd < 0 || !progs_named(c->jt ? "jt_maps" : "bare_exit", &runs0, &t0)) {
 			fprintf(stderr, "bench_syscalls: cannot time %s: %s\n", c->name,
 				stats_fd < 0 ? strerror(errno) : "its program is not loaded");
 			rc = -1;
@@ -428,7 +424,7 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 	if (!rc)
 		window_loops(ns, wall);
 	if (stats_fd >= 0) {
-		if (!rc && progs_named(c->jt ? "jt_maps" : "bare_exit", &id, &runs1, &t1) &&
+		if (!rc && progs_named(c->jt ? "jt_maps" : "bare_exit", &runs1, &t1) &&
 		    runs1 > runs0) {
 			run_ns = (t1 - t0) / (runs1 - runs0);
 			runs_s = (runs1 - runs0) / ((jt_now_ns() - w0) / 1e9);
