@@ -648,8 +648,8 @@ static void table(struct bench *b, enum loop l)
 		  "x", v, n, med <= FLOOR_MAX ? "met" : "MISSED");
 	if (med > FLOOR_MAX)
 		printf("\nMISSED: jitrace's sys_exit hook costs an untraced getppid %.2fx what a "
-		       "bare sys_exit hook costs (target %.2fx): %+.1f ns against %+.1f ns a "
-		       "call (medians).\n", med, FLOOR_MAX,
+		       "bare sys_exit hook costs (the median of %d rounds' ratios; target %.2fx): "
+		       "%+.1f ns against %+.1f ns a call (medians).\n", med, n, FLOOR_MAX,
 		       fig_median(b, K_P, K_NONE, l, F_COST),
 		       fig_median(b, K_BARE, K_NONE, l, F_COST));
 }
