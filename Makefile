@@ -190,6 +190,7 @@ deps:
 
 # ---- bench ----
 $(OUT)/bench/bench_calls: $(OUT)/bench/bare.skel.h
+$(OUT)/bench/bench_syscalls: $(OUT)/bench/oldmaps.skel.h
 
 # benchmarks set up sessions as record does: with its options' parser
 $(OUT)/bench/bench_%: bench/bench_%.c $(OUT)/user/cmd/liveopts.o $(call ALL_LIBS,$(OUT)) $(AGENT) \

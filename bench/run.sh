@@ -27,6 +27,7 @@ benches=(
 	"names|$out/bench/bench_names $out/jitrace $out/libjitrace-jvmti.so"
 	"offcpu|$out/bench/bench_offcpu $out/jitrace"
 	"maps|$out/bench/bench_maps $out/jitrace $out/toyjit"
+	"syscalls|$out/bench/bench_syscalls $out/jitrace"
 )
 
 start=$(date +%s)
