@@ -20,7 +20,7 @@ struct jt_filter {
 	const char *comm;	/* the process's comm, exact; NULL: any */
 	double from, to;	/* seconds since the recording began; to < 0: to the end */
 	double last;		/* --last: only the recording's last seconds (< 0: all) */
-	uint64_t end_ns;	/* the recording's last record's time, for --last (logset.h) */
+	uint64_t end_ns;	/* the recording's last record's time, for --last (log/set.h) */
 	uint64_t from_ns, to_ns;	/* absolute, set by jt_filter__start */
 	bool salvage;		/* --salvage: read past what breaks the log (JT_LOGR_SALVAGE) */
 	/* more logs (or directories of them), read with the view's own as one recording */

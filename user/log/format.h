@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The .jtl format's rules that its writer (log_write.c), its reader (log_read.c) and dump
+ * The .jtl format's rules that its writer (log/write.c), its reader (log/read.c) and dump
  * share: when a record is well formed, which id a record defines and what names it, and
  * (through names.h) the format's enums by name: record types, drop reasons, method sources.
  */

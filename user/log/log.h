@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Writing and reading the .jtl log (format in include/jt_log_format.h, its rules in logfmt.h). */
+/* Writing and reading the .jtl log (format in include/jt_log_format.h, its rules in log/format.h). */
 #ifndef JT_LOG_H
 #define JT_LOG_H
 

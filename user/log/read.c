@@ -525,7 +525,7 @@ static struct jt_log_reader *reader_new(const char *path, unsigned int flags)
 		if (!r->path)
 			goto nomem;
 	}
-	if (inflateInit2(&r->zs, -15) != Z_OK)	/* raw deflate, see log_write.c */
+	if (inflateInit2(&r->zs, -15) != Z_OK)	/* raw deflate, see log/write.c */
 		goto nomem;
 	r->zinit = true;
 	return r;

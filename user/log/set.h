@@ -2,7 +2,7 @@
 /*
  * Logs read as one recording: a log, a directory of segments (a flight recorder's, or any
  * *.jtl files), or several logs, their records handed on in time order. What the log
- * source (logsrc.h) reads through.
+ * source (log/source.h) reads through.
  *
  * One log is read as it is. Several are merged by time, each opened only when the merge
  * reaches its start (segments follow each other, so about one is open at a time). A

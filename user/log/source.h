@@ -25,7 +25,7 @@ struct jt_latenames;
 struct jt_logsrc {
 	const char *path;
 	struct jt_filter filter;	/* what is kept; its times resolved at open */
-	struct jt_logset *r;		/* the log, or logs read as one (logset.h) */
+	struct jt_logset *r;		/* the log, or logs read as one (log/set.h) */
 	struct jt_lv *lv;		/* every definition read so far */
 	const struct jt_log_header *hdr;
 	uint64_t last_ts;		/* the latest of the header's start and every record's time */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What a log has defined so far, for the commands that read logs (each through the log
- * source, logsrc.h, which feeds it): methods, symbols, modules and processes by id, and a
+ * source, log/source.h, which feeds it): methods, symbols, modules and processes by id, and a
  * printable name and kind for every frame. Feed it each record in file order; the log's
  * promise that every definition precedes its references means a frame can be named as
  * soon as it is read.

@@ -214,7 +214,7 @@ static void put_lines(struct out *o, const struct jt_rec_lines *l)
 	}
 }
 
-/* TIME TYPE key=value ...: the type by its name (logfmt.h), "unknown" for a newer one's. */
+/* TIME TYPE key=value ...: the type by its name (log/format.h), "unknown" for a newer one's. */
 static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_hdr *rec,
 		    uint64_t start)
 {
