@@ -196,7 +196,6 @@ static int json_threads(struct jt_xout *x, const struct jt_report_model *r,
 	return 0;
 }
 
-/* "log": PATH, when and where it was recorded, "lost": {...}, without braces around. */
 void report__json_log(struct jt_xout *x, const struct jt_report_model *r)
 {
 	const struct jt_log_header *h = r->src.hdr;
@@ -263,7 +262,6 @@ static int json_body(struct jt_xout *x, const struct jt_report_model *r)
 	return 0;
 }
 
-/* Returns 0 or -errno, reported (out of memory by report__rows() and report__sections()). */
 int report__json(FILE *out, const struct jt_report_model *r)
 {
 	struct jt_xout x;

@@ -589,7 +589,6 @@ out:
 }
 
 
-/* Read one log and add it up. Returns 0 or -1 (reported). */
 int report__load(struct jt_report_model *r)
 {
 	if (jt_logsrc__open(&r->src, r->o->path, &r->o->filter))

@@ -107,7 +107,7 @@ extern const char report__nomem[];
 
 /* ---- the model: report_model.c ---- */
 
-/* Read r->o->path with r->o's filter and add it up. Returns 0 or -1 (reported). */
+/* Read one log (r->o->path, with r->o's filter) and add it up. Returns 0 or -1 (reported). */
 int report__load(struct jt_report_model *r);
 /* Free what report__load made, also after it failed part way. */
 void report__free(struct jt_report_model *r);
@@ -131,7 +131,7 @@ uint64_t report__cpu_ns(const struct jt_report_model *r, uint64_t samples);
 double report__pct(uint64_t n, uint64_t of);
 /* When recording began, in UTC; "?" when the header's clocks add up to no time at all. */
 void report__start(const struct jt_report_model *r, char *buf, size_t cap);
-/* The log's duration in seconds, from its first record to its last. */
+/* Seconds from the start of recording (the header's) to the log's latest record. */
 double report__duration_s(const struct jt_report_model *r);
 /* The file of a known source line (JT_REPORT_SRC_KNOWN). */
 const char *report__src_file(const struct jt_report_model *r, uint64_t src);
@@ -145,7 +145,7 @@ void report__text_header(FILE *out, const struct jt_report_model *r, const char 
 			 const char *indent);
 /* s between before and after, its control bytes escaped (see report_text.c). */
 void report__text_line(FILE *out, const char *before, const char *s, const char *after);
-/* The report as JSON. Returns 0 or -errno, reported. */
+/* The report as JSON. Returns 0 or -errno, reported (out of memory by report__rows()...). */
 int report__json(FILE *out, const struct jt_report_model *r);
 /* "log": PATH, when and where it was recorded, "lost": {...}, without braces around. */
 void report__json_log(struct jt_xout *x, const struct jt_report_model *r);

@@ -106,10 +106,6 @@ static void **pick(const struct jt_hash *h, bool (*keep)(const void *val, const 
 	return v;
 }
 
-/*
- * The rows (struct jt_report_entry) of one of the section's tables in order, at most top
- * of them.
- */
 void **report__rows(const struct jt_report_model *r, const struct jt_report_section *s,
 		    enum jt_report_table table, size_t *n)
 {
@@ -118,7 +114,6 @@ void **report__rows(const struct jt_report_model *r, const struct jt_report_sect
 	return pick(&s->entries, keep_entry, cmp_entries, &sc, r->o->top, n);
 }
 
-/* The process sections in order, at most procs of them; *n gets the count. */
 void **report__sections(const struct jt_report_model *r, size_t *n)
 {
 	return pick(&r->procs, keep_section, cmp_sections, NULL, r->o->procs, n);
@@ -141,13 +136,11 @@ static bool keep_thread(const void *val, const void *ctx)
 	return s->pid == *(const uint32_t *)ctx;
 }
 
-/* --threads: the threads of process pid, the busiest first; *n gets the count. */
 void **report__threads_of(const struct jt_report_model *r, uint32_t pid, size_t *n)
 {
 	return pick(&r->tsecs, keep_thread, cmp_threads, &pid, 0, n);
 }
 
-/* The CPU time samples stand for: 1/hz s each. 0 when the log was not sampled. */
 uint64_t report__cpu_ns(const struct jt_report_model *r, uint64_t samples)
 {
 	uint32_t hz = r->src.hdr->sample_hz;
@@ -180,7 +173,6 @@ static bool keep_wall(const void *val, const void *ctx)
 	return w->pid == ((const struct wall_ctx *)ctx)->pid;
 }
 
-/* The time of process pid's threads, the longest first, at most top of them. */
 void **report__walls_of(const struct jt_report_model *r, uint32_t pid, size_t *n)
 {
 	struct wall_ctx wc = { r, pid };
@@ -188,7 +180,6 @@ void **report__walls_of(const struct jt_report_model *r, uint32_t pid, size_t *n
 	return pick(&r->walls, keep_wall, cmp_walls, &wc, r->o->top, n);
 }
 
-/* How many processes have a section, --procs aside. */
 size_t report__nr_sections(const struct jt_report_model *r)
 {
 	size_t pos = 0, k = 0;
@@ -207,7 +198,6 @@ double report__pct(uint64_t n, uint64_t of)
 	return of ? 100.0 * n / of : 0;
 }
 
-/* When recording began, in UTC; "?" when the header's clocks add up to no time at all. */
 void report__start(const struct jt_report_model *r, char *buf, size_t cap)
 {
 	const struct jt_log_header *h = r->src.hdr;
@@ -232,7 +222,6 @@ double report__duration_s(const struct jt_report_model *r)
 	return jt_logsrc__rel(&r->src, r->src.last_ts) / 1e9;
 }
 
-/* The file of a known source line (JT_REPORT_SRC_KNOWN). */
 const char *report__src_file(const struct jt_report_model *r, uint64_t src)
 {
 	return jt_lv__file(r->src.lv, (uint32_t)(JT_REPORT_SRC_KNOWN(src) - 1));

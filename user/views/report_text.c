@@ -30,7 +30,6 @@ void report__text_line(FILE *out, const char *before, const char *s, const char 
 	fputs(after, out);
 }
 
-/* The log's path after label, when and where it was recorded, its samples and losses. */
 void report__text_header(FILE *out, const struct jt_report_model *r, const char *label,
 			 const char *indent)
 {
