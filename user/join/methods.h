@@ -23,7 +23,7 @@ struct jt_method {
 	uint32_t unsure_us;
 	uint8_t src;		/* enum jt_src */
 	bool has_lines;		/* its process keeps its source lines until it is defined */
-	bool late_pending;	/* a late name of it waits to be written (collector.c) */
+	bool late_pending;	/* a late name of it waits to be written (livecode.c) */
 	uint16_t name_len;
 	char name[];
 };
