@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the join of events into log records (user/join/collector.c, livecode.c, frames.c, user/host/procfs.c). */
+/*
+ * Unit tests for the join of events into log records (user/join/: collector.c, livecode.c,
+ * frames.c; user/host/procfs.c).
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
