@@ -31,7 +31,7 @@
 struct jfile {
 	struct jt_watch_proc p;	/* first: the watcher's (refused: said why once, not read) */
 	bool running;		/* running when recording began: its file is there or never */
-	int fd;			/* -1: none */
+	int fd;			/* while open (-1 once closed) */
 	uint64_t off;		/* next record; 0: the header is not read yet */
 	struct jt_event *lines;	/* lines from debug info, waiting for the code they describe */
 	uint64_t lines_addr;	/* its address */
@@ -63,16 +63,6 @@ struct jt_jitwatch *jt_jitwatch__new(const char *proc_root)
 	jt_watch__init(&jw->w, &jitdump_format, NULL, NULL);
 	jw->proc_root = proc_root ? proc_root : "/proc";
 	return jw;
-}
-
-static void file_init(struct jt_watch_proc *p)
-{
-	to_jfile(p)->fd = -1;
-}
-
-static bool file_is_open(const struct jt_watch_proc *p)
-{
-	return ((const struct jfile *)p)->fd >= 0;
 }
 
 static void file_close(struct jt_watch *w, struct jt_watch_proc *p)
@@ -159,7 +149,7 @@ static bool find_path(struct jt_jitwatch *jw, struct jfile *f)
 }
 
 /* Look for f's file and open it; proc NULL: the process is gone. */
-static void file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct stat *proc,
+static bool file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct stat *proc,
 		      uint64_t now)
 {
 	struct jt_jitwatch *jw = (struct jt_jitwatch *)w;
@@ -168,12 +158,12 @@ static void file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct 
 
 	(void)now;
 	if (!proc)
-		return;
+		return false;
 	if (!find_path(jw, f)) {
 		/* a runtime maps its file as it starts: one running already has it, or never
 		 * will (looking again would read every process's maps for 30 s under -a) */
 		p->refused = f->running;
-		return;
+		return false;
 	}
 	fd = jt_safeopen__perfmap(p->pid, proc->st_uid);
 	if (fd >= 0) {
@@ -181,15 +171,16 @@ static void file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct 
 		 * its code is named from that, as it was before jitdumps were read */
 		close(fd);
 		p->refused = true;
-		return;
+		return false;
 	}
 	f->fd = jt_safeopen__in_root(p->pid, f->path, proc->st_uid);
 	if (f->fd < 0) {
 		if (errno != ENOENT && errno != ESRCH)
 			refuse(jw, f, strerror(errno));
-		return;
+		return false;
 	}
 	f->off = 0;
+	return true;
 }
 
 /* Read the header once it is all there. Returns false while it is not. */
@@ -419,8 +410,6 @@ static const struct jt_watch_format jitdump_format = {
 	.proc_size = sizeof(struct jfile),
 	.look_ns = LOOK_NS,
 	.exec_closes = true,
-	.init = file_init,
-	.is_open = file_is_open,
 	.open = file_open,
 	.read = file_read,
 	.close = file_close,

@@ -66,11 +66,6 @@ void jt_mapwatch__bound(struct jt_mapwatch *mw, struct jt_membound *mem)
 	jt_watch__bound(&mw->w, mem);
 }
 
-static bool map_is_open(const struct jt_watch_proc *p)
-{
-	return ((const struct map *)p)->f;
-}
-
 static void map_close(struct jt_watch *w, struct jt_watch_proc *p)
 {
 	struct jt_mapwatch *mw = (struct jt_mapwatch *)w;
@@ -173,7 +168,7 @@ static enum jt_watch_read map_read(struct jt_watch *w, struct jt_watch_proc *p, 
 }
 
 /* Open m's map if it has one now; proc NULL: the process is gone. */
-static void map_open(struct jt_watch *w, struct jt_watch_proc *p, const struct stat *proc,
+static bool map_open(struct jt_watch *w, struct jt_watch_proc *p, const struct stat *proc,
 		     uint64_t now)
 {
 	struct jt_mapwatch *mw = (struct jt_mapwatch *)w;
@@ -184,7 +179,7 @@ static void map_open(struct jt_watch *w, struct jt_watch_proc *p, const struct s
 		/* a map written as it ended (-XX:+DumpPerfMapAtExit): found where it was */
 		if (m->site_taken)
 			m->f = jt_perfmap_file__open_gone(&m->site, m->uid);
-		return;
+		return m->f;
 	}
 	if (!m->site_taken && !jt_safeopen__mapsite(p->pid, &m->site)) {
 		m->site_taken = true;
@@ -218,11 +213,12 @@ static void map_open(struct jt_watch *w, struct jt_watch_proc *p, const struct s
 			       (unsigned int)proc->st_uid);
 			p->refused = true;
 		}
-		return;
+		return false;
 	}
 	m->uid = proc->st_uid;
 	m->checked_ts = now;
 	m->polled_ts = 0;	/* lines there now may be as old as the process */
+	return true;
 }
 
 /* All of a gone process's map is read (a read cut short goes on next time). */
@@ -261,7 +257,6 @@ static void map_see(struct jt_watch *w, const struct jt_event *ev)
 static const struct jt_watch_format perfmap_format = {
 	.proc_size = sizeof(struct map),
 	.file_bytes = JT_PERFMAP_FILE_BYTES,
-	.is_open = map_is_open,
 	.open = map_open,
 	.read = map_read,
 	.drained = map_drained,

@@ -37,9 +37,10 @@ void jt_watch__bound(struct jt_watch *w, struct jt_membound *mem)
 
 void jt_watch__close(struct jt_watch *w, struct jt_watch_proc *p)
 {
-	if (!w->fmt->is_open(p))
+	if (!p->open)
 		return;
 	w->fmt->close(w, p);
+	p->open = false;
 	jt_membound__give(w->mem, w->fmt->file_bytes);
 	w->following--;
 }
@@ -70,11 +71,8 @@ struct jt_watch_proc *jt_watch__get(struct jt_watch *w, uint32_t pid)
 	bool added;
 	struct jt_watch_proc *p = jt_hash__get_new(&w->procs, pid, w->fmt->proc_size, &added);
 
-	if (p && added) {
+	if (p && added)
 		p->pid = pid;
-		if (w->fmt->init)
-			w->fmt->init(p);
-	}
 	return p;	/* NULL: memory is short, this file can wait */
 }
 
@@ -106,7 +104,7 @@ void jt_watch__see(struct jt_watch *w, const struct jt_event *ev)
 		p->wanted = true;
 		p->gone = false;
 		w->fmt->exec(p, ev->ts);
-		if (!w->fmt->is_open(p)) {
+		if (!p->open) {
 			p->look_ts = p->tried_ts = p->retry_ns = 0;
 			p->refused = false;
 		}
@@ -138,16 +136,17 @@ static bool try_open(struct jt_watch *w, struct jt_watch_proc *p, uint64_t now)
 		p->retry_ns = RETRY_MAX_NS;
 	snprintf(dir, sizeof(dir), "/proc/%u", (unsigned int)p->pid);
 	alive = !stat(dir, &st);
-	w->fmt->open(w, p, alive ? &st : NULL, now);
-	if (w->fmt->is_open(p))
+	if (w->fmt->open(w, p, alive ? &st : NULL, now)) {
+		p->open = true;
 		w->following++;
+	}
 	return alive;
 }
 
 /* Whether to look for p's file at this poll. */
 static bool to_open(const struct jt_watch *w, const struct jt_watch_proc *p, uint64_t now)
 {
-	return !w->fmt->is_open(p) && p->wanted && !p->refused &&
+	return !p->open && p->wanted && !p->refused &&
 	       (p->gone || !p->tried_ts || now - p->tried_ts >= p->retry_ns) &&
 	       (!w->fmt->look_ns || !p->look_ts || now - p->look_ts < w->fmt->look_ns);
 }
@@ -187,10 +186,10 @@ void jt_watch__poll(struct jt_watch *w, uint64_t now, uint64_t floor, uint64_t u
 		if (to_open(w, p, now) && jt_membound__take(w->mem, fmt->file_bytes)) {
 			if (!try_open(w, p, now))
 				p->gone = true;		/* nothing more of it will come */
-			if (!fmt->is_open(p))
+			if (!p->open)
 				jt_membound__give(w->mem, fmt->file_bytes);
 		}
-		if (fmt->is_open(p)) {	/* the fd still reads the file after the process is gone */
+		if (p->open) {	/* the fd still reads the file after the process is gone */
 			enum jt_watch_read r = fmt->read(w, p, now, floor, until, push, ctx);
 
 			if (r == JT_WATCH_READ_CUT) {
@@ -200,7 +199,7 @@ void jt_watch__poll(struct jt_watch *w, uint64_t now, uint64_t floor, uint64_t u
 			late = r == JT_WATCH_READ_LATE;
 		}
 		/* gone: let go once what it left is read (a read cut short goes on next time) */
-		if (p->gone && (!fmt->is_open(p) || !fmt->drained || fmt->drained(p)))
+		if (p->gone && (!p->open || !fmt->drained || fmt->drained(p)))
 			keep_dead(w, p);
 	}
 	/* let them go after the walk: the hash may not change under it */

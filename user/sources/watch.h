@@ -28,6 +28,7 @@ struct jt_watch_proc {
 	bool wanted;		/* its frames need names: follow its file */
 	bool refused;		/* said why once, or not to be read: not read */
 	bool gone;		/* it exited: read what is left, then let it go */
+	bool open;		/* its file is followed (and charged to the account) */
 	uint64_t look_ts;	/* looked for since (first tried, or its exec) */
 	uint64_t tried_ts;
 	uint64_t retry_ns;	/* wait before trying again */
@@ -48,10 +49,9 @@ struct jt_watch_format {
 	uint64_t file_bytes;	/* what following one file holds, charged to the account */
 	uint64_t look_ns;	/* looked for this long after the first try or an exec (0: on) */
 	bool exec_closes;	/* an exec lets the file go (the new program writes its own) */
-	void (*init)(struct jt_watch_proc *p);			/* a new process (NULL: none) */
-	bool (*is_open)(const struct jt_watch_proc *p);
-	/* Open p's file if it has one now; proc is /proc/PID's stat, NULL once it is gone. */
-	void (*open)(struct jt_watch *w, struct jt_watch_proc *p, const struct stat *proc,
+	/* Open p's file if it has one now (true); proc is /proc/PID's stat, NULL once the
+	 * process is gone. */
+	bool (*open)(struct jt_watch *w, struct jt_watch_proc *p, const struct stat *proc,
 		     uint64_t now);
 	/* Hand on what p's open file gained, as events to push, until the clock reaches until. */
 	enum jt_watch_read (*read)(struct jt_watch *w, struct jt_watch_proc *p, uint64_t now,
@@ -86,7 +86,7 @@ void jt_watch__fini(struct jt_watch *w);
 /* Charge each file followed (the format's file_bytes) to the recorder's memory account
  * (membound.h): past its limit a file is not opened until there is room (it waits). */
 void jt_watch__bound(struct jt_watch *w, struct jt_membound *mem);
-/* pid's state, new (zeroed, then the format's init) if it had none; NULL: memory is short. */
+/* pid's state, new (zeroed) if it had none; NULL: memory is short. */
 struct jt_watch_proc *jt_watch__get(struct jt_watch *w, uint32_t pid);
 /* Follow pid's file from the next poll on, if it has one (looked for again while not). */
 void jt_watch__notice(struct jt_watch *w, uint32_t pid);
