@@ -410,10 +410,7 @@ static const struct jt_watch_format jitdump_format = {
 	.proc_size = sizeof(struct jfile),
 	.look_ns = LOOK_NS,
 	.exec_closes = true,
-	.open = file_open,
-	.read = file_read,
-	.close = file_close,
-	.exec = file_exec,
+	.open = file_open, .read = file_read, .close = file_close, .exec = file_exec,
 };
 
 void jt_jitwatch__poll(struct jt_jitwatch *jw, uint64_t now, uint64_t until,

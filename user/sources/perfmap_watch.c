@@ -256,13 +256,9 @@ static void map_see(struct jt_watch *w, const struct jt_event *ev)
 /* A map is followed while its process lives and has no agent; it keeps its name's file. */
 static const struct jt_watch_format perfmap_format = {
 	.proc_size = sizeof(struct map),
-	.file_bytes = JT_PERFMAP_FILE_BYTES,
-	.open = map_open,
-	.read = map_read,
-	.drained = map_drained,
-	.close = map_close,
-	.exec = map_exec,
-	.see = map_see,
+	.file_bytes = JT_PERFMAP_FILE_BYTES,	/* past the account's limit a map waits */
+	.open = map_open, .read = map_read, .drained = map_drained, .close = map_close,
+	.exec = map_exec, .see = map_see,
 };
 
 void jt_mapwatch__notice(struct jt_mapwatch *mw, uint32_t pid)
