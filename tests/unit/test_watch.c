@@ -136,7 +136,7 @@ static void test_watch_looks_for_a_missing_file_less_and_less_often(void **state
 
 /* Each file followed is charged; past the limit the next one waits for room, which the file
  * of a process that exited gives back once it is let go. */
-static void test_watch_charges_each_file_and_opens_the_next_once_there_is_room(void **state)
+static void test_watch_charges_each_file_and_opens_the_next_when_there_is_room(void **state)
 {
 	struct jt_membound mem = { .limit = 2 * BYTES };
 	uint32_t pids[3] = { (uint32_t)getpid(), (uint32_t)getppid(), 1 };
@@ -200,7 +200,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_watch_looks_for_a_missing_file_less_and_less_often),
-		cmocka_unit_test(test_watch_charges_each_file_and_opens_the_next_once_there_is_room),
+		cmocka_unit_test(
+			test_watch_charges_each_file_and_opens_the_next_when_there_is_room),
 		cmocka_unit_test(test_watch_poll_goes_on_where_the_format_says),
 	};
 

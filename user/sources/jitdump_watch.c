@@ -21,7 +21,8 @@
 #include "sources/safeopen.h"
 #include "base/util.h"
 
-#define LOOK_NS 30000000000ULL		/* look for a file this long after a process is seen or execs */
+/* a process's file is looked for this long after it is seen or execs (watch.c: how often) */
+#define LOOK_NS 30000000000ULL
 #define READ_MAX (16u << 20)		/* bytes of records read from one file per poll */
 /* bytes of a code load read: its header, fields and a name of up to 4 KiB, not its code */
 #define PREFIX_MAX (JT_JITDUMP_REC_HDR + 40 + 4096)
@@ -341,7 +342,8 @@ static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, s
 	} else {
 		memset(&b.ev, 0, JT_EVENT_FIXED);
 		b.ev = (struct jt_event){ .ts = r.ts, .len = JT_EVENT_FIXED,
-					  .type = JT_EV_CODE_MOVE, .pid = f->p.pid, .tid = f->p.pid };
+					  .type = JT_EV_CODE_MOVE, .pid = f->p.pid,
+					  .tid = f->p.pid };
 	}
 	b.ev.tid = r.tid ? r.tid : f->p.pid;
 	b.ev.src = JT_SRC_JITDUMP;

@@ -55,7 +55,8 @@ struct jt_watch_format {
 		     uint64_t now);
 	/* Hand on what p's open file gained, as events to push, until the clock reaches until. */
 	enum jt_watch_read (*read)(struct jt_watch *w, struct jt_watch_proc *p, uint64_t now,
-				   uint64_t floor, uint64_t until, jt_event_push_fn push, void *ctx);
+				   uint64_t floor, uint64_t until, jt_event_push_fn push,
+				   void *ctx);
 	/* Whether all of a gone process's file was read (NULL: what one read left is let go). */
 	bool (*drained)(const struct jt_watch_proc *p);
 	void (*close)(struct jt_watch *w, struct jt_watch_proc *p);
