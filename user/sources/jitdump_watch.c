@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The jitdump source: which files to follow, reading their records as they are appended,
- * and a code event of each load and move, timed by the record's own timestamp.
+ * The jitdump source: the watcher's format for jitdump files (watch.c says which processes
+ * to look at and when): finding the file a process announced by mapping it, reading its
+ * records as they are appended, and a code event of each load and move, timed by the
+ * record's own timestamp.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,17 +13,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/hash.h"
 #include "sources/jitdump.h"
 #include "sources/jitdump_watch.h"
+#include "sources/watch.h"
 #include "jt_log_format.h"
 #include "host/procfs.h"
 #include "sources/safeopen.h"
 #include "base/util.h"
 
-#define RETRY_MIN_NS 50000000ULL	/* look again for a file: soon at first, */
-#define RETRY_MAX_NS 2000000000ULL	/* then less and less often, */
-#define LOOK_NS 30000000000ULL		/* for this long after a process is seen or execs */
+/* a process's file is looked for this long after it is seen or execs (watch.c: how often) */
+#define LOOK_NS 30000000000ULL
 #define READ_MAX (16u << 20)		/* bytes of records read from one file per poll */
 /* bytes of a code load read: its header, fields and a name of up to 4 KiB, not its code */
 #define PREFIX_MAX (JT_JITDUMP_REC_HDR + 40 + 4096)
@@ -29,14 +30,9 @@
 #define CLOCK_SLACK_NS 10000000000ULL	/* a record this far ahead of now: another clock */
 
 struct jfile {
-	uint32_t pid;
-	bool wanted;		/* its frames need names */
-	bool refused;		/* said why once: not read */
-	bool gone;		/* it exited: read what is left, then let it go */
+	struct jt_watch_proc p;	/* first: the watcher's (refused: said why once, not read) */
 	bool running;		/* running when recording began: its file is there or never */
-	uint64_t look_ts;	/* looked for since (first seen, or its exec) */
-	uint64_t tried_ts, retry_ns;
-	int fd;			/* -1: none */
+	int fd;			/* while open (-1 once closed) */
 	uint64_t off;		/* next record; 0: the header is not read yet */
 	struct jt_event *lines;	/* lines from debug info, waiting for the code they describe */
 	uint64_t lines_addr;	/* its address */
@@ -44,14 +40,18 @@ struct jfile {
 };
 
 struct jt_jitwatch {
+	struct jt_watch w;	/* first: the watcher, whose format is jitdump_format */
 	const char *proc_root;
-	struct jt_hash files;	/* pid -> struct jfile */
-	struct jfile **dead;	/* gone, freed at the end of a poll */
-	size_t ndead, cap_dead;
-	size_t cursor;		/* the walk's slot where the last poll ran out of time */
-	struct jt_jitwatch_stats st;
+	struct jt_jitwatch_stats st;	/* files: the watcher's count */
 	char buf[DEBUG_MAX];
 };
+
+static const struct jt_watch_format jitdump_format;
+
+static struct jfile *to_jfile(struct jt_watch_proc *p)
+{
+	return (struct jfile *)p;
+}
 
 struct jt_jitwatch *jt_jitwatch__new(const char *proc_root)
 {
@@ -61,104 +61,67 @@ struct jt_jitwatch *jt_jitwatch__new(const char *proc_root)
 		jt_err("out of memory");
 		return NULL;
 	}
+	jt_watch__init(&jw->w, &jitdump_format, NULL, NULL);
 	jw->proc_root = proc_root ? proc_root : "/proc";
 	return jw;
 }
 
-static void file_close(struct jt_jitwatch *jw, struct jfile *f)
+static void file_close(struct jt_watch *w, struct jt_watch_proc *p)
 {
+	struct jfile *f = to_jfile(p);
+
+	(void)w;
 	free(f->lines);
 	f->lines = NULL;
-	if (f->fd < 0)
-		return;
 	close(f->fd);
 	f->fd = -1;
-	jw->st.files--;
 }
 
 void jt_jitwatch__free(struct jt_jitwatch *jw)
 {
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-
 	if (!jw)
 		return;
-	while (jt_hash__next(&jw->files, &pos, &key, &val)) {
-		file_close(jw, val);
-		free(val);
-	}
-	jt_hash__fini(&jw->files);
-	free(jw->dead);
+	jt_watch__fini(&jw->w);
 	free(jw);
-}
-
-static struct jfile *file_get(struct jt_jitwatch *jw, uint32_t pid)
-{
-	bool added;
-	struct jfile *f = jt_hash__get_new(&jw->files, pid, sizeof(*f), &added);
-
-	if (f && added) {
-		f->pid = pid;
-		f->fd = -1;
-	}
-	return f;	/* NULL: memory is short, this file can wait */
 }
 
 void jt_jitwatch__notice(struct jt_jitwatch *jw, uint32_t pid)
 {
-	struct jfile *f = file_get(jw, pid);
-
-	if (f)
-		f->wanted = true;
+	jt_watch__notice(&jw->w, pid);
 }
 
 void jt_jitwatch__running(struct jt_jitwatch *jw, uint32_t pid)
 {
-	struct jfile *f = file_get(jw, pid);
+	struct jt_watch_proc *p = jt_watch__get(&jw->w, pid);
 
-	if (f && !f->wanted) {
-		f->wanted = true;
-		f->running = true;
+	if (p && !p->wanted) {
+		p->wanted = true;
+		to_jfile(p)->running = true;
 	}
 }
 
 void jt_jitwatch__see(struct jt_jitwatch *jw, const struct jt_event *ev)
 {
-	struct jfile *f;
+	jt_watch__see(&jw->w, ev);
+}
 
-	switch (ev->type) {
-	case JT_EV_SAMPLE:
-		if (ev->nr_user)
-			jt_jitwatch__notice(jw, ev->pid);
-		return;
-	case JT_EV_EXEC:
-		f = file_get(jw, ev->pid);
-		if (!f)
-			return;
-		file_close(jw, f);	/* the new program writes its own file, or none */
-		f->wanted = true;
-		f->gone = f->refused = f->running = false;
-		f->look_ts = f->tried_ts = f->retry_ns = 0;
-		f->off = 0;
-		return;
-	case JT_EV_EXIT:
-		f = jt_hash__get(&jw->files, ev->pid);
-		if (f)
-			f->gone = true;
-		return;
-	default:
-		return;
-	}
+/* The new program writes its own file, or none (the watcher closed the old one). */
+static void file_exec(struct jt_watch_proc *p, uint64_t ts)
+{
+	struct jfile *f = to_jfile(p);
+
+	(void)ts;
+	f->running = false;
+	f->off = 0;
 }
 
 /* Say once why f's file is not read, and stop reading it. */
 static void refuse(struct jt_jitwatch *jw, struct jfile *f, const char *why)
 {
-	jt_err("not reading %s (pid %u): %s", f->path, (unsigned int)f->pid, why);
+	jt_err("not reading %s (pid %u): %s", f->path, (unsigned int)f->p.pid, why);
 	jw->st.bad++;
-	file_close(jw, f);
-	f->refused = true;
+	jt_watch__close(&jw->w, &f->p);
+	f->p.refused = true;
 }
 
 /* The process's jitdump: the file named jit-N.dump that it maps executable. */
@@ -168,7 +131,7 @@ static bool find_path(struct jt_jitwatch *jw, struct jfile *f)
 	bool found = false;
 	size_t i;
 
-	if (jt_procfs__read_maps(jw->proc_root, f->pid, &vm))
+	if (jt_procfs__read_maps(jw->proc_root, f->p.pid, &vm))
 		return false;
 	for (i = 0; i < vm.n && !found; i++) {
 		const char *base = strrchr(vm.v[i].path, '/');
@@ -186,44 +149,38 @@ static bool find_path(struct jt_jitwatch *jw, struct jfile *f)
 	return found;
 }
 
-/* Look for f's file and open it. Returns false if the process is gone. */
-static bool try_open(struct jt_jitwatch *jw, struct jfile *f, uint64_t now)
+/* Look for f's file and open it; proc NULL: the process is gone. */
+static bool file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct stat *proc,
+		      uint64_t now)
 {
-	char dir[64];
-	struct stat st;
+	struct jt_jitwatch *jw = (struct jt_jitwatch *)w;
+	struct jfile *f = to_jfile(p);
 	int fd;
 
-	if (!f->look_ts)
-		f->look_ts = now;
-	f->tried_ts = now;
-	f->retry_ns = f->retry_ns ? 2 * f->retry_ns : RETRY_MIN_NS;
-	if (f->retry_ns > RETRY_MAX_NS)
-		f->retry_ns = RETRY_MAX_NS;
-	snprintf(dir, sizeof(dir), "/proc/%u", (unsigned int)f->pid);
-	if (stat(dir, &st))
+	(void)now;
+	if (!proc)
 		return false;
 	if (!find_path(jw, f)) {
 		/* a runtime maps its file as it starts: one running already has it, or never
 		 * will (looking again would read every process's maps for 30 s under -a) */
-		f->refused = f->running;
-		return true;
+		p->refused = f->running;
+		return false;
 	}
-	fd = jt_safeopen__perfmap(f->pid, st.st_uid);
+	fd = jt_safeopen__perfmap(p->pid, proc->st_uid);
 	if (fd >= 0) {
 		/* it writes a perf map too (BEAM's +JPperf true, .NET's PerfMapEnabled=1):
 		 * its code is named from that, as it was before jitdumps were read */
 		close(fd);
-		f->refused = true;
-		return true;
+		p->refused = true;
+		return false;
 	}
-	f->fd = jt_safeopen__in_root(f->pid, f->path, st.st_uid);
+	f->fd = jt_safeopen__in_root(p->pid, f->path, proc->st_uid);
 	if (f->fd < 0) {
 		if (errno != ENOENT && errno != ESRCH)
 			refuse(jw, f, strerror(errno));
-		return true;
+		return false;
 	}
 	f->off = 0;
-	jw->st.files++;
 	return true;
 }
 
@@ -313,7 +270,7 @@ static void take_lines(struct jfile *f, const struct jt_jitdump_rec *r)
 	qsort(lines, n, sizeof(*lines), by_off);
 	memset(ev, 0, JT_EVENT_FIXED);
 	ev->type = JT_EV_CODE_LINES;
-	ev->pid = ev->tid = f->pid;
+	ev->pid = ev->tid = f->p.pid;
 	ev->nr_lines = n;
 	ev->names_len = names_len;
 	memcpy((char *)(lines + n), names, names_len);
@@ -381,13 +338,14 @@ static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, s
 		return 0;
 	}
 	if (r.type == JT_JITDUMP_CODE_LOAD) {
-		jt_event__code(&b.ev, r.ts, f->pid, r.name, r.name_len);
+		jt_event__code(&b.ev, r.ts, f->p.pid, r.name, r.name_len);
 	} else {
 		memset(&b.ev, 0, JT_EVENT_FIXED);
 		b.ev = (struct jt_event){ .ts = r.ts, .len = JT_EVENT_FIXED,
-					  .type = JT_EV_CODE_MOVE, .pid = f->pid, .tid = f->pid };
+					  .type = JT_EV_CODE_MOVE, .pid = f->p.pid,
+					  .tid = f->p.pid };
 	}
-	b.ev.tid = r.tid ? r.tid : f->pid;
+	b.ev.tid = r.tid ? r.tid : f->p.pid;
 	b.ev.src = JT_SRC_JITDUMP;
 	b.ev.flags = JT_EVENT_LATE_OK;	/* read after the fact: still true when read */
 	b.ev.id = JT_JITDUMP_ID_BIT | r.index;
@@ -400,23 +358,27 @@ static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, s
 	return err;
 }
 
-/* Read what f gained, up to READ_MAX bytes of records or until the poll's time is up;
- * false if the time is up. */
-static bool read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now, uint64_t until,
-		      jt_event_push_fn push, void *ctx)
+/* Read what f gained, up to READ_MAX bytes of records or until the poll's time is up
+ * (then the next poll begins with it). */
+static enum jt_watch_read file_read(struct jt_watch *w, struct jt_watch_proc *p, uint64_t now,
+				    uint64_t floor, uint64_t until, jt_event_push_fn push,
+				    void *ctx)
 {
+	struct jt_jitwatch *jw = (struct jt_jitwatch *)w;
+	struct jfile *f = to_jfile(p);
 	uint64_t budget = READ_MAX;
 	struct stat st;
 	int err = 0;
 
+	(void)floor;
 	if (fstat(f->fd, &st)) {
 		refuse(jw, f, strerror(errno));
-		return true;
+		return JT_WATCH_READ_ON;
 	}
 	if ((uint64_t)st.st_size < f->off)
 		f->off = 0;	/* truncated, written anew: from its header again */
 	if (!f->off && !read_header(jw, f, (uint64_t)st.st_size))
-		return true;
+		return JT_WATCH_READ_ON;
 	while (!err && budget && f->fd >= 0 && (uint64_t)st.st_size - f->off >= JT_JITDUMP_REC_HDR) {
 		uint64_t left = (uint64_t)st.st_size - f->off;
 		uint32_t size, took;
@@ -429,7 +391,7 @@ static bool read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now, uin
 		size = jt_jitdump__rec_size(jw->buf, (size_t)n);
 		if (!size) {	/* nothing after it can be found */
 			refuse(jw, f, "a record's size cannot be right");
-			return true;
+			return JT_WATCH_READ_ON;
 		}
 		if (f->off + size > (uint64_t)st.st_size)
 			break;	/* not all written yet */
@@ -437,66 +399,30 @@ static bool read_file(struct jt_jitwatch *jw, struct jfile *f, uint64_t now, uin
 		f->off += size;
 		took = size < PREFIX_MAX ? size : PREFIX_MAX;	/* the code bytes are not read */
 		budget = took < budget ? budget - took : 0;
-		if (jt_now_ns() >= until)	/* the rest can wait for the next poll */
-			return false;
+		if (w->clock(w->clock_ctx) >= until)	/* the rest can wait for the next poll */
+			return JT_WATCH_READ_CUT;
 	}
 	if (err && err != -EPROTO)
 		refuse(jw, f, strerror(-err));
-	return true;
+	return JT_WATCH_READ_ON;
 }
 
-static void keep_dead(struct jt_jitwatch *jw, struct jfile *f)
-{
-	if (jw->ndead == jw->cap_dead) {
-		size_t cap = jw->cap_dead ? 2 * jw->cap_dead : 16;
-		struct jfile **d = realloc(jw->dead, cap * sizeof(*d));
-
-		if (!d)
-			return;	/* memory is short: let it go at a later poll */
-		jw->dead = d;
-		jw->cap_dead = cap;
-	}
-	jw->dead[jw->ndead++] = f;
-}
+/* A file is looked for a while after its process is seen or execs; an exec lets it go. */
+static const struct jt_watch_format jitdump_format = {
+	.proc_size = sizeof(struct jfile),
+	.look_ns = LOOK_NS,
+	.exec_closes = true,
+	.open = file_open, .read = file_read, .close = file_close, .exec = file_exec,
+};
 
 void jt_jitwatch__poll(struct jt_jitwatch *jw, uint64_t now, uint64_t until,
 		       jt_event_push_fn push, void *ctx)
 {
-	size_t first = jw->cursor, pos = first, i;
-	bool wrapped = false;
-	uint64_t key;
-	void *val;
-
-	jw->cursor = 0;
-	/* from the file the last poll ran out of time in, round to it */
-	while (jt_hash__next_round(&jw->files, first, &pos, &wrapped, &key, &val)) {
-		struct jfile *f = val;
-
-		if (jt_now_ns() >= until) {
-			jw->cursor = pos - 1;	/* this one first, next time */
-			break;
-		}
-		if (f->fd < 0 && f->wanted && !f->refused &&
-		    (f->gone || !f->tried_ts || now - f->tried_ts >= f->retry_ns) &&
-		    (!f->look_ts || now - f->look_ts < LOOK_NS) && !try_open(jw, f, now))
-			f->gone = true;		/* nothing more of it will come */
-		if (f->fd >= 0 && !read_file(jw, f, now, until, push, ctx)) {
-			jw->cursor = pos - 1;	/* the rest of it first, next time */
-			break;
-		}
-		if (f->gone)
-			keep_dead(jw, f);
-	}
-	/* let them go after the walk: the hash may not change under it */
-	for (i = 0; i < jw->ndead; i++) {
-		jt_hash__del(&jw->files, jw->dead[i]->pid);
-		file_close(jw, jw->dead[i]);
-		free(jw->dead[i]);
-	}
-	jw->ndead = 0;
+	jt_watch__poll(&jw->w, now, 0, until, push, ctx);
 }
 
 void jt_jitwatch__stats(const struct jt_jitwatch *jw, struct jt_jitwatch_stats *st)
 {
 	*st = jw->st;
+	st->files = jw->w.following;
 }

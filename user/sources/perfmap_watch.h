@@ -8,9 +8,7 @@
 
 #include "base/event.h"
 #include "sources/perfmap.h"
-
-/* CLOCK_MONOTONIC in ns, as jt_now_ns() (tests pass their own). */
-typedef uint64_t (*jt_clock_fn)(void *ctx);
+#include "sources/watch.h"
 
 struct jt_mapwatch;
 
