@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The collector's state, shared by its files alone (collector.c: the processes and the event
- * dispatch; livecode.c: the code live in each process and its late names; frames.c: a
- * stack's addresses named as frames). Nothing else includes it: jt_coll_* is no API.
+ * dispatch; frames.c: a stack's addresses named as frames; livecode.c: the code live in each
+ * process and its late names; procdefs.c: processes and threads defined in the log, which
+ * the others build on). Nothing else includes it: jt_coll_* is no API.
  */
 #ifndef JT_COLLECTOR_INT_H
 #define JT_COLLECTOR_INT_H
@@ -92,7 +93,7 @@ struct code {
 	uint32_t name_len;
 };
 
-/* collector.c: the processes and what defines them in the log */
+/* procdefs.c: what defines processes and threads in the log */
 int jt_coll_proc_define(struct jt_collector *c, struct proc *p, uint64_t ts);
 void jt_coll_set_comm(struct proc *p, const char *comm);
 int jt_coll_thread_define(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
