@@ -163,9 +163,11 @@ static void test_duration_holds_under_perf_map_load(void **state)
 	print_message("recorded %.1f s of -d 5; exited %.2f s after it said it was recording\n",
 		      secs, (t1 - t0) / 1e9);
 	/* the end waits only for what the reorder buffer holds (a bounded 8 MiB) and the log's
-	 * last block, on two CPUs shared with eight busy processes */
+	 * last block, on two CPUs shared with eight busy processes. The exit after it adds
+	 * BPF's detach and the process's teardown, 0.7-2.3 s seen here: twice that is allowed,
+	 * for a slower or busier machine; the recording's own end is what -d promises. */
 	assert_true(secs < 5 + 2.0);
-	assert_true(t1 - t0 < (5 + 4) * 1000000000ULL);
+	assert_true(t1 - t0 < (5 + 2 + 4) * 1000000000ULL);
 	unlink(log);
 	free(text);
 	free(log);

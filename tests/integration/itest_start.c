@@ -123,7 +123,8 @@ static void test_demo_shows_no_warning(void **state)
 	text = it_slurp(out);
 	assert_clean("make demo", text);
 	assert_int_equal(lines_with(text, "[pid "), 0);
-	assert_true(lines_with(text, "== toyjit (") >= 3);
+	/* the two split toys run 1.5 s of CPU each; the calls toy, a few ms, may have no sample */
+	assert_true(lines_with(text, "== toyjit (") >= 2);
 	free(text);
 	free(out);
 }

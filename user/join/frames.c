@@ -443,9 +443,9 @@ int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_
 	 * sampled after its exit record, running on in the kernel): the sampled thread's name
 	 * stands for it, the program's name unless the thread renamed itself.
 	 */
-	if (!p->defined && !p->comm[0]) {
+	if (!p->defined && !p->comm[0] && ev->thread[0]) {	/* else proc_define reads /proc */
 		jt_procfs__read_comm(c->proc_root, p->pid, p->comm);
-		if (!p->comm[0] && ev->thread[0])
+		if (!p->comm[0])
 			jt_coll_set_comm(p, ev->thread);
 	}
 	err = jt_coll_proc_define(c, p, ev->ts);

@@ -234,10 +234,11 @@ static int attach_samplers(struct jt_bpf *b, unsigned int hz)
 }
 
 /*
- * An optional program that cannot attach turns off its capability alone: said once, with
- * what the user loses and the kernel's reason.
+ * Attach prog where its section says. One that is not required and cannot attach turns off
+ * its capability alone, said once with what the user loses and the kernel's reason; a
+ * required one fails the recording.
  */
-static int attach_optional(struct jt_bpf *b, struct bpf_program *prog)
+static int attach_prog(struct jt_bpf *b, struct bpf_program *prog, bool required)
 {
 	struct bpf_link *link;
 
@@ -245,34 +246,19 @@ static int attach_optional(struct jt_bpf *b, struct bpf_program *prog)
 		return 0;	/* turned off at load, and said then */
 	link = bpf_program__attach(prog);
 	if (!link) {
-		jt_err("warning: %s off: attaching %s: %s", jt_bpfcaps__gives(bpf_program__name(prog)),
-		       bpf_program__name(prog), strerror(errno));
-		return 0;
+		int err = -errno;
+
+		if (!required) {
+			jt_err("warning: %s off: attaching %s: %s",
+			       jt_bpfcaps__gives(bpf_program__name(prog)), bpf_program__name(prog),
+			       strerror(-err));
+			return 0;
+		}
+		jt_err("attaching %s (%s): %s", bpf_program__name(prog),
+		       jt_bpfcaps__gives(bpf_program__name(prog)), strerror(-err));
+		return err;
 	}
 	return keep_link(b, link);
-}
-
-/* Attach each of progs where its section says; a failure is reported (for what) and fatal. */
-static int attach_progs(struct jt_bpf *b, struct bpf_program *const *progs, size_t n,
-			const char *what)
-{
-	size_t i;
-	int err;
-
-	for (i = 0; i < n; i++) {
-		struct bpf_link *link = bpf_program__attach(progs[i]);
-
-		if (!link) {
-			err = -errno;
-			jt_err("attaching %s%s: %s", bpf_program__name(progs[i]), what,
-			       strerror(-err));
-			return err;
-		}
-		err = keep_link(b, link);
-		if (err)
-			return err;
-	}
-	return 0;
 }
 
 static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
@@ -284,7 +270,7 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	int err;
 
 	for (i = 0; i < JT_ARRAY_SIZE(tps); i++) {
-		err = attach_optional(b, tps[i]);
+		err = attach_prog(b, tps[i], false);
 		if (err)
 			return err;
 	}
@@ -305,8 +291,8 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 	if (o->usdt && bpf_program__autoload(s->progs.jt_jvm_load))
 		attach_jvms(b, o->calls && bpf_program__autoload(s->progs.jt_jvm_enter));
 	if (o->offcpu) {
-		err = attach_progs(b, &s->progs.jt_switch, 1, " (for --off-cpu)");
-		err = err ?: attach_optional(b, s->progs.jt_sys_exit);
+		err = attach_prog(b, s->progs.jt_switch, true);
+		err = err ?: attach_prog(b, s->progs.jt_sys_exit, false);
 		if (err)
 			return err;
 	}
@@ -409,9 +395,16 @@ static int load_once(struct jt_bpf *b, const struct jt_bpf_opts *o, const struct
 		return err;
 	}
 	bpf_object__for_each_program(prog, b->skel->obj) {
-		const char *name = bpf_program__name(prog);
+		const char *name = bpf_program__name(prog), *sec = bpf_program__section_name(prog);
 		bool on = jt_bpfcaps__wanted(name, o, exit_group) && !is_off(off, name);
 
+		/* a hook the kernel lacks is refused as a verifier would, before loading */
+		if (on && !strncmp(sec, "tp_btf/", 7) && !tracepoint_args(k, sec + 7, &nargs)) {
+			snprintf(failed, 64, "%s", name);
+			snprintf(why, why_size, k->btf ? "the kernel has no %s tracepoint" :
+				 "the kernel has no BTF (/sys/kernel/btf/vmlinux) for %s", sec + 7);
+			return -ENOENT;
+		}
 		bpf_program__set_autoload(prog, on);
 		if (on && i < MAX_PROGS) {
 			logs[i][0] = 0;
@@ -436,34 +429,6 @@ static int load_once(struct jt_bpf *b, const struct jt_bpf_opts *o, const struct
 	return err;
 }
 
-/* tp_btf programs whose tracepoint this kernel lacks are off before anything is loaded. */
-static void probe_tracepoints(const struct kernel_btf *k, const struct jt_bpf_opts *o,
-			      struct off_progs *off)
-{
-	struct jitrace_bpf *skel = jitrace_bpf__open();
-	struct bpf_program *prog;
-	int nargs;
-
-	if (!skel)
-		return;		/* load_once says why */
-	bpf_object__for_each_program(prog, skel->obj) {
-		const char *sec = bpf_program__section_name(prog), *name = bpf_program__name(prog);
-		char why[160];
-
-		if (strncmp(sec, "tp_btf/", 7) || !jt_bpfcaps__wanted(name, o, true) ||
-		    tracepoint_args(k, sec + 7, &nargs))
-			continue;
-		if (!strcmp(name, "jt_exit"))
-			continue;	/* jt_exit_task stands in for it */
-		snprintf(why, sizeof(why), k->btf ? "the kernel has no %s tracepoint" :
-			 "the kernel has no BTF (/sys/kernel/btf/vmlinux) for %s", sec + 7);
-		if (jt_bpfcaps__required(name, o))
-			jt_err("%s: %s", jt_bpfcaps__gives(name), why);
-		turn_off(off, name, why);
-	}
-	jitrace_bpf__destroy(skel);
-}
-
 struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
 {
 	struct jt_bpf *b = calloc(1, sizeof(*b));
@@ -484,10 +449,7 @@ struct jt_bpf *jt_bpf__open(const struct jt_bpf_opts *o)
 		jt_err("counting CPUs: %s", strerror(-b->ncpus));
 		goto fail;
 	}
-	k.btf = btf__load_vmlinux_btf();
-	if (!k.btf)
-		k.btf = NULL;
-	probe_tracepoints(&k, o, off);
+	k.btf = btf__load_vmlinux_btf();	/* NULL: no BTF, every tp_btf program refused */
 	/* each refused optional program is turned off and the rest loaded again */
 	for (tries = 0; tries < MAX_PROGS; tries++) {
 		failed[0] = 0;
