@@ -182,13 +182,15 @@ static void test_64_jits_10k_methods_each_for_60s(void **state)
 	 * collector (from nearly nothing to millions of calls here); what must hold is that
 	 * every event was either written or counted lost. The drop counts are for the whole
 	 * host: when no other process shows in the log, they are ours alone and the sum is
-	 * exact.
+	 * exact, but for the reorder stage's count, which is of events of every kind (a sample
+	 * or a mapping too late to order counts there as well): the sum may pass what the toys
+	 * made by at most that many.
 	 */
 	assert_true(produced > 10000000);
 	assert_true(t.calls_ours <= produced);
 	assert_true(t.calls_ours + lost_calls >= produced);
 	if (!t.others)
-		assert_int_equal(t.calls_ours + lost_calls, produced);
+		assert_true(t.calls_ours + lost_calls - produced <= t.lost[JT_DROP_REORDER]);
 	assert_true(t.by_type[JT_REC_PROC] >= PROCS);
 	assert_true(t.by_type[JT_REC_SAMPLE] > 0);
 	assert_true(t.by_type[JT_REC_DROP] >= JT_DROP_MAX);	/* every kind reported */
