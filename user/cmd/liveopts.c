@@ -26,6 +26,8 @@ enum {
 	OPT_OFFCPU,
 	OPT_OFFCPU_MIN,
 	OPT_MAX_MEMORY,
+	OPT_NO_ATTACH,
+	OPT_JVM_AGENT,
 };
 
 #define MAX_OPTS 48
@@ -48,6 +50,8 @@ static const struct shared_opt {
 	{ JT_LIVE_OPT_NO_PERFMAP, { "no-jitdump", no_argument, NULL, OPT_NO_JITDUMP } },
 	{ JT_LIVE_OPT_NO_PERFMAP, { "dotnet-module", no_argument, NULL, OPT_DOTNET_MODULE } },
 	{ JT_LIVE_OPT_NO_USDT, { "no-usdt", no_argument, NULL, OPT_NO_USDT } },
+	{ JT_LIVE_OPT_NO_PERFMAP, { "no-attach", no_argument, NULL, OPT_NO_ATTACH } },
+	{ JT_LIVE_OPT_NO_PERFMAP, { "jvm-agent", no_argument, NULL, OPT_JVM_AGENT } },
 	{ JT_LIVE_OPT_OFFCPU, { "off-cpu", no_argument, NULL, OPT_OFFCPU } },
 	{ JT_LIVE_OPT_OFFCPU, { "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN } },
 	{ 0, { "verbose", no_argument, NULL, 'v' } },
@@ -175,6 +179,12 @@ static int shared_option(struct jt_live_opts *o, const struct jt_live_cli *cli, 
 	case OPT_DOTNET_MODULE:
 		o->dotnet_module = true;
 		return 0;
+	case OPT_NO_ATTACH:
+		o->no_attach = true;
+		return 0;
+	case OPT_JVM_AGENT:
+		o->jvm_agent = true;
+		return 0;
 	case OPT_OFFCPU:
 		o->offcpu = true;
 		return 0;
@@ -289,6 +299,11 @@ static int check(struct jt_live_opts *o)
 		jt_err("--dotnet-module with --no-agent: the module reports through the agent");
 		return -EINVAL;
 	}
+	if (o->jvm_agent && (o->no_agent || o->no_attach)) {
+		jt_err("--jvm-agent with %s: the JVMTI agent is loaded by attaching and reports "
+		       "through the agent", o->no_agent ? "--no-agent" : "--no-attach");
+		return -EINVAL;
+	}
 	o->agent_path = NULL;
 	if (o->no_agent)
 		return 0;
@@ -301,9 +316,10 @@ static int check(struct jt_live_opts *o)
 		return 0;
 	}
 	o->agent_path = find_agent(o->agent_buf, sizeof(o->agent_buf));
-	if (!o->agent_path && (o->calls || o->dotnet_module)) {
+	if (!o->agent_path && (o->calls || o->dotnet_module || o->jvm_agent)) {
 		jt_err("%s needs libjitrace-agent.so: none beside jitrace or in ../lib; "
-		       "name it with --agent PATH", o->calls ? "--calls" : "--dotnet-module");
+		       "name it with --agent PATH", o->calls ? "--calls" :
+		       o->dotnet_module ? "--dotnet-module" : "--jvm-agent");
 		return -EINVAL;
 	}
 	return 0;

@@ -10,8 +10,8 @@
 
 #include "host/procfs.h"
 
-static int read_small(const char *proc_root, uint32_t pid, const char *what, char *buf,
-		      size_t len)
+int jt_procfs__read_raw(const char *proc_root, uint32_t pid, const char *what, char *buf,
+			size_t len)
 {
 	char path[256];
 	ssize_t n;
@@ -32,7 +32,7 @@ static int read_small(const char *proc_root, uint32_t pid, const char *what, cha
 
 int jt_procfs__read_cmdline(const char *proc_root, uint32_t pid, char *buf, size_t len)
 {
-	int i, n = read_small(proc_root, pid, "cmdline", buf, len);
+	int i, n = jt_procfs__read_raw(proc_root, pid, "cmdline", buf, len);
 
 	if (n < 0)
 		return n;
@@ -48,7 +48,7 @@ int jt_procfs__read_cmdline(const char *proc_root, uint32_t pid, char *buf, size
 int jt_procfs__read_comm(const char *proc_root, uint32_t pid, char comm[16])
 {
 	char buf[64];
-	int n = read_small(proc_root, pid, "comm", buf, sizeof(buf));
+	int n = jt_procfs__read_raw(proc_root, pid, "comm", buf, sizeof(buf));
 
 	if (n < 0)
 		return n;
@@ -65,7 +65,7 @@ int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
 	char buf[4096];
 	unsigned long v;
 	char *at, *end;
-	int n = read_small(proc_root, tid, "status", buf, sizeof(buf));
+	int n = jt_procfs__read_raw(proc_root, tid, "status", buf, sizeof(buf));
 
 	if (n < 0)
 		return n;

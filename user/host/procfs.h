@@ -42,6 +42,10 @@ struct jt_vma *jt_vmas__add(struct jt_vmas *vm, uint64_t start, uint64_t end, ui
 /* dst (freed first) becomes a copy of src (symbols kept, module ids not). 0 or -ENOMEM. */
 int jt_vmas__copy(struct jt_vmas *dst, const struct jt_vmas *src);
 
+/* PROC_ROOT/PID/WHAT's first len - 1 bytes as they are (NULs kept), NUL-terminated: one
+ * read, what /proc gives at once (a page or more). Returns their count or -errno. */
+int jt_procfs__read_raw(const char *proc_root, uint32_t pid, const char *what, char *buf,
+			size_t len);
 /* PROC_ROOT/PID/cmdline with NULs turned into spaces, NUL-terminated. Returns its length
  * or -errno. */
 int jt_procfs__read_cmdline(const char *proc_root, uint32_t pid, char *buf, size_t len);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sources/dotnet_ipc.h"
+#include "session/jvms.h"
 #include "session/live.h"
 #include "session/loader.h"
 #include "base/membound.h"
@@ -33,6 +34,12 @@
  * hold the loop, the duration or a signal.
  */
 #define RING_SLICE_NS 100000000ULL
+/*
+ * What a JVM may take to start its attach listener and write its perf map, all JVMs at once:
+ * the map of 20,000 methods is written in about 50 ms here.
+ */
+#define JVM_ATTACH_MS 10000
+#define JVMTI_SO "libjitrace-jvmti.so"
 
 struct jt_live {
 	const struct jt_live_opts *o;
@@ -210,6 +217,60 @@ int jt_live__exec(struct jt_live *l)
 }
 
 /*
+ * name, a library installed beside the agent jitrace probes, as an absolute path into buf
+ * (PATH_MAX bytes), for a runtime to load: 0, or -errno (reported, under option's name).
+ */
+static int beside_agent(const struct jt_live_opts *o, const char *option, const char *name,
+			char *buf)
+{
+	char *slash;
+
+	if (!o->agent_path || !realpath(o->agent_path, buf) || !(slash = strrchr(buf, '/')) ||
+	    (size_t)(slash - buf) + strlen(name) + 2 > PATH_MAX) {
+		jt_err("%s: cannot resolve %s: %s", option, o->agent_path ?: "the agent",
+		       o->agent_path ? strerror(errno) : "none found");
+		return -ENOENT;
+	}
+	strcpy(slash + 1, name);
+	if (access(buf, R_OK)) {
+		jt_err("%s: %s: %s", option, buf, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * JVMs running before the session, found by -p or -a: their code compiled before is in no
+ * probe's record. Each is asked by HotSpot's attach for its perf map (Compiler.perfmap),
+ * after BPF has attached HotSpot's probes (jt_live__open), so that what it compiles from
+ * then on is told by them: the map and the probes overlap, nothing falls between. With
+ * --jvm-agent the JVMTI agent is loaded instead (it replays what was compiled). Before the
+ * maps are scanned, so the first read of a map is the fresh one.
+ */
+static void ask_jvms(struct jt_live *l)
+{
+	const struct jt_live_opts *o = l->o;
+	struct jt_jvms_opts jo = {
+		.proc_root = "/proc", .pids = o->pids, .nr_pids = o->nr_pids,
+		.agent_calls = o->calls, .timeout_ms = JVM_ATTACH_MS,
+	};
+	char agent[PATH_MAX];
+	int n;
+
+	if (o->jvm_agent) {
+		if (beside_agent(o, "--jvm-agent", JVMTI_SO, agent))
+			return;
+		jo.agent = agent;
+	}
+	n = jt_jvms__ask(&jo);
+	if (n && o->jvm_agent)
+		fprintf(stderr, "jitrace: %s loaded into %d JVM%s\n", agent, n, n > 1 ? "s" : "");
+	else if (n)
+		fprintf(stderr, "jitrace: %d JVM%s wrote %s perf map (Compiler.perfmap)\n", n,
+			n > 1 ? "s" : "", n > 1 ? "their" : "its");
+}
+
+/*
  * .NET processes started with nothing set write no perf map: ask each one traced (-p), or
  * each found at start (-a), through its diagnostics socket, to write it (asked to stop at
  * close), or with --dotnet-module to load libjitrace-coreclr.so from beside the agent. What
@@ -218,26 +279,14 @@ int jt_live__exec(struct jt_live *l)
 static void ask_dotnet(struct jt_live *l)
 {
 	const struct jt_live_opts *o = l->o;
-	char module[PATH_MAX], *slash;
+	char module[PATH_MAX];
 	int i, n = 0;
 
 	l->dotnet = jt_dotnet_ipc__new("/proc");
 	if (!l->dotnet)
 		return;
-	if (o->dotnet_module) {
-		/* the path the runtime loads: absolute, beside the agent jitrace probes */
-		if (!realpath(o->agent_path, module) || !(slash = strrchr(module, '/')) ||
-		    (size_t)(slash - module) + sizeof("/" JT_DOTNET_PROFILER_SO) > sizeof(module)) {
-			jt_err("--dotnet-module: cannot resolve %s: %s", o->agent_path,
-			       strerror(errno));
-			return;
-		}
-		strcpy(slash + 1, JT_DOTNET_PROFILER_SO);
-		if (access(module, R_OK)) {
-			jt_err("--dotnet-module: %s: %s", module, strerror(errno));
-			return;
-		}
-	}
+	if (o->dotnet_module && beside_agent(o, "--dotnet-module", JT_DOTNET_PROFILER_SO, module))
+		return;
 	if (!o->nr_pids && !o->command)
 		n += o->dotnet_module ?
 		     jt_dotnet_ipc__attach_all(l->dotnet, JT_DOTNET_PROFILER_CLSID, module) :
@@ -282,6 +331,8 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		return 0;
 	if (!o->no_perfmap || o->dotnet_module)
 		ask_dotnet(l);
+	if (!o->no_attach && !o->command && (!o->no_perfmap || o->jvm_agent))
+		ask_jvms(l);
 	/* maps of processes already running: all of them, or just the ones asked for */
 	if (!o->nr_pids && !o->command)
 		jt_pipeline__scan(l->pl, 0, l->start_ns);

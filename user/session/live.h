@@ -30,6 +30,8 @@ struct jt_live_opts {
 	bool offcpu;		/* off-CPU time: each wait of a traced thread, with its stack */
 	uint64_t offcpu_min_ns;	/* shorter waits are summed per thread, without stacks */
 	bool dotnet_module;	/* .NET: load libjitrace-coreclr.so, not the runtime's perf map */
+	bool no_attach;		/* JVMs running (-p, -a): no HotSpot attach at all */
+	bool jvm_agent;		/* JVMs running: load libjitrace-jvmti.so, not Compiler.perfmap */
 	bool load_only;		/* benchmarks: load BPF, attach and scan nothing */
 	bool hold_signals;	/* a second signal waits for the clean exit, not kills */
 	uint32_t pids[JT_LIVE_MAX_PIDS];	/* only these processes and their children */
