@@ -314,6 +314,7 @@ static int start_listener(const struct jt_jvm_target *t, int cwd, int tmp, const
 	char trig[32];
 	int dirs[2] = { cwd, tmp }, made = -1, fd = -1, err = 0, k;
 	struct timespec pause = { 0, POLL_NS };
+	bool root = !getuid();
 
 	jt_jvm_attach__trigger_name(t->nspid, trig, sizeof(trig));
 	for (k = 0; k < 2 && fd < 0; k++) {
@@ -334,8 +335,8 @@ static int start_listener(const struct jt_jvm_target *t, int cwd, int tmp, const
 			 (unsigned int)t->euid, strerror(errno));
 		return err;
 	}
-	/* the signal as root: its real uid may not be its effective one */
-	if (seteuid(0) || kill((pid_t)t->pid, SIGQUIT) || seteuid(t->euid)) {
+	/* the signal as root (if jitrace is): its real uid may not be its effective one */
+	if ((root && seteuid(0)) || kill((pid_t)t->pid, SIGQUIT) || (root && seteuid(t->euid))) {
 		err = -errno;
 		snprintf(why, cap, "SIGQUIT: %s", strerror(errno));
 	}
