@@ -313,6 +313,7 @@ static void fake_jvm(const struct fixture *f, int ready, const char *want, size_
 	sigset_t none;
 	int s, c;
 
+	alarm(10);	/* a failed test leaves no fake behind */
 	signal(SIGQUIT, on_quit);
 	sigemptyset(&none);
 	if (write(ready, "r", 1) != 1)
