@@ -373,8 +373,9 @@ static void test_late_attach_names_code_compiled_before(void **state)
 			 "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Hot::*", "-cp",
 			 (char *)it_dir(), "Hot", "7", NULL };
 	char pid_arg[16];
-	char *rec[] = { IT_JITRACE, "record", "--no-usdt", "-p", pid_arg, "-F", "999", "-d", "4",
-			"-o", log_path, NULL };
+	/* --no-attach: jitrace would name that code itself (Compiler.perfmap) */
+	char *rec[] = { IT_JITRACE, "record", "--no-usdt", "--no-attach", "-p", pid_arg, "-F",
+			"999", "-d", "4", "-o", log_path, NULL };
 	char *jcmd[] = { JDK "/bin/jcmd", pid_arg, "JVMTI.agent_load", agent_so, NULL };
 	uint64_t t_attach, t_named, a, b, all, unnamed_before = 0, before = 0;
 	const struct jt_rec_method *hot_a = NULL;
