@@ -69,18 +69,6 @@ static pid_t start_hot(const char *out, const char *extra, const char *secs)
 }
 
 /*
- * Whether m is the method name: HotSpot's own map (Compiler.perfmap) writes the return type
- * first ("long Hot.a(long)"), its probes do not ("Hot.a(long)").
- */
-static bool is_method(const struct jt_rec_method *m, const char *name)
-{
-	size_t n = strlen(name);
-
-	return m && m->name_len >= n && !memcmp(m->name + m->name_len - n, name, n) &&
-	       (m->name_len == n || m->name[m->name_len - n - 1] == ' ');
-}
-
-/*
  * The method a late record names frame f of sample s by (JT_REC_LATE: a map line read after
  * samples met its code), or NULL.
  */
@@ -145,8 +133,8 @@ static void count_leafs(const struct it_log *log, uint32_t pid, struct leafs *l)
 				l->java_jit++;
 			break;
 		}
-		l->a += is_method(m, HOT_A);
-		l->b += is_method(m, HOT_B);
+		l->a += it_name_is(m, HOT_A);
+		l->b += it_name_is(m, HOT_B);
 	}
 	print_message("pid %u: %llu samples: %llu named (%llu of them late; %llu in %s, %llu in "
 		      "%s), %llu in [java jit]\n", pid, (unsigned long long)l->all,

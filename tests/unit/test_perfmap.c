@@ -172,6 +172,29 @@ static void test_parser_keeps_spaces_inside_names_and_strips_trailing_ones(void 
 	assert_entry(&g, 3, 0x7f80437e42e0, 0x90, "RegExp:[a-z]+ (?:x)");
 }
 
+static void test_parser_names_hotspot_methods_as_its_probes_do(void **state)
+{
+	struct got g = { 0 };
+
+	(void)state;
+	assert_int_equal(parse_fixture("hotspot.map", &g), 0);
+	assert_int_equal(g.n, 10);
+	/* HotSpot's own map (Compiler.perfmap): the return type goes */
+	assert_entry(&g, 0, 0x7f7810ec71c0, 0x270,
+		     "jdk.internal.misc.Unsafe.getReferenceVolatile(java.lang.Object, long)");
+	assert_entry(&g, 1, 0x7f7810ec7620, 0x158, "Hot.a(long)");
+	assert_entry(&g, 2, 0x7f7810ec89a0, 0x148, "Hot.main(java.lang.String[])");
+	assert_entry(&g, 3, 0x7f7810ec8e40, 0x1c8, "java.lang.Object.<init>()");
+	assert_entry(&g, 4, 0x7f7810ec9000, 0x100, "Hot.table(java.lang.String[][])");
+	/* its stubs stay as they are */
+	assert_entry(&g, 5, 0x7f7809400100, 0x60, "I2C/C2I adapters");
+	assert_entry(&g, 6, 0x7f7809400200, 0x40, "throw_div0_exception Runtime1 stub");
+	assert_entry(&g, 7, 0x7f7809400300, 0x20, "StubRoutines (1)");
+	assert_entry(&g, 8, 0x7f7809400400, 0x20, "Interpreter");
+	/* another writer's line of the same look is not HotSpot's: kept whole */
+	assert_entry(&g, 9, 0x7f7809400500, 0x20, "long Hot.b(long)");
+}
+
 static void test_parser_counts_malformed_lines_and_ignores_blank_ones(void **state)
 {
 	struct got g = { 0 };
@@ -907,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_parser_reads_plain_lines),
 		cmocka_unit_test(test_parser_accepts_0x_prefixed_start_and_size),
 		cmocka_unit_test(test_parser_keeps_spaces_inside_names_and_strips_trailing_ones),
+		cmocka_unit_test(test_parser_names_hotspot_methods_as_its_probes_do),
 		cmocka_unit_test(test_parser_counts_malformed_lines_and_ignores_blank_ones),
 		cmocka_unit_test(test_parser_gives_same_entries_for_input_split_at_every_byte),
 		cmocka_unit_test(test_parser_strips_crlf_line_endings),

@@ -111,17 +111,54 @@ static const char *skip_blanks(const char *s, const char *end)
 	return s;
 }
 
+/* Whether a field at s is HotSpot's: "0x" and 16 hex digits, as its perf map writes both. */
+static bool hotspot_field(const char *s, const char *end)
+{
+	int i;
+
+	if (end - s < 19 || s[0] != '0' || s[1] != 'x' || !is_blank(s[18]))
+		return false;
+	for (i = 2; i < 18; i++)
+		if (hex_value(s[i]) < 0)
+			return false;
+	return true;
+}
+
+/*
+ * HotSpot's map (Compiler.perfmap, -XX:+DumpPerfMapAtExit) names a method with its return
+ * type first, "long Hot.a(long)"; its probes and the JVMTI agent name the same method
+ * "Hot.a(long)": the type goes, so that code compiled before and after recording began is
+ * one method. Its stubs ("I2C/C2I adapters", "throw_div0_exception Runtime1 stub") have no
+ * qualified name and parentheses after one word and stay as they are.
+ */
+static void hotspot_name(struct jt_perfmap_entry *e)
+{
+	const char *end = e->name + e->name_len, *sp = memchr(e->name, ' ', e->name_len), *q;
+
+	if (!sp || sp == e->name || memchr(e->name, '(', (size_t)(sp - e->name)) ||
+	    memchr(e->name, '/', (size_t)(sp - e->name)) || end[-1] != ')')
+		return;
+	for (q = sp + 1; q < end && *q != '(' && *q != ' '; q++)
+		;
+	if (q == end || *q != '(' || q == sp + 1 || !memchr(sp + 1, '.', (size_t)(q - sp - 1)))
+		return;
+	e->name_len -= (size_t)(sp + 1 - e->name);
+	e->name = sp + 1;
+}
+
 /* Parse one line without its newline. Returns 1 if it gave an entry in *e. */
 static int parse_line(struct jt_perfmap_parser *p, const char *s, size_t len,
 		      struct jt_perfmap_entry *e)
 {
 	const char *end = s + len;
+	bool hotspot;
 
 	while (end > s && (is_blank(end[-1]) || end[-1] == '\r'))
 		end--;
 	if (end == s)
 		return 0;	/* blank lines are allowed and mean nothing */
 
+	hotspot = hotspot_field(s, end) && hotspot_field(skip_blanks(s + 18, end), end);
 	s = parse_hex(s, end, &e->start);
 	if (!s || s == end)
 		goto bad;
@@ -134,6 +171,8 @@ static int parse_line(struct jt_perfmap_parser *p, const char *s, size_t len,
 		goto bad;
 	e->name = s;
 	e->name_len = (size_t)(end - s);
+	if (hotspot)
+		hotspot_name(e);
 	return 1;
 bad:
 	p->bad++;
