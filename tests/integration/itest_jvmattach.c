@@ -3,7 +3,8 @@
  * `jitrace record -p` and `-a` on a HotSpot JVM that was running before, with no profiling
  * flags: jitrace attaches it (HotSpot's attach mechanism, in C) for its perf map and follows
  * later code by USDT, so its samples are named and its known split is seen; a JVM with
- * attach disabled is said once and left as it was; --no-attach leaves names off. Needs root.
+ * attach disabled is said once and left as it was; --no-attach leaves names off; --jvm-agent
+ * loads the JVMTI agent instead. Needs root.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -221,6 +222,40 @@ static void test_all_names_a_jvm_running_with_no_flags(void **state)
 	free(log_path);
 }
 
+static void test_jvm_agent_is_loaded_only_when_asked(void **state)
+{
+	char *out = it_path_dup("g.out"), *err = it_path_dup("g.err"), *log_path =
+		it_path_dup("g.jtl"), *text;
+	char pid_arg[16];
+	char *argv[] = { IT_JITRACE, "record", "--jvm-agent", "-p", pid_arg, "-F", "999", "-d",
+			 "4", "-o", log_path, NULL };
+	uint64_t from_agent = 0;
+	struct it_log log;
+	pid_t jpid;
+	size_t i;
+
+	(void)state;
+	need_java();
+	jpid = start_hot(out, NULL, "12");
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)jpid);
+	record(argv, err, log_path, &log);
+	text = it_slurp(err);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "libjitrace-jvmti.so loaded into 1 JVM"));
+	for (i = 1; i < log.nr_methods; i++)
+		from_agent += log.methods[i] && log.methods[i]->pid == (uint32_t)jpid &&
+			      log.methods[i]->src == JT_SRC_AGENT &&
+			      (it_name_is(log.methods[i], HOT_A) || it_name_is(log.methods[i], HOT_B));
+	assert_true(from_agent >= 2);	/* its replay of what was compiled before */
+	assert_named_and_split(&log, jpid);
+	it_log_free(&log);
+	assert_int_equal(it_wait(jpid), 0);
+	free(text);
+	free(out);
+	free(err);
+	free(log_path);
+}
+
 /* The number of times needle is in hay. */
 static int occurrences(const char *hay, const char *needle)
 {
@@ -313,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_all_names_a_jvm_running_with_no_flags),
 		cmocka_unit_test(test_jvm_with_attach_disabled_is_said_once_and_left_alone),
 		cmocka_unit_test(test_no_attach_leaves_a_running_jvm_unnamed),
+		cmocka_unit_test(test_jvm_agent_is_loaded_only_when_asked),
 	};
 
 	if (geteuid()) {
