@@ -46,6 +46,7 @@ struct run {
 	double shown_ms;	/* the same with late names */
 	double sp_count, sp_us;	/* safepoints in [t0, recording] */
 	double sp_all_count, sp_all_us;	/* in [t0, jitrace's exit] */
+	double sp_life_count;	/* in the JVM's whole run: that its log shows them */
 };
 
 static char jitrace[PATH_MAX], dir[PATH_MAX];
@@ -141,6 +142,7 @@ static int one_run(bool attach, int round, struct run *r)
 	struct timespec second = { 1, 0 };
 	pid_t jpid, rpid;
 	uint64_t t0, ready, end;
+	double us;
 	int status;
 
 	snprintf(out, sizeof(out), "%s/java%d%d.out", dir, round, attach);
@@ -171,6 +173,7 @@ static int one_run(bool attach, int round, struct run *r)
 	r->ready_ms = (ready - t0) / MS;
 	safepoints(sp, t0, ready, &r->sp_count, &r->sp_us);
 	safepoints(sp, t0, end, &r->sp_all_count, &r->sp_all_us);
+	safepoints(sp, 0, UINT64_MAX, &r->sp_life_count, &us);
 	first_named(log, (uint32_t)jpid, t0, r);
 	return 0;
 }
@@ -260,6 +263,9 @@ int main(int argc, char **argv)
 		snprintf(what, sizeof(what), "%s: their pauses summed", c);
 		m = column(runs[k], n[k], offsetof(struct run, sp_all_us), v);
 		bench_row(what, "", "%.0f", " us", v, m, "");
+		snprintf(what, sizeof(what), "%s: safepoints in the JVM's whole run (8 s)", c);
+		m = column(runs[k], n[k], offsetof(struct run, sp_life_count), v);
+		bench_row(what, "", "%.0f", "", v, m, "");
 	}
 	printf("\n");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -2,7 +2,7 @@
 /*
  * jitrace and real containers (Debian's docker.io): jitrace in a container as a Kubernetes
  * DaemonSet runs it names the host's processes; a host jitrace names Node's and .NET's JIT
- * code inside containers. The test starts a dockerd of its own (private socket, data and
+ * code inside containers, and a JVM's, attached through its namespaces. The test starts a dockerd of its own (private socket, data and
  * exec roots in the scratch directory; no iptables, no bridge) and stops it at the end; the
  * image is imported from a tarball of a bare root (tests/containers/mkimage.sh) with the
  * host's /usr bind-mounted read-only, as no registry is reachable. Needs root.
@@ -41,11 +41,12 @@
 #define NODE "/usr/bin/node"
 #define NODE_DIR "tests/runtimes/node"
 #define DN_SRC "tests/runtimes/dotnet"
+#define JDK "/usr/lib/jvm/java-17-openjdk-amd64"
 #define READY_MS 30000		/* dockerd's start, under the load of other tests */
 
 /* Every container a test names; each test's teardown removes them all. */
 static const char *const names[] = { "jt-ds", "jt-ds-noptrace", "jt-node-a", "jt-node-p",
-				     "jt-dotnet", NULL };
+				     "jt-dotnet", "jt-jvm-p", NULL };
 
 static struct {
 	char why[512];		/* why every test skips; "" if dockerd runs */
@@ -714,6 +715,107 @@ static void test_node_in_container_named_by_record_pid(void **state)
 	free(err);
 }
 
+/* ---- (d) a JVM in a container, attached from the host ---- */
+
+/*
+ * `java Hot SECS` with no profiling flag in container name, as uid 1000 (HotSpot admits only
+ * its own user, or root as its user namespace sees it), Hot compiled into a directory of its
+ * own mounted at /j.
+ */
+static pid_t start_jvm(const char *name, const char *secs, const char *out)
+{
+	char *dir = it_path_dup("jclasses"), vol[PATH_MAX + 16];
+	char *javac[] = { JDK "/bin/javac", "-d", dir, "tests/runtimes/java/Hot.java", NULL };
+	struct av a;
+	pid_t pid;
+
+	mkdir(dir, 0755);
+	chmod(dir, 0755);	/* whatever the umask: uid 1000 reads it */
+	assert_int_equal(it_run(javac, NULL, NULL), 0);
+	snprintf(vol, sizeof(vol), "%s:/j:ro", dir);
+	av_run(&a, name);
+	av_add(&a, "--user", "1000:1000", "-v", vol, IMAGE, JDK "/bin/java",
+	       "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Hot::*", "-cp", "/j",
+	       "Hot", (char *)secs, NULL);
+	pid = it_spawn(a.v, out, NULL);
+	free(dir);
+	return pid;
+}
+
+/* Samples of pid, and those whose leaf user frame is named (a method or a symbol). */
+static void count_named(const struct it_log *log, uint32_t pid, uint64_t *all, uint64_t *named)
+{
+	size_t i;
+	unsigned int k;
+
+	*all = *named = 0;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_sample *s = (const void *)log->recs[i];
+
+		if (s->h.type != JT_REC_SAMPLE || s->pid != pid)
+			continue;
+		(*all)++;
+		for (k = 0; k < s->nr_frames && it_frame_is_kernel(log, &s->frames[k]); k++)
+			;
+		*named += k < s->nr_frames && (JT_FRAME_KIND(s->frames[k].ref) == JT_FRAME_METHOD ||
+					       JT_FRAME_KIND(s->frames[k].ref) == JT_FRAME_SYMBOL);
+	}
+}
+
+/*
+ * `record -p HOSTPID` of a JVM running in its container with nothing set: attached through
+ * its namespaces (its /tmp, its pid 1) and as its user; its samples named, its split seen.
+ */
+static void test_jvm_in_container_attached_by_record_pid(void **state)
+{
+	char *log_path = it_path_dup("jvm-p.jtl"), *out = it_path_dup("jvm-p.out"), pid_s[16];
+	char *err = it_path_dup("jvm-p.err"), *text, map[64];
+	char *rec[] = { IT_JITRACE, "record", "-p", pid_s, "-F", "999", "-d", "4", "-o", log_path,
+			NULL };
+	uint64_t a, b, all, named;
+	struct it_log log;
+	struct stat st;
+	pid_t jvm, host_pid;
+
+	(void)state;
+	need_docker();
+	if (access(JDK "/bin/java", X_OK)) {
+		print_message("skipped: %s is not installed\n", JDK);
+		skip();
+	}
+	jvm = start_jvm("jt-jvm-p", "12", out);
+	assert_true(it_wait_for_text(out, "hot ready", 30000));
+	host_pid = dk_pid("jt-jvm-p");
+	assert_int_equal(ns_pid(host_pid), 1);
+	sleep(2);	/* its hot code compiled long before */
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)host_pid);
+	assert_int_equal(it_run(rec, NULL, err), 0);
+	text = it_slurp(err);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "1 JVM wrote its perf map"));
+	/* written by the JVM, as its user, in its own /tmp under its own pid */
+	snprintf(map, sizeof(map), "/proc/%d/root/tmp/perf-1.map", (int)host_pid);
+	assert_int_equal(stat(map, &st), 0);
+	assert_int_equal(st.st_uid, 1000);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	count_named(&log, (uint32_t)host_pid, &all, &named);
+	it_assert_share_at_least("samples of the JVM in a container named", named, all, 0.9,
+				 "the acceptance's floor");
+	a = it_count_leaf_with(&log, (uint32_t)host_pid, "Hot.a(long)");
+	b = it_count_leaf_with(&log, (uint32_t)host_pid, "Hot.b(long)");
+	/* the loop around the calls, inlined into its caller: 74-76% seen (itest_hotspot) */
+	it_assert_share_near("leaf samples in Hot.a of Hot.a and Hot.b (work done 75%)", a, a + b,
+			     0.75, 0.02);
+	it_log_free(&log);
+	assert_int_equal(it_wait(jvm), 0);
+	free(text);
+	free(log_path);
+	free(out);
+	free(err);
+}
+
 /* ---- (c) .NET in a container, asked through its diagnostics socket ---- */
 
 /* Whether pid's root holds its diagnostics socket under its namespaced pid 1. */
@@ -1039,6 +1141,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_dotnet_in_container_named_by_record_pid,
 					  test_teardown),
 		cmocka_unit_test_teardown(test_dotnet_in_container_named_by_record_all,
+					  test_teardown),
+		cmocka_unit_test_teardown(test_jvm_in_container_attached_by_record_pid,
 					  test_teardown),
 	};
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -331,7 +332,11 @@ static void fake_jvm(const struct fixture *f, int ready, const char *want, size_
 	/* bound by a short name, from inside its /tmp */
 	snprintf(sa.sun_path, sizeof(sa.sun_path), ".java_pid%d", NSPID);
 	s = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (chdir(f->tmp) || s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 1))
+	if (chdir(f->tmp) || s < 0)
+		_exit(5);
+	usleep(100000);		/* as HotSpot's listener thread takes its time to start */
+	unlink(sa.sun_path);	/* as HotSpot does: a socket left by a JVM of that pid before */
+	if ( bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 1))
 		_exit(5);
 	c = accept(s, NULL, NULL);
 	while (c >= 0 && n < want_len) {
@@ -401,6 +406,36 @@ static void test_handshake_trigger_signal_socket_request_reply(void **state)
 	fixture_remove(&f);
 }
 
+static void test_stale_socket_is_waited_past(void **state)
+{
+	static const char want[] = "1\0jcmd\0Compiler.perfmap\0\0";
+	const char *args[] = { "Compiler.perfmap", NULL };
+	char why[JT_JVM_ATTACH_WHY_MAX] = "", text[JT_JVM_ATTACH_TEXT_MAX], cwd[PATH_MAX];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct jt_jvm_call *call;
+	struct fixture f;
+	int code = 99, s;
+	pid_t pid;
+
+	(void)state;
+	pid = fake_start(&f, "0000000000000004", want, sizeof(want), "0\n", true);
+	/* a socket nobody listens on, where the listener will bind: a JVM of that pid before */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(f.tmp), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), ".java_pid%d", NSPID);
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(s);
+	assert_int_equal(chdir(cwd), 0);
+	call = jt_jvm_attach__start(f.root, pid, "jcmd", args, 5000, why);
+	assert_non_null(call);
+	assert_int_equal(jt_jvm_attach__finish(call, &code, text, why), 0);
+	assert_int_equal(code, 0);
+	assert_int_equal(waitpid(pid, &s, 0), pid);
+	assert_int_equal(WEXITSTATUS(s), 0);
+	fixture_remove(&f);
+}
+
 static void test_listener_that_never_starts_is_a_bounded_wait(void **state)
 {
 	char why[JT_JVM_ATTACH_WHY_MAX] = "", text[JT_JVM_ATTACH_TEXT_MAX];
@@ -454,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_target_reads_options_in_hotspots_order),
 		cmocka_unit_test(test_a_jvm_is_a_process_mapping_libjvm),
 		cmocka_unit_test(test_handshake_trigger_signal_socket_request_reply),
+		cmocka_unit_test(test_stale_socket_is_waited_past),
 		cmocka_unit_test(test_listener_that_never_starts_is_a_bounded_wait),
 		cmocka_unit_test(test_a_process_without_a_quit_handler_is_not_signalled),
 	};

@@ -306,29 +306,31 @@ static int connect_in(int tmp, const char *name)
 
 /*
  * Start the JVM's listener: a trigger file of its user in its cwd (else its /tmp), then
- * SIGQUIT, whose handler looks for the trigger; wait for the socket. 0, or -errno with why.
+ * SIGQUIT, whose handler looks for the trigger; wait until its socket takes a connection,
+ * into *fd. 0, or -errno with why.
  */
 static int start_listener(const struct jt_jvm_target *t, int cwd, int tmp, const char *sock,
-			  uint64_t deadline, char *why, size_t cap)
+			  uint64_t deadline, int *fd, char *why, size_t cap)
 {
 	char trig[32];
-	int dirs[2] = { cwd, tmp }, made = -1, fd = -1, err = 0, k;
+	int dirs[2] = { cwd, tmp }, made = -1, tfd = -1, err = 0, k;
 	struct timespec pause = { 0, POLL_NS };
 	bool root = !getuid();
 
+	*fd = -1;
 	jt_jvm_attach__trigger_name(t->nspid, trig, sizeof(trig));
-	for (k = 0; k < 2 && fd < 0; k++) {
+	for (k = 0; k < 2 && tfd < 0; k++) {
 		if (dirs[k] < 0)
 			continue;
-		fd = openat(dirs[k], trig, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		tfd = openat(dirs[k], trig, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
-		if (fd >= 0)
+		if (tfd >= 0)
 			made = dirs[k];
 		else if (errno == EEXIST)
 			break;	/* another client's, there now: it serves as well */
 	}
-	if (fd >= 0)
-		close(fd);
+	if (tfd >= 0)
+		close(tfd);
 	else if (errno != EEXIST) {
 		err = -errno;
 		snprintf(why, cap, "cannot create %s in its cwd or /tmp as uid %u: %s", trig,
@@ -340,7 +342,8 @@ static int start_listener(const struct jt_jvm_target *t, int cwd, int tmp, const
 		err = -errno;
 		snprintf(why, cap, "SIGQUIT: %s", strerror(errno));
 	}
-	while (!err && socket_there(tmp, sock, t->euid)) {
+	/* a stale socket (a JVM of that pid before) stays until the listener binds anew */
+	while (!err && (*fd = socket_there(tmp, sock, t->euid) ?: connect_in(tmp, sock)) < 0) {
 		if (jt_now_ns() + POLL_NS > deadline) {
 			err = -ETIMEDOUT;
 			snprintf(why, cap, "its attach listener did not start (attach disabled by "
@@ -420,15 +423,8 @@ static void run_child(const struct jt_jvm_target *t, int cwd, int tmp, const cha
 	}
 	if (!socket_there(tmp, sock, t->euid))
 		fd = connect_in(tmp, sock);	/* a listener running: a stale one refuses */
-	if (fd < 0) {
-		r.err = start_listener(t, cwd, tmp, sock, deadline, r.why, sizeof(r.why));
-		fd = r.err ? -1 : connect_in(tmp, sock);
-		if (!r.err && fd < 0) {
-			r.err = fd;
-			snprintf(r.why, sizeof(r.why), "connecting to /tmp/%s: %s", sock,
-				 strerror(-fd));
-		}
-	}
+	if (fd < 0)
+		r.err = start_listener(t, cwd, tmp, sock, deadline, &fd, r.why, sizeof(r.why));
 	if (!r.err)
 		r.err = exchange(fd, req, len, deadline, text, sizeof(text) - 1, &got, r.why,
 				 sizeof(r.why));
