@@ -319,6 +319,36 @@ static void test_calls_need_a_source(void **state)
 	free(errs);
 }
 
+static void test_jvm_attach_options(void **state)
+{
+	char *off[] = { "record", "--no-attach", "--no-agent", NULL };
+	char *agent[] = { "record", "--jvm-agent", "--agent", "/proc/self/exe", NULL };
+	char *no_agent[] = { "record", "--jvm-agent", "--no-agent", NULL };
+	char *both[] = { "record", "--jvm-agent", "--no-attach", "--agent", "/proc/self/exe",
+			 NULL };
+	struct jt_live_opts o;
+	char *errs;
+
+	(void)state;
+	assert_int_equal(parse(&record_cli, &o, off, ARGC(off), &errs), 0);
+	assert_true(o.no_attach && !o.jvm_agent);
+	free(errs);
+	assert_int_equal(parse(&record_cli, &o, agent, ARGC(agent), &errs), 0);
+	assert_true(o.jvm_agent && !o.no_attach);
+	free(errs);
+	/* the JVMTI agent reports through the agent, and is loaded by attaching */
+	assert_int_equal(parse(&record_cli, &o, no_agent, ARGC(no_agent), &errs), -EINVAL);
+	assert_non_null(strstr(errs, "--jvm-agent with --no-agent"));
+	free(errs);
+	assert_int_equal(parse(&record_cli, &o, both, ARGC(both), &errs), -EINVAL);
+	assert_non_null(strstr(errs, "--jvm-agent with --no-attach"));
+	free(errs);
+	/* top takes them too */
+	assert_int_equal(parse(&top_cli, &o, off, ARGC(off), &errs), 0);
+	assert_true(o.no_attach);
+	free(errs);
+}
+
 static void test_numbers_within_bounds(void **state)
 {
 	unsigned long v = 7;
@@ -414,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values_are_said_once),
 		cmocka_unit_test(test_max_memory_leaves_room_for_what_grows),
 		cmocka_unit_test(test_calls_need_a_source),
+		cmocka_unit_test(test_jvm_attach_options),
 		cmocka_unit_test(test_numbers_within_bounds),
 		cmocka_unit_test(test_pids_are_processes_named_once),
 	};
