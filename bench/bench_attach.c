@@ -47,6 +47,7 @@ struct run {
 	double sp_count, sp_us;	/* safepoints in [t0, recording] */
 	double sp_all_count, sp_all_us;	/* in [t0, jitrace's exit] */
 	double sp_life_count;	/* in the JVM's whole run: that its log shows them */
+	double attach_ms;	/* what jitrace says the attach took (-1: none) */
 };
 
 static char jitrace[PATH_MAX], dir[PATH_MAX];
@@ -171,6 +172,7 @@ static int one_run(bool attach, int round, struct run *r)
 		return -1;
 	}
 	r->ready_ms = (ready - t0) / MS;
+	r->attach_ms = bench_find_number(rerr, "(Compiler.perfmap) in ");
 	safepoints(sp, t0, ready, &r->sp_count, &r->sp_us);
 	safepoints(sp, t0, end, &r->sp_all_count, &r->sp_all_us);
 	safepoints(sp, 0, UINT64_MAX, &r->sp_life_count, &us);
@@ -239,6 +241,10 @@ int main(int argc, char **argv)
 		snprintf(what, sizeof(what), "%s: t0 to \"recording\"", c);
 		m = column(runs[k], n[k], offsetof(struct run, ready_ms), v);
 		bench_row(what, "", "%.0f", " ms", v, m, "");
+		snprintf(what, sizeof(what), "%s: the attach, as jitrace says (\"in N ms\")", c);
+		m = column(runs[k], n[k], offsetof(struct run, attach_ms), v);
+		if (m)
+			bench_row(what, "", "%.0f", " ms", v, m, "");
 		snprintf(what, sizeof(what), "%s: t0 to the first named sample, as written", c);
 		m = column(runs[k], n[k], offsetof(struct run, named_ms), v);
 		if (m)

@@ -28,6 +28,7 @@ benches=(
 	"offcpu|$out/bench/bench_offcpu $out/jitrace"
 	"maps|$out/bench/bench_maps $out/jitrace $out/toyjit"
 	"syscalls|$out/bench/bench_syscalls $out/jitrace"
+	"attach|$out/bench/bench_attach $out/jitrace"
 )
 
 start=$(date +%s)

@@ -792,7 +792,7 @@ static void test_jvm_in_container_attached_by_record_pid(void **state)
 	assert_int_equal(it_run(rec, NULL, err), 0);
 	text = it_slurp(err);
 	print_message("%s", text);
-	assert_non_null(strstr(text, "1 JVM wrote its perf map"));
+	assert_non_null(strstr(text, "1 JVM wrote its perf map (Compiler.perfmap) in "));
 	/* written by the JVM, as its user, in its own /tmp under its own pid */
 	snprintf(map, sizeof(map), "/proc/%d/root/tmp/perf-1.map", (int)host_pid);
 	assert_int_equal(stat(map, &st), 0);

@@ -255,6 +255,7 @@ static void ask_jvms(struct jt_live *l)
 		.agent_calls = o->calls, .timeout_ms = JVM_ATTACH_MS,
 	};
 	char agent[PATH_MAX];
+	uint64_t t;
 	int n;
 
 	if (o->jvm_agent) {
@@ -262,12 +263,15 @@ static void ask_jvms(struct jt_live *l)
 			return;
 		jo.agent = agent;
 	}
+	t = jt_now_ns();
 	n = jt_jvms__ask(&jo);
+	t = (jt_now_ns() - t) / 1000000;	/* what the session's start waited for them */
 	if (n && o->jvm_agent)
-		fprintf(stderr, "jitrace: %s loaded into %d JVM%s\n", agent, n, n > 1 ? "s" : "");
+		fprintf(stderr, "jitrace: %s loaded into %d JVM%s in %llu ms\n", agent, n,
+			n > 1 ? "s" : "", (unsigned long long)t);
 	else if (n)
-		fprintf(stderr, "jitrace: %d JVM%s wrote %s perf map (Compiler.perfmap)\n", n,
-			n > 1 ? "s" : "", n > 1 ? "their" : "its");
+		fprintf(stderr, "jitrace: %d JVM%s wrote %s perf map (Compiler.perfmap) in %llu ms\n",
+			n, n > 1 ? "s" : "", n > 1 ? "their" : "its", (unsigned long long)t);
 }
 
 /*
