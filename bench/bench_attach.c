@@ -180,9 +180,10 @@ static int one_run(bool attach, int round, struct run *r)
 	return 0;
 }
 
-/* Column c of runs (double at offset off), n of them, into v: how many were >= 0. */
-static int column(struct run *runs, int n, size_t off, double *v)
+/* A row of the figure at offset off of runs (n of them; values below 0 left out), or "none". */
+static void row(const char *what, struct run *runs, int n, size_t off, const char *unit)
 {
+	double v[ROUNDS];
 	int i, k = 0;
 
 	for (i = 0; i < n; i++) {
@@ -191,7 +192,10 @@ static int column(struct run *runs, int n, size_t off, double *v)
 		if (x >= 0)
 			v[k++] = x;
 	}
-	return k;
+	if (k)
+		bench_row(what, "", "%.0f", unit, v, k, k < n ? "not in every round" : "");
+	else
+		printf("| %s | | none | | | |\n", what);
 }
 
 int main(int argc, char **argv)
@@ -199,7 +203,6 @@ int main(int argc, char **argv)
 	static struct run runs[2][ROUNDS];
 	char cmd[2 * PATH_MAX];
 	const char *tmp = getenv("TMPDIR");
-	double v[ROUNDS];
 	int r, k, n[2] = { 0, 0 };
 
 	if (!realpath(argc > 1 ? argv[1] : "build/jitrace", jitrace)) {
@@ -232,46 +235,35 @@ int main(int argc, char **argv)
 	       n[0]);
 	bench_table_head();
 	for (k = 1; k >= 0; k--) {
-		const char *c = k ? "attach" : "--no-attach";
+		static const struct {
+			const char *what, *unit;
+			size_t off;
+		} figs[] = {
+			{ "t0 to \"recording\"", " ms", offsetof(struct run, ready_ms) },
+			{ "the attach, as jitrace says (\"in N ms\")", " ms",
+			  offsetof(struct run, attach_ms) },
+			{ "t0 to the first named sample, as written", " ms",
+			  offsetof(struct run, named_ms) },
+			{ "t0 to the first named sample, as shown", " ms",
+			  offsetof(struct run, shown_ms) },
+			{ "safepoints from t0 to \"recording\"", "", offsetof(struct run, sp_count) },
+			{ "their pauses summed", " us", offsetof(struct run, sp_us) },
+			{ "safepoints from t0 to jitrace's exit", "",
+			  offsetof(struct run, sp_all_count) },
+			{ "their pauses summed", " us", offsetof(struct run, sp_all_us) },
+			{ "safepoints in the JVM's whole run (8 s)", "",
+			  offsetof(struct run, sp_life_count) },
+		};
 		char what[128];
-		int m;
+		size_t f;
 
-		if (!n[k])
-			continue;
-		snprintf(what, sizeof(what), "%s: t0 to \"recording\"", c);
-		m = column(runs[k], n[k], offsetof(struct run, ready_ms), v);
-		bench_row(what, "", "%.0f", " ms", v, m, "");
-		snprintf(what, sizeof(what), "%s: the attach, as jitrace says (\"in N ms\")", c);
-		m = column(runs[k], n[k], offsetof(struct run, attach_ms), v);
-		if (m)
-			bench_row(what, "", "%.0f", " ms", v, m, "");
-		snprintf(what, sizeof(what), "%s: t0 to the first named sample, as written", c);
-		m = column(runs[k], n[k], offsetof(struct run, named_ms), v);
-		if (m)
-			bench_row(what, "", "%.0f", " ms", v, m, m < n[k] ? "not in every round" : "");
-		else
-			printf("| %s | | none | | | |\n", what);
-		snprintf(what, sizeof(what), "%s: t0 to the first named sample, as shown", c);
-		m = column(runs[k], n[k], offsetof(struct run, shown_ms), v);
-		if (m)
-			bench_row(what, "", "%.0f", " ms", v, m, "");
-		else
-			printf("| %s | | none | | | |\n", what);
-		snprintf(what, sizeof(what), "%s: safepoints from t0 to \"recording\"", c);
-		m = column(runs[k], n[k], offsetof(struct run, sp_count), v);
-		bench_row(what, "", "%.0f", "", v, m, "");
-		snprintf(what, sizeof(what), "%s: their pauses summed", c);
-		m = column(runs[k], n[k], offsetof(struct run, sp_us), v);
-		bench_row(what, "", "%.0f", " us", v, m, "");
-		snprintf(what, sizeof(what), "%s: safepoints from t0 to jitrace's exit", c);
-		m = column(runs[k], n[k], offsetof(struct run, sp_all_count), v);
-		bench_row(what, "", "%.0f", "", v, m, "");
-		snprintf(what, sizeof(what), "%s: their pauses summed", c);
-		m = column(runs[k], n[k], offsetof(struct run, sp_all_us), v);
-		bench_row(what, "", "%.0f", " us", v, m, "");
-		snprintf(what, sizeof(what), "%s: safepoints in the JVM's whole run (8 s)", c);
-		m = column(runs[k], n[k], offsetof(struct run, sp_life_count), v);
-		bench_row(what, "", "%.0f", "", v, m, "");
+		for (f = 0; n[k] && f < JT_ARRAY_SIZE(figs); f++) {
+			if (!k && figs[f].off == offsetof(struct run, attach_ms))
+				continue;	/* nothing attached */
+			snprintf(what, sizeof(what), "%s: %s", k ? "attach" : "--no-attach",
+				 figs[f].what);
+			row(what, runs[k], n[k], figs[f].off, figs[f].unit);
+		}
 	}
 	printf("\n");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

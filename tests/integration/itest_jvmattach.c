@@ -160,100 +160,107 @@ static void assert_named_and_split(const struct it_log *log, uint32_t pid)
 	it_assert_share_near(label, l.a, l.a + l.b, 0.75, 0.02);
 }
 
-/* Record as argv says (its stderr to err), the JVM out running meanwhile, and load its log. */
-static void record(char *const argv[], const char *err, const char *log_path, struct it_log *log)
+/* One test's JVM, its recording and what came of it. */
+struct rec {
+	char *out, *err, *log_path;	/* the JVM's output, record's stderr, the log */
+	char *text;			/* record's stderr */
+	char pids[40];			/* -p's argument */
+	struct it_log log;
+	pid_t jpid;
+};
+
+/*
+ * Start Hot for secs seconds, then `jitrace record` with args (NULL-terminated; "PIDS" stands
+ * for the JVM's pid, after before_pid if given), -F 999 and -o; load its log, which keeps
+ * the log's promises and lost nothing.
+ */
+static void rec_run(struct rec *r, const char *tag, const char *secs, const char *before_pid,
+		    const char *const *args)
 {
-	assert_int_equal(it_run(argv, NULL, err), 0);
-	it_log_load(log_path, log);
-	it_check_promises(log);
-	assert_int_equal(it_drops_total(log), 0);
+	char name[32], *argv[24] = { IT_JITRACE, "record", "-F", "999" };
+	int n = 4;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(name, sizeof(name), "%s.out", tag);
+	r->out = it_path_dup(name);
+	snprintf(name, sizeof(name), "%s.err", tag);
+	r->err = it_path_dup(name);
+	snprintf(name, sizeof(name), "%s.jtl", tag);
+	r->log_path = it_path_dup(name);
+	r->jpid = start_hot(r->out, NULL, secs);
+	snprintf(r->pids, sizeof(r->pids), "%s%d", before_pid ?: "", (int)r->jpid);
+	for (; *args; args++)
+		argv[n++] = strcmp(*args, "PIDS") ? (char *)*args : r->pids;
+	argv[n++] = "-o";
+	argv[n++] = r->log_path;
+	argv[n] = NULL;
+	assert_int_equal(it_run(argv, NULL, r->err), 0);
+	r->text = it_slurp(r->err);
+	print_message("%s", r->text);
+	it_log_load(r->log_path, &r->log);
+	it_check_promises(&r->log);
+	assert_int_equal(it_drops_total(&r->log), 0);
+}
+
+/* The JVM ran to its end; everything freed. */
+static void rec_end(struct rec *r)
+{
+	it_log_free(&r->log);
+	assert_int_equal(it_wait(r->jpid), 0);
+	free(r->text);
+	free(r->out);
+	free(r->err);
+	free(r->log_path);
 }
 
 static void test_pid_names_a_jvm_running_with_no_flags(void **state)
 {
-	char *out = it_path_dup("p.out"), *err = it_path_dup("p.err"), *log_path =
-		it_path_dup("p.jtl"), *text;
-	char pid_arg[16];
-	char *argv[] = { IT_JITRACE, "record", "-p", pid_arg, "-F", "999", "-d", "4", "-o",
-			 log_path, NULL };
-	struct it_log log;
-	pid_t jpid;
+	static const char *const args[] = { "-p", "PIDS", "-d", "4", NULL };
+	struct rec r;
 
 	(void)state;
 	need_java();
-	jpid = start_hot(out, NULL, "12");
-	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)jpid);
-	record(argv, err, log_path, &log);
-	text = it_slurp(err);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "1 JVM wrote its perf map (Compiler.perfmap) in "));
-	assert_null(strstr(text, "not attached"));
-	assert_named_and_split(&log, jpid);
-	it_log_free(&log);
-	assert_int_equal(it_wait(jpid), 0);
-	free(text);
-	free(out);
-	free(err);
-	free(log_path);
+	rec_run(&r, "p", "12", NULL, args);
+	assert_non_null(strstr(r.text, "1 JVM wrote its perf map (Compiler.perfmap) in "));
+	assert_null(strstr(r.text, "not attached"));
+	assert_named_and_split(&r.log, r.jpid);
+	rec_end(&r);
 }
 
 static void test_all_names_a_jvm_running_with_no_flags(void **state)
 {
-	char *out = it_path_dup("a.out"), *err = it_path_dup("a.err"), *log_path =
-		it_path_dup("a.jtl"), *text;
-	char *argv[] = { IT_JITRACE, "record", "-a", "-F", "999", "-d", "4", "-o", log_path, NULL };
-	struct it_log log;
-	pid_t jpid;
+	static const char *const args[] = { "-a", "-d", "4", NULL };
+	struct rec r;
 
 	(void)state;
 	need_java();
-	jpid = start_hot(out, NULL, "12");
-	record(argv, err, log_path, &log);
-	text = it_slurp(err);
-	print_message("%s", text);
+	rec_run(&r, "a", "12", NULL, args);
 	/* other JVMs of the host may be there too: this one is among those that wrote */
-	assert_non_null(strstr(text, "wrote"));
-	assert_named_and_split(&log, jpid);
-	it_log_free(&log);
-	assert_int_equal(it_wait(jpid), 0);
-	free(text);
-	free(out);
-	free(err);
-	free(log_path);
+	assert_non_null(strstr(r.text, "wrote"));
+	assert_named_and_split(&r.log, r.jpid);
+	rec_end(&r);
 }
 
 static void test_jvm_agent_is_loaded_only_when_asked(void **state)
 {
-	char *out = it_path_dup("g.out"), *err = it_path_dup("g.err"), *log_path =
-		it_path_dup("g.jtl"), *text;
-	char pid_arg[16];
-	char *argv[] = { IT_JITRACE, "record", "--jvm-agent", "-p", pid_arg, "-F", "999", "-d",
-			 "4", "-o", log_path, NULL };
+	static const char *const args[] = { "--jvm-agent", "-p", "PIDS", "-d", "4", NULL };
 	uint64_t from_agent = 0;
-	struct it_log log;
-	pid_t jpid;
+	struct rec r;
 	size_t i;
 
 	(void)state;
 	need_java();
-	jpid = start_hot(out, NULL, "12");
-	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)jpid);
-	record(argv, err, log_path, &log);
-	text = it_slurp(err);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "libjitrace-jvmti.so loaded into 1 JVM in "));
-	for (i = 1; i < log.nr_methods; i++)
-		from_agent += log.methods[i] && log.methods[i]->pid == (uint32_t)jpid &&
-			      log.methods[i]->src == JT_SRC_AGENT &&
-			      (it_name_is(log.methods[i], HOT_A) || it_name_is(log.methods[i], HOT_B));
+	rec_run(&r, "g", "12", NULL, args);
+	assert_non_null(strstr(r.text, "libjitrace-jvmti.so loaded into 1 JVM in "));
+	for (i = 1; i < r.log.nr_methods; i++) {
+		const struct jt_rec_method *m = r.log.methods[i];
+
+		from_agent += m && m->pid == (uint32_t)r.jpid && m->src == JT_SRC_AGENT &&
+			      (it_name_is(m, HOT_A) || it_name_is(m, HOT_B));
+	}
 	assert_true(from_agent >= 2);	/* its replay of what was compiled before */
-	assert_named_and_split(&log, jpid);
-	it_log_free(&log);
-	assert_int_equal(it_wait(jpid), 0);
-	free(text);
-	free(out);
-	free(err);
-	free(log_path);
+	assert_named_and_split(&r.log, r.jpid);
+	rec_end(&r);
 }
 
 /* The number of times needle is in hay. */
@@ -268,77 +275,53 @@ static int occurrences(const char *hay, const char *needle)
 
 static void test_jvm_with_attach_disabled_is_said_once_and_left_alone(void **state)
 {
-	char *out = it_path_dup("d_ok.out"), *dout = it_path_dup("d_off.out");
-	char *err = it_path_dup("d.err"), *log_path = it_path_dup("d.jtl"), *text, *dtext;
-	char pids[40], want[160];
-	char *argv[] = { IT_JITRACE, "record", "-p", pids, "-F", "999", "-d", "4", "-o",
-			 log_path, NULL };
-	struct it_log log;
+	static const char *const args[] = { "-p", "PIDS", "-d", "4", NULL };
+	char *dout = it_path_dup("d_off.out"), *dtext, want[160], before[24];
 	struct leafs l;
-	pid_t jpid, dpid;
+	struct rec r;
+	pid_t dpid;
 
 	(void)state;
 	need_java();
 	dpid = start_hot(dout, "-XX:+DisableAttachMechanism", "10");
-	jpid = start_hot(out, NULL, "8");
-	snprintf(pids, sizeof(pids), "%d,%d", (int)jpid, (int)dpid);
-	record(argv, err, log_path, &log);
-	text = it_slurp(err);
-	print_message("%s", text);
+	snprintf(before, sizeof(before), "%d,", (int)dpid);
+	rec_run(&r, "d", "8", before, args);
 	snprintf(want, sizeof(want), "pid %d: JVM not attached: it was started with "
 		 "-XX:+DisableAttachMechanism; its JIT frames stay [java jit]", (int)dpid);
-	assert_int_equal(occurrences(text, want), 1);
-	assert_int_equal(occurrences(text, "not attached"), 1);
-	assert_non_null(strstr(text, "1 JVM wrote its perf map"));
+	assert_int_equal(occurrences(r.text, want), 1);
+	assert_int_equal(occurrences(r.text, "not attached"), 1);
+	assert_non_null(strstr(r.text, "1 JVM wrote its perf map"));
 	/* the other JVM is named as if alone */
-	assert_named_and_split(&log, jpid);
+	assert_named_and_split(&r.log, r.jpid);
 	/* this one's code stays unnamed JIT code, counted as such */
-	count_leafs(&log, dpid, &l);
+	count_leafs(&r.log, dpid, &l);
 	it_assert_share_at_least("samples of the JVM with attach disabled in [java jit]",
 				 l.java_jit, l.all, 0.9, "its hot code was compiled before");
-	it_log_free(&log);
-	assert_int_equal(it_wait(jpid), 0);
+	rec_end(&r);
 	assert_int_equal(it_wait(dpid), 0);
 	/* never signalled: no thread dump in its output, and it ran to its end */
 	dtext = it_slurp(dout);
 	assert_null(strstr(dtext, "Full thread dump"));
 	assert_non_null(strstr(dtext, "hot done"));
 	free(dtext);
-	free(text);
-	free(out);
 	free(dout);
-	free(err);
-	free(log_path);
 }
 
 static void test_no_attach_leaves_a_running_jvm_unnamed(void **state)
 {
-	char *out = it_path_dup("n.out"), *err = it_path_dup("n.err"), *log_path =
-		it_path_dup("n.jtl"), *text;
-	char pid_arg[16];
-	char *argv[] = { IT_JITRACE, "record", "--no-attach", "-p", pid_arg, "-F", "999", "-d",
-			 "3", "-o", log_path, NULL };
-	struct it_log log;
+	static const char *const args[] = { "--no-attach", "-p", "PIDS", "-d", "3", NULL };
 	struct leafs l;
-	pid_t jpid;
+	struct rec r;
 
 	(void)state;
 	need_java();
-	jpid = start_hot(out, NULL, "10");
-	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)jpid);
-	record(argv, err, log_path, &log);
-	text = it_slurp(err);
-	assert_null(strstr(text, "JVM"));
+	rec_run(&r, "n", "10", NULL, args);
+	assert_null(strstr(r.text, "JVM"));
 	/* as before attaching existed: its hot code, compiled before, has no name */
-	count_leafs(&log, jpid, &l);
+	count_leafs(&r.log, r.jpid, &l);
 	it_assert_share_at_least("samples of a JVM not attached in [java jit]", l.java_jit,
 				 l.all, 0.9, "its hot code was compiled before (99.6% seen)");
-	it_log_free(&log);
-	assert_int_equal(it_wait(jpid), 0);
-	free(text);
-	free(out);
-	free(err);
-	free(log_path);
+	rec_end(&r);
 }
 
 int main(void)

@@ -379,27 +379,38 @@ static pid_t fake_start(struct fixture *f, const char *sigcgt, const char *want,
 	return pid;
 }
 
-static void test_handshake_trigger_signal_socket_request_reply(void **state)
-{
-	static const char want[] = "1\0jcmd\0Compiler.perfmap\0\0";
-	const char *args[] = { "Compiler.perfmap", NULL };
-	char why[JT_JVM_ATTACH_WHY_MAX] = "", text[JT_JVM_ATTACH_TEXT_MAX];
-	struct jt_jvm_call *call;
-	struct fixture f;
-	int code = 99, status;
-	pid_t pid;
+static const char perfmap_request[] = "1\0jcmd\0Compiler.perfmap\0\0";
 
-	(void)state;
-	pid = fake_start(&f, "0000000000000004", want, sizeof(want), "0\nwritten\n", true);
-	call = jt_jvm_attach__start(f.root, pid, "jcmd", args, 5000, why);
+/* Compiler.perfmap to the fake at pid: its answer's code 0 and text into text; the fake
+ * saw the trigger and the request (it exits 0). */
+static void perfmap_call(const struct fixture *f, pid_t pid, char *text)
+{
+	const char *args[] = { "Compiler.perfmap", NULL };
+	char why[JT_JVM_ATTACH_WHY_MAX] = "";
+	struct jt_jvm_call *call;
+	int code = 99, status;
+
+	call = jt_jvm_attach__start(f->root, pid, "jcmd", args, 5000, why);
 	assert_non_null(call);
 	assert_int_equal(jt_jvm_attach__pid(call), pid);
 	assert_int_equal(jt_jvm_attach__finish(call, &code, text, why), 0);
 	assert_int_equal(code, 0);
-	assert_string_equal(text, "written\n");
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);	/* saw the trigger and the request */
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_handshake_trigger_signal_socket_request_reply(void **state)
+{
+	char text[JT_JVM_ATTACH_TEXT_MAX];
+	struct fixture f;
+	pid_t pid;
+
+	(void)state;
+	pid = fake_start(&f, "0000000000000004", perfmap_request, sizeof(perfmap_request),
+			 "0\nwritten\n", true);
+	perfmap_call(&f, pid, text);
+	assert_string_equal(text, "written\n");
 	/* the trigger is gone again; only the listener's socket stays, as HotSpot keeps it */
 	assert_int_equal(scratch_entries(f.cwd), 0);
 	assert_int_equal(scratch_entries(f.tmp), 1);
@@ -408,17 +419,15 @@ static void test_handshake_trigger_signal_socket_request_reply(void **state)
 
 static void test_stale_socket_is_waited_past(void **state)
 {
-	static const char want[] = "1\0jcmd\0Compiler.perfmap\0\0";
-	const char *args[] = { "Compiler.perfmap", NULL };
-	char why[JT_JVM_ATTACH_WHY_MAX] = "", text[JT_JVM_ATTACH_TEXT_MAX], cwd[PATH_MAX];
+	char text[JT_JVM_ATTACH_TEXT_MAX], cwd[PATH_MAX];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct jt_jvm_call *call;
 	struct fixture f;
-	int code = 99, s;
 	pid_t pid;
+	int s;
 
 	(void)state;
-	pid = fake_start(&f, "0000000000000004", want, sizeof(want), "0\n", true);
+	pid = fake_start(&f, "0000000000000004", perfmap_request, sizeof(perfmap_request), "0\n",
+			 true);
 	/* a socket nobody listens on, where the listener will bind: a JVM of that pid before */
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_int_equal(chdir(f.tmp), 0);
@@ -427,12 +436,8 @@ static void test_stale_socket_is_waited_past(void **state)
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	close(s);
 	assert_int_equal(chdir(cwd), 0);
-	call = jt_jvm_attach__start(f.root, pid, "jcmd", args, 5000, why);
-	assert_non_null(call);
-	assert_int_equal(jt_jvm_attach__finish(call, &code, text, why), 0);
-	assert_int_equal(code, 0);
-	assert_int_equal(waitpid(pid, &s, 0), pid);
-	assert_int_equal(WEXITSTATUS(s), 0);
+	perfmap_call(&f, pid, text);
+	assert_string_equal(text, "");
 	fixture_remove(&f);
 }
 

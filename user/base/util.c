@@ -2,6 +2,7 @@
 /* Error reporting, number parsing and clocks shared by the collector modules. */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,22 @@ uint64_t jt_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int jt_wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	uint64_t now;
+	int n;
+
+	do {
+		now = jt_now_ns();
+		/* rounded up: a wait of 0 ms would return at once, before the deadline */
+		n = poll(&p, 1, now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n ? 0 : -ETIMEDOUT;
 }
 
 int jt_array_grow(void *pp, size_t *cap, size_t need, size_t elem)

@@ -21,6 +21,11 @@ int jt_parse_double(const char *s, double *out);
 
 /* Monotonic clock in ns, the clock of bpf_ktime_get_ns(). */
 uint64_t jt_now_ns(void);
+/*
+ * Wait until fd is ready for events (poll's) or the jt_now_ns time deadline passes, through
+ * EINTR: 0, -ETIMEDOUT, or -errno. For a runtime's socket, whose answer is bounded.
+ */
+int jt_wait_fd(int fd, short events, uint64_t deadline);
 
 static inline size_t jt_round8(size_t n)
 {

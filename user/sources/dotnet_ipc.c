@@ -143,33 +143,11 @@ int jt_dotnet_ipc__attach_payload(uint32_t timeout_ms, const char *guid, const c
 	return (int)need;
 }
 
-/* Milliseconds left until deadline (a jt_now_ns time), 0 once it has passed. */
-static int left_ms(uint64_t deadline)
-{
-	uint64_t now = jt_now_ns();
-
-	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
-}
-
-/* Wait for fd to be ready for events before deadline: 0, -ETIMEDOUT or -errno. */
-static int wait_fd(int fd, short events, uint64_t deadline)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n;
-
-	do
-		n = poll(&p, 1, left_ms(deadline));
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n ? 0 : -ETIMEDOUT;
-}
-
 static int send_all(int fd, const uint8_t *buf, size_t len, uint64_t deadline)
 {
 	while (len) {
 		ssize_t n;
-		int err = wait_fd(fd, POLLOUT, deadline);
+		int err = jt_wait_fd(fd, POLLOUT, deadline);
 
 		if (err)
 			return err;
@@ -192,7 +170,7 @@ static int recv_all(int fd, uint8_t *buf, size_t len, uint64_t deadline)
 	while (len) {
 		size_t want = buf ? len : (len < sizeof(sink) ? len : sizeof(sink));
 		ssize_t n;
-		int err = wait_fd(fd, POLLIN, deadline);
+		int err = jt_wait_fd(fd, POLLIN, deadline);
 
 		if (err)
 			return err;

@@ -253,26 +253,6 @@ struct result {
 	char why[JT_JVM_ATTACH_WHY_MAX];
 };
 
-/* Milliseconds from now to deadline, 0 once it has passed. */
-static int ms_left(uint64_t deadline)
-{
-	uint64_t now = jt_now_ns();
-
-	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
-}
-
-/* Wait for fd to be ready before deadline: 0, -ETIMEDOUT or -errno. */
-static int wait_ready(int fd, short events, uint64_t deadline)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n;
-
-	do
-		n = poll(&p, 1, ms_left(deadline));
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : (n ? 0 : -ETIMEDOUT);
-}
-
 /* The listener's socket in tmp, owned by the JVM's user: 0, or -ENOENT. */
 static int socket_there(int tmp, const char *name, uid_t euid)
 {
@@ -367,7 +347,7 @@ static int exchange(int fd, const char *req, size_t len, uint64_t deadline, char
 
 	*got = 0;
 	while (len) {
-		err = wait_ready(fd, POLLOUT, deadline);
+		err = jt_wait_fd(fd, POLLOUT, deadline);
 		n = err ? -1 : send(fd, req, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && !err && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -380,7 +360,7 @@ static int exchange(int fd, const char *req, size_t len, uint64_t deadline, char
 		len -= (size_t)n;
 	}
 	for (;;) {
-		err = wait_ready(fd, POLLIN, deadline);
+		err = jt_wait_fd(fd, POLLIN, deadline);
 		if (err) {
 			snprintf(why, wcap, "no reply: %s", strerror(-err));
 			return err;
@@ -536,7 +516,7 @@ static size_t read_until_closed(int fd, void *buf, size_t cap, uint64_t deadline
 	size_t got = 0;
 	ssize_t n;
 
-	while (got < cap && !wait_ready(fd, POLLIN, deadline)) {
+	while (got < cap && !jt_wait_fd(fd, POLLIN, deadline)) {
 		n = read(fd, (char *)buf + got, cap - got);
 		if (n < 0 && errno == EINTR)
 			continue;
