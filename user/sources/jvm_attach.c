@@ -476,8 +476,11 @@ struct jt_jvm_call *jt_jvm_attach__start(const char *proc_root, uint32_t pid, co
 	cwd = open_proc_dir(proc_root, pid, "cwd");	/* may be gone: /tmp serves */
 	call = calloc(1, sizeof(*call));
 	if (tmp < 0 || !call || pipe2(pipefd, O_CLOEXEC)) {
-		snprintf(why, JT_JVM_ATTACH_WHY_MAX, "%s", tmp < 0 ?
-			 "its root's /tmp cannot be opened" : strerror(call ? errno : ENOMEM));
+		if (tmp < 0)	/* EACCES: jitrace without CAP_SYS_PTRACE, another user's */
+			snprintf(why, JT_JVM_ATTACH_WHY_MAX, "%s/%u/root/tmp: %s", proc_root, pid,
+				 strerror(-tmp));
+		else
+			snprintf(why, JT_JVM_ATTACH_WHY_MAX, "%s", strerror(call ? errno : ENOMEM));
 		goto fail;
 	}
 	call->pid = pid;
