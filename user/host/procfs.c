@@ -80,6 +80,24 @@ int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
 	return 0;
 }
 
+#define MEMFD "/memfd:"	/* how the kernel names a memfd's file */
+
+bool jt_procfs__anon_path(const char *path)
+{
+	return !path[0] || !strncmp(path, MEMFD, strlen(MEMFD));
+}
+
+const char *jt_procfs__jit_path(const char *path)
+{
+	/* CoreCLR's double mapping of its executable memory (ExecutableAllocator) */
+	static const char dotnet[] = MEMFD "doublemapper";
+	size_t n = strlen(dotnet);
+
+	if (!strncmp(path, dotnet, n) && (!path[n] || path[n] == ' '))
+		return "[dotnet jit]";
+	return NULL;
+}
+
 /*
  * "start-end perms offset dev inode path": keep executable mappings that name a file, the
  * kernel's special ones ([vdso], [vsyscall], [uprobes], [uprobes-trampoline]) and
