@@ -127,6 +127,7 @@ fail:
 static int spawn_command(struct jt_live *l)
 {
 	char **command = l->o->command;
+	bool want_dotnet_map = !l->o->no_perfmap && !l->o->dotnet_module;
 	int go[2], ep[2];
 	char c;
 
@@ -164,6 +165,14 @@ static int spawn_command(struct jt_live *l)
 		close(ep[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* jitrace gave up before starting it */
+		/*
+		 * A .NET runtime started with nothing set writes no perf map. The command is the
+		 * recording's own, so it writes its map from its first method (DOTNET_ names are
+		 * ignored by anything else); a value the user set is theirs. Not over IPC: the
+		 * runtime listens only once it started, and its map would need turning off.
+		 */
+		if (want_dotnet_map)
+			setenv("DOTNET_PerfMapEnabled", "3", 0);
 		execvp(command[0], command);
 		err = errno;
 		if (write(ep[1], &err, sizeof(err)) != sizeof(err))	/* then say it here */
