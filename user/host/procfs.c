@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "host/procfs.h"
 
@@ -96,6 +98,30 @@ const char *jt_procfs__jit_path(const char *path)
 	if (!strncmp(path, dotnet, n) && (!path[n] || path[n] == ' '))
 		return "[dotnet jit]";
 	return NULL;
+}
+
+int jt_procfs__holds_fd(const char *proc_root, uint32_t pid, int fd)
+{
+	struct stat ours, st;
+	struct dirent *de;
+	char path[256];
+	int found = 0;
+	DIR *d;
+
+	if (fstat(fd, &ours))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%u/fd", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	snprintf(path, sizeof(path), "%d", fd);	/* in our own table, fd itself is not theirs */
+	while (!found && (de = readdir(d)))
+		found = de->d_name[0] != '.' &&
+			(pid != (uint32_t)getpid() || strcmp(de->d_name, path)) &&
+			!fstatat(dirfd(d), de->d_name, &st, 0) && st.st_dev == ours.st_dev &&
+			st.st_ino == ours.st_ino;
+	closedir(d);
+	return found;
 }
 
 /*

@@ -48,6 +48,8 @@ struct jt_vma *jt_vmas__add(struct jt_vmas *vm, uint64_t start, uint64_t end, ui
 bool jt_procfs__anon_path(const char *path);
 /* The runtime whose JIT memory path is by its name alone ("[dotnet jit]"), or NULL. */
 const char *jt_procfs__jit_path(const char *path);
+/* Whether process pid has the file fd is open on open too (PROC_ROOT/PID/fd): 1, 0, -errno. */
+int jt_procfs__holds_fd(const char *proc_root, uint32_t pid, int fd);
 /* dst (freed first) becomes a copy of src (symbols kept, module ids not). 0 or -ENOMEM. */
 int jt_vmas__copy(struct jt_vmas *dst, const struct jt_vmas *src);
 
