@@ -125,11 +125,21 @@ fail:
 	return NULL;
 }
 
+/* Whether the environment loads the CLR profiler module, which names .NET code itself. */
+static bool module_in_env(void)
+{
+	const char *p = getenv("CORECLR_PROFILER"), *n = getenv("CORECLR_NOTIFICATION_PROFILERS");
+
+	return (p && strcasestr(p, JT_DOTNET_PROFILER_CLSID)) ||
+	       (n && strcasestr(n, JT_DOTNET_PROFILER_CLSID));
+}
+
 /* Fork the command now; it waits until its pid is in the filter, then execs. */
 static int spawn_command(struct jt_live *l)
 {
 	char **command = l->o->command;
-	bool want_dotnet_map = !l->o->no_perfmap && !l->o->dotnet_module;
+	bool want_dotnet_map = !l->o->no_perfmap && !l->o->dotnet_module &&
+			       !module_in_env();
 	int go[2], ep[2];
 	char c;
 
@@ -170,8 +180,9 @@ static int spawn_command(struct jt_live *l)
 		/*
 		 * A .NET runtime started with nothing set writes no perf map. The command is the
 		 * recording's own, so it writes its map from its first method (DOTNET_ names are
-		 * ignored by anything else); a value the user set is theirs. Not over IPC: the
-		 * runtime listens only once it started, and its map would need turning off.
+		 * ignored by anything else); a value the user set is theirs, and so is the
+		 * module if they load it. Not over IPC: the runtime listens only once it
+		 * started, and a map turned on so would need turning off again.
 		 */
 		if (want_dotnet_map)
 			setenv("DOTNET_PerfMapEnabled", "3", 0);
