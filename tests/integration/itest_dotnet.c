@@ -764,6 +764,7 @@ static void test_jitdump_cut_short_is_said_and_counted(void **state)
 	need_dotnet();
 	pid = record_hot("map2cut", env, "split", "2500", &log);
 	if (it_wait_for_text(err, "inside a record that claims", 0)) {
+		print_message("said: see %s\n", err);
 		assert_int_equal(it_drops_of(&log, JT_DROP_JITDUMP), 1);
 	} else {
 		/* a runtime that writes its jitdump whole: then it names the split */
