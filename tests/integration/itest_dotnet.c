@@ -1137,9 +1137,11 @@ static void test_module_attached_to_running_process(void **state)
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
 	assert_split(&log, (uint32_t)pid, 1u << JT_SRC_AGENT | 1u << JT_SRC_PERFMAP);
+	/* the module's naming, not the runtime's map's; a later code body "...[code N]" */
 	for (i = 1; i < log.nr_methods; i++)
-		big |= it_name_is(log.methods[i], "JitraceTest.Hot.Big(int)");
-	assert_true(big);	/* the module's naming, not the runtime's map's */
+		big |= log.methods[i] && log.methods[i]->name_len >= 24 &&
+		       !memcmp(log.methods[i]->name, "JitraceTest.Hot.Big(int)", 24);
+	assert_true(big);
 	assert_nothing_lost(&log);
 	it_log_free(&log);
 	free(log_path);
