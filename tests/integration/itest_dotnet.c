@@ -774,6 +774,52 @@ static void test_jitdump_cut_short_is_said_and_counted(void **state)
 	free(err);
 }
 
+/*
+ * No names at all (--no-perfmap): .NET's JIT code lives in its memfd double mapping
+ * ("/memfd:doublemapper (deleted)"), made executable by mprotect; its frames are the runtime's
+ * JIT memory, "[dotnet jit]", whatever the program is called (Hot, not dotnet), never a file
+ * and offset.
+ */
+static void test_doublemapper_is_dotnet_jit_memory(void **state)
+{
+	char *log_path = it_path_dup("dmap.jtl"), *out = it_path_dup("dmap.out");
+	char *rec[] = { IT_JITRACE, "record", "--no-perfmap", "-F", "999", "-o", log_path, "--",
+			dn.hot, "split", "2000", NULL };
+	uint64_t n = 0, jit = 0;
+	struct it_log log;
+	pid_t pid;
+	size_t i;
+
+	(void)state;
+	need_dotnet();
+	dn_env(NULL);
+	assert_int_equal(it_run(rec, out, NULL), 0);
+	pid = hot_pid(out);
+	dn_forget(pid);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_sample *s = (const void *)log.recs[i];
+		const struct jt_rec_module *m;
+		uint64_t id;
+
+		if (s->h.type != JT_REC_SAMPLE || s->pid != (uint32_t)pid || !s->nr_frames ||
+		    it_frame_is_kernel(&log, &s->frames[0]))
+			continue;
+		n++;
+		id = JT_FRAME_ID(s->frames[0].ref);
+		if (JT_FRAME_KIND(s->frames[0].ref) != JT_FRAME_USER || !id ||
+		    id >= log.nr_modules || !(m = log.modules[id]))
+			continue;
+		jit += m->path_len == 12 && !memcmp(m->path, "[dotnet jit]", 12);
+	}
+	it_assert_share_at_least("leaf samples in [dotnet jit]", jit, n, 0.9,
+				 "the split's loops are JIT code; 95% seen");
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
 /* ---- the CLR profiler module ---- */
 
 static void need_module(void)
@@ -1373,6 +1419,7 @@ int main(void)
 		cmocka_unit_test(test_sigkill_leaves_the_perf_map_off),
 		cmocka_unit_test(test_overlapping_sessions_both_keep_names),
 		cmocka_unit_test(test_jitdump_cut_short_is_said_and_counted),
+		cmocka_unit_test(test_doublemapper_is_dotnet_jit_memory),
 		cmocka_unit_test(test_module_names_and_split),
 		cmocka_unit_test(test_module_and_runtime_never_write_one_map),
 		cmocka_unit_test(test_module_calls_exact_through_exceptions),
