@@ -1180,6 +1180,25 @@ static void record_unfinished_in_a_file_still_open_waits(void **state)
 	assert_int_equal(drops(f, JT_DROP_JITDUMP), 0);
 }
 
+/* A file nothing announced whose header names another pid is another's: not read, not said. */
+static void unannounced_file_of_another_pid_is_left_alone(void **state)
+{
+	struct jfx *f = *state;
+
+	jd_header(&f->d, f->pid + 1, f->t0, 0);
+	jd_load(&f->d, f->t0 + 1 * MS, f->pid, at(f, 0x1000), 0x100, 1, "not_mine", 0x100);
+	jfx_write(f, SIZE_MAX);
+	close(f->fd);
+	f->fd = -1;
+	jfx_start(f, false);
+	sample(f, 2 * MS, at(f, 0x1010));
+	tick(f, 3000 * MS);
+	finish(f);
+	assert_int_equal(stats(f).jitdump_records, 0);
+	assert_leaf(f, 0, NULL);
+	assert_int_equal(drops(f, JT_DROP_JITDUMP), 0);
+}
+
 static void write_perf_map(struct jfx *f, const char *mode, const char *lines)
 {
 	FILE *m;
@@ -1396,6 +1415,7 @@ int main(void)
 		T(record_far_ahead_of_now_is_refused_and_counted),
 		T(record_cut_short_by_its_writer_is_said_and_counted),
 		T(record_unfinished_in_a_file_still_open_waits),
+		T(unannounced_file_of_another_pid_is_left_alone),
 		T(perfmap_and_jitdump_of_the_same_code_name_from_the_perf_map),
 		T(debug_info_gives_the_method_its_source_lines),
 		T(large_debug_info_is_taken_not_counted),

@@ -38,6 +38,8 @@ struct jfile {
 	uint64_t off;		/* next record; 0: the header is not read yet */
 	struct jt_event *lines;	/* lines from debug info, waiting for the code they describe */
 	uint64_t lines_addr;	/* its address */
+	bool unannounced;	/* found by its name alone, not mapped: its header must say its pid */
+	uint32_t nspid;		/* the pid it names, its process's in its own namespace */
 	uint64_t stuck_size;	/* its size when a record at its end was last seen unfinished */
 	uint64_t stuck_ts;	/* since when */
 	char path[160];		/* for messages */
@@ -172,6 +174,7 @@ static bool file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct 
 		p->refused = true;
 		return false;
 	}
+	f->unannounced = false;
 	if (find_path(jw, f)) {
 		f->fd = jt_safeopen__in_root(p->pid, f->path, proc->st_uid);
 	} else {
@@ -181,13 +184,18 @@ static bool file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct 
 		 * Its /tmp/jit-N.dump written since it started is still its own, and says so.
 		 */
 		f->fd = jt_safeopen__jitdump(p->pid, proc->st_uid, f->path, sizeof(f->path));
-		if (f->fd < 0 && (errno == ENOENT || errno == ESTALE)) {
-			/* a runtime maps its file as it starts: one running already has it,
-			 * or never will (looking again would read every process's maps for
-			 * 30 s under -a) */
+		if (f->fd < 0 || sscanf(f->path, "/tmp/jit-%u.dump", &f->nspid) != 1) {
+			/* nothing it announced is the process's to say anything of; a runtime
+			 * maps its file as it starts: one running already has it, or never
+			 * will (looking again would read every process's maps for 30 s
+			 * under -a) */
+			if (f->fd >= 0)
+				close(f->fd);
+			f->fd = -1;
 			p->refused = f->running;
 			return false;
 		}
+		f->unannounced = true;
 	}
 	if (f->fd < 0) {
 		if (errno != ENOENT && errno != ESRCH)
@@ -207,6 +215,12 @@ static bool read_header(struct jt_jitwatch *jw, struct jfile *f, uint64_t size)
 
 	if (err == -EAGAIN)
 		return false;
+	if (f->unannounced && (err || h.pid != f->nspid)) {
+		/* not announced, and not its own by what it says: another's, nothing to say */
+		jt_watch__close(&jw->w, &f->p);
+		f->p.refused = true;
+		return false;
+	}
 	if (err == -EPROTO)
 		refuse(jw, f, "written in the other byte order");
 	else if (err)
