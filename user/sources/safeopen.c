@@ -359,7 +359,11 @@ int jt_safeopen__perfmap_gone(const struct jt_mapsite *site, uid_t uid)
 	return fd;
 }
 
-int jt_safeopen__perfmap(pid_t pid, uid_t uid)
+/*
+ * A file of pid's in its own root's /tmp, named by fmt with its pid in its own namespace
+ * (the name into name, as the process sees it), written since the process started.
+ */
+static int own_tmp_file(pid_t pid, uid_t uid, const char *fmt, char *name, size_t len)
 {
 	char rel[32];
 	pid_t nstgid;
@@ -375,7 +379,9 @@ int jt_safeopen__perfmap(pid_t pid, uid_t uid)
 		errno = -err;
 		return -1;
 	}
-	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", (int)nstgid);
+	snprintf(rel, sizeof(rel), fmt, (int)nstgid);
+	if (name)
+		snprintf(name, len, "/%s", rel);
 	fd = open_in_root(dir, rel, uid);
 	err = errno;
 	if (fd >= 0 && stale_map(dir, fd)) {
@@ -386,6 +392,16 @@ int jt_safeopen__perfmap(pid_t pid, uid_t uid)
 	close(dir);
 	errno = err;
 	return fd;
+}
+
+int jt_safeopen__perfmap(pid_t pid, uid_t uid)
+{
+	return own_tmp_file(pid, uid, "tmp/perf-%d.map", NULL, 0);
+}
+
+int jt_safeopen__jitdump(pid_t pid, uid_t uid, char *path, size_t len)
+{
+	return own_tmp_file(pid, uid, "tmp/jit-%d.dump", path, len);
 }
 
 int jt_safeopen__in_root(pid_t pid, const char *path, uid_t uid)
