@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A running HotSpot JVM's own structures, read from outside: code blobs, frames, method names. */
+#ifndef JT_HOTSPOT_H
+#define JT_HOTSPOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Read len bytes of the target at addr into buf. Returns 0, or -errno (-EFAULT: not all of
+ * it is mapped). The target's memory is untrusted: every value read from it is checked.
+ */
+typedef int (*jt_hotspot_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/*
+ * The variables libjvm.so exports to describe itself (HotSpot's vmStructs.cpp), by which
+ * the reader finds every offset it uses instead of building them in: each is a pointer to
+ * a table, or a uint64_t offset or stride into one.
+ */
+enum jt_hs_sym {
+	JT_HS_STRUCTS,		/* VMStructEntry *gHotSpotVMStructs */
+	JT_HS_STRUCT_TYPE,	/* offset of typeName in a VMStructEntry */
+	JT_HS_STRUCT_FIELD,	/* fieldName */
+	JT_HS_STRUCT_STATIC,	/* isStatic (int32_t) */
+	JT_HS_STRUCT_OFFSET,	/* offset (uint64_t), of a non-static field */
+	JT_HS_STRUCT_ADDRESS,	/* address (void *), of a static field */
+	JT_HS_STRUCT_STRIDE,
+	JT_HS_TYPES,		/* VMTypeEntry *gHotSpotVMTypes */
+	JT_HS_TYPE_NAME,
+	JT_HS_TYPE_SIZE,	/* uint64_t */
+	JT_HS_TYPE_STRIDE,
+	JT_HS_INTS,		/* VMIntConstantEntry *gHotSpotVMIntConstants */
+	JT_HS_INT_NAME,
+	JT_HS_INT_VALUE,	/* int32_t */
+	JT_HS_INT_STRIDE,
+	JT_HS_SYM_NR
+};
+
+/* The exported names of the variables above, in their order. */
+extern const char *const jt_hotspot_sym_names[JT_HS_SYM_NR];
+
+struct jt_hotspot;
+
+/*
+ * Read the vmStructs tables through read/ctx, the variables being at syms[] in the target,
+ * and the code cache's heaps. Returns NULL with why (len bytes) saying what was missing or
+ * implausible (a field by name, a value read) and *err = -errno; reports nothing itself:
+ * the caller says it once per process.
+ */
+struct jt_hotspot *jt_hotspot__open(jt_hotspot_read_fn read, void *ctx,
+				    const uint64_t syms[JT_HS_SYM_NR], char *why, size_t len,
+				    int *err);
+/*
+ * The same for process pid under proc_root ("/proc"): libjvm.so found in its maps, its
+ * symbols read from the file through PROC_ROOT/PID/root (the process's own view, as in a
+ * container), its memory through PROC_ROOT/PID/mem. -ENOENT: no libjvm.so mapped.
+ */
+struct jt_hotspot *jt_hotspot__open_pid(const char *proc_root, uint32_t pid, char *why,
+					size_t len, int *err);
+void jt_hotspot__free(struct jt_hotspot *hs);
+
+enum jt_hs_kind {
+	JT_HS_NMETHOD,		/* compiled Java code */
+	JT_HS_NATIVE,		/* a native method's wrapper (an nmethod too) */
+	JT_HS_INTERPRETER,	/* the template interpreter: frames laid out around fp */
+	JT_HS_STUB,		/* any other blob: runtime stubs, adapters, the call stub */
+};
+
+/* A code blob in the code cache, as read at one moment. */
+struct jt_hs_code {
+	enum jt_hs_kind kind;
+	uint64_t blob;		/* the CodeBlob */
+	uint64_t begin, end;	/* its instructions */
+	uint32_t frame_size;	/* CodeBlob::_frame_size: words from sp to the caller's sp,
+				 * return address included; 0 for blobs without a fixed frame */
+	int32_t frame_complete;	/* offset from begin where the frame is built (-1: never) */
+	uint64_t method;	/* an nmethod's Method *, else 0 */
+	char name[64];		/* CodeBlob::_name: "nmethod", "Interpreter", a stub's name */
+};
+
+/* Whether pc is inside the code cache's reserved bounds at all (no read). */
+bool jt_hotspot__in_code_cache(const struct jt_hotspot *hs, uint64_t pc);
+/*
+ * The blob holding pc, read now (code replaced at an address is read as it is now: call it
+ * at sample time, or when the code is loaded, while the process lives). Returns 0,
+ * -ENOENT (not in a code heap, or in free space), -EFAULT (unreadable) or -EBADMSG (a value
+ * that cannot be: the target changed under the read or is not what the tables say).
+ */
+int jt_hotspot__code(struct jt_hotspot *hs, uint64_t pc, struct jt_hs_code *out);
+/*
+ * The Method * an interpreted frame runs, fp being its frame pointer: the word at
+ * fp + interpreter_frame_method_offset words. Returns 0, -EFAULT, or -EBADMSG (not a
+ * plausible Method *).
+ */
+int jt_hotspot__interp_method(struct jt_hotspot *hs, uint64_t fp, uint64_t *method);
+/*
+ * "pkg.Class.method" of Method * method into buf (len bytes, truncated, NUL-terminated):
+ * its ConstMethod, ConstantPool, pool holder's name and name index. Returns the name's
+ * length, -EFAULT or -EBADMSG. Names are cached per Method * and ConstMethod *.
+ */
+int jt_hotspot__method_name(struct jt_hotspot *hs, uint64_t method, char *buf, size_t len);
+
+/* What the reader read: the interpreter's method slot (words from fp), segment size. */
+int jt_hotspot__interp_method_slot(const struct jt_hotspot *hs);
+
+#endif
