@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include "host/hotspot.h"
+#include "base/util.h"
 #include "host/procfs.h"
 
 const char *const jt_hotspot_sym_names[JT_HS_SYM_NR] = {
 	[JT_HS_STRUCTS] = "gHotSpotVMStructs",
 	[JT_HS_STRUCT_TYPE] = "gHotSpotVMStructEntryTypeNameOffset",
 	[JT_HS_STRUCT_FIELD] = "gHotSpotVMStructEntryFieldNameOffset",
+	[JT_HS_STRUCT_TYPESTRING] = "gHotSpotVMStructEntryTypeStringOffset",
 	[JT_HS_STRUCT_STATIC] = "gHotSpotVMStructEntryIsStaticOffset",
 	[JT_HS_STRUCT_OFFSET] = "gHotSpotVMStructEntryOffsetOffset",
 	[JT_HS_STRUCT_ADDRESS] = "gHotSpotVMStructEntryAddressOffset",
@@ -50,39 +52,40 @@ enum fld {
 };
 
 #define OPT 1	/* a field some versions lack */
+#define INT 2	/* an integer, read by its width */
 
 static const struct {
 	const char *type, *field;
-	int opt;
+	int flags;
 } fields[F_NR] = {
 	[F_BLOB_NAME] = { "CodeBlob", "_name" },
-	[F_BLOB_SIZE] = { "CodeBlob", "_size" },
-	[F_BLOB_FRAME_COMPLETE] = { "CodeBlob", "_frame_complete_offset" },
-	[F_BLOB_FRAME_SIZE] = { "CodeBlob", "_frame_size" },
+	[F_BLOB_SIZE] = { "CodeBlob", "_size", INT },
+	[F_BLOB_FRAME_COMPLETE] = { "CodeBlob", "_frame_complete_offset", INT },
+	[F_BLOB_FRAME_SIZE] = { "CodeBlob", "_frame_size", INT },
 	[F_BLOB_CODE_BEGIN] = { "CodeBlob", "_code_begin", OPT },
 	[F_BLOB_CODE_END] = { "CodeBlob", "_code_end", OPT },
-	[F_BLOB_CODE_OFFSET] = { "CodeBlob", "_code_offset", OPT },
-	[F_BLOB_DATA_OFFSET] = { "CodeBlob", "_data_offset", OPT },
+	[F_BLOB_CODE_OFFSET] = { "CodeBlob", "_code_offset", OPT | INT },
+	[F_BLOB_DATA_OFFSET] = { "CodeBlob", "_data_offset", OPT | INT },
 	[F_CM_METHOD] = { "CompiledMethod", "_method", OPT },
 	[F_NM_METHOD] = { "nmethod", "_method", OPT },
 	[F_CC_HEAPS] = { "CodeCache", "_heaps" },
 	[F_HEAP_MEMORY] = { "CodeHeap", "_memory" },
 	[F_HEAP_SEGMAP] = { "CodeHeap", "_segmap" },
-	[F_HEAP_LOG2] = { "CodeHeap", "_log2_segment_size" },
+	[F_HEAP_LOG2] = { "CodeHeap", "_log2_segment_size", INT },
 	[F_VS_LOW] = { "VirtualSpace", "_low" },
 	[F_VS_HIGH] = { "VirtualSpace", "_high" },
 	[F_VS_LOW_BOUNDARY] = { "VirtualSpace", "_low_boundary" },
 	[F_VS_HIGH_BOUNDARY] = { "VirtualSpace", "_high_boundary" },
-	[F_GA_LEN] = { "GrowableArrayBase", "_len" },
+	[F_GA_LEN] = { "GrowableArrayBase", "_len", INT },
 	[F_GA_DATA] = { "GrowableArray<int>", "_data" },
-	[F_HBH_USED] = { "HeapBlock::Header", "_used", OPT },
+	[F_HBH_USED] = { "HeapBlock::Header", "_used", OPT | INT },
 	[F_METHOD_CONST] = { "Method", "_constMethod" },
 	[F_CONST_CONSTANTS] = { "ConstMethod", "_constants" },
-	[F_CONST_NAME_INDEX] = { "ConstMethod", "_name_index" },
+	[F_CONST_NAME_INDEX] = { "ConstMethod", "_name_index", INT },
 	[F_CP_HOLDER] = { "ConstantPool", "_pool_holder" },
-	[F_CP_LENGTH] = { "ConstantPool", "_length" },
+	[F_CP_LENGTH] = { "ConstantPool", "_length", INT },
 	[F_KLASS_NAME] = { "Klass", "_name" },
-	[F_SYM_LENGTH] = { "Symbol", "_length" },
+	[F_SYM_LENGTH] = { "Symbol", "_length", INT },
 	[F_SYM_BODY] = { "Symbol", "_body" },
 };
 
@@ -122,8 +125,11 @@ struct jt_hotspot {
 	int *mem_ctx;		/* read's context then, owned too */
 	uint64_t off[F_NR];
 	bool has[F_NR];
+	int width[F_NR];	/* of integer fields: bytes, negative when signed */
 	uint64_t type_size[T_NR];
-	int method_slot;
+	int method_slot;	/* of an interpreted frame, in words from fp */
+	int sender_slot;	/* the sender's sp, likewise */
+	int last_sp_slot;	/* 0 until read */
 	uint64_t blob_read;	/* bytes of a CodeBlob header to read */
 	struct heap heaps[MAX_HEAPS];
 	unsigned int nr_heaps;
@@ -251,10 +257,33 @@ static uint64_t entry_u64(const uint8_t *e, uint64_t off)
 	return v;
 }
 
-/* desc: table, typeName, fieldName, isStatic, offset, address, stride */
+/*
+ * The width of an integer field by its C type as vmStructs spells it (JDK 23 made some
+ * int fields int16_t), negative when signed; 0: not an integer type the reader knows.
+ */
+static int int_width(const char *t)
+{
+	static const struct {
+		const char *name;
+		int width;
+	} w[] = {
+		{ "int", -4 }, { "int32_t", -4 }, { "jint", -4 }, { "uint32_t", 4 }, { "u4", 4 },
+		{ "juint", 4 }, { "int16_t", -2 }, { "short", -2 }, { "jshort", -2 }, { "u2", 2 },
+		{ "uint16_t", 2 }, { "u1", 1 }, { "uint8_t", 1 }, { "bool", 1 }, { "int8_t", -1 },
+		{ "size_t", 8 }, { "uint64_t", 8 }, { "intptr_t", -8 }, { "int64_t", -8 },
+	};
+	size_t i;
+
+	for (i = 0; i < JT_ARRAY_SIZE(w); i++)
+		if (!strcmp(t, w[i].name))
+			return w[i].width;
+	return 0;
+}
+
+/* desc: table, typeName, fieldName, typeString, isStatic, offset, address, stride */
 static int on_struct(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *desc)
 {
-	char type[64], field[64];
+	char type[64], field[64], ctype[64];
 	int i, err;
 	int32_t is_static;
 
@@ -268,20 +297,28 @@ static int on_struct(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *de
 			break;
 	if (i == F_NR)
 		return 0;
-	if (desc[2] + 8 > desc[6] || desc[3] + 4 > desc[6] || desc[4] + 8 > desc[6] ||
-	    desc[5] + 8 > desc[6])
+	if (desc[2] + 8 > desc[7] || desc[3] + 8 > desc[7] || desc[4] + 4 > desc[7] ||
+	    desc[5] + 8 > desc[7] || desc[6] + 8 > desc[7])
 		return -EBADMSG;
 	err = rd_str(hs, entry_u64(e, desc[2]), field, sizeof(field));
 	if (err == -EBADMSG)
 		return 0;
 	if (err < 0)
 		return err;
-	memcpy(&is_static, e + desc[3], 4);
-	for (; i < F_NR; i++)
-		if (!strcmp(type, fields[i].type) && !strcmp(field, fields[i].field)) {
-			hs->off[i] = entry_u64(e, is_static ? desc[5] : desc[4]);
-			hs->has[i] = true;
+	memcpy(&is_static, e + desc[4], 4);
+	for (; i < F_NR; i++) {
+		if (strcmp(type, fields[i].type) || strcmp(field, fields[i].field))
+			continue;
+		ctype[0] = 0;
+		if (entry_u64(e, desc[3])) {
+			err = rd_str(hs, entry_u64(e, desc[3]), ctype, sizeof(ctype));
+			if (err < 0 && err != -EBADMSG)
+				return err;
 		}
+		hs->off[i] = entry_u64(e, is_static ? desc[6] : desc[5]);
+		hs->width[i] = int_width(ctype);
+		hs->has[i] = true;
+	}
 	return 0;
 }
 
@@ -319,25 +356,57 @@ static int on_int(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *desc)
 	if (err < 0)
 		return err;
 	memcpy(&v, e + desc[2], 4);
-	/* x86-64's own constant where the build exports it, else its neighbour's */
-	if (!strcmp(name, "frame::interpreter_frame_method_offset"))
-		hs->method_slot = v;
-	else if (!strcmp(name, "frame::interpreter_frame_sender_sp_offset") &&
-		 hs->method_slot == X86_METHOD_SLOT)
-		hs->method_slot = v + (X86_METHOD_SLOT - X86_SENDER_SP_SLOT);
+	/*
+	 * x86-64 exports the slots next to the method's, not its own (frame_x86.hpp:
+	 * sender sp, then last sp, then the method, each a word further down)
+	 */
+	if (!strcmp(name, "frame::interpreter_frame_sender_sp_offset"))
+		hs->sender_slot = v;
+	else if (!strcmp(name, "frame::interpreter_frame_last_sp_offset"))
+		hs->last_sp_slot = v;
+	return 0;
+}
+
+/* Integer field f at b (bytes already read) by its width and sign. */
+static int64_t int_at(const uint8_t *p, int w)
+{
+	uint64_t v = 0;
+	int n = w < 0 ? -w : w;
+
+	memcpy(&v, p, n);	/* little-endian: the low bytes */
+	if (w < 0 && n < 8 && (v >> (8 * n - 1)) & 1)
+		v |= ~0ULL << (8 * n);
+	return (int64_t)v;
+}
+
+static int64_t get_int(const struct jt_hotspot *hs, const uint8_t *b, enum fld f)
+{
+	return int_at(b + hs->off[f], hs->width[f]);
+}
+
+/* Integer field f of the object at base, read from the target. */
+static int rd_int(struct jt_hotspot *hs, uint64_t base, enum fld f, int64_t *v)
+{
+	uint8_t b[8];
+	int w = hs->width[f], err;
+
+	err = rd(hs, base + hs->off[f], b, w < 0 ? -w : w);
+	if (err)
+		return err;
+	*v = int_at(b, w);
 	return 0;
 }
 
 static int read_heaps(struct jt_hotspot *hs, char *why, size_t len)
 {
 	uint64_t arr, data;
-	int32_t n;
+	int64_t n;
 	unsigned int i;
 	int err;
 
 	err = rd_u64(hs, hs->off[F_CC_HEAPS], &arr);
 	if (!err)
-		err = rd(hs, arr + hs->off[F_GA_LEN], &n, sizeof(n));
+		err = rd_int(hs, arr, F_GA_LEN, &n);
 	if (!err)
 		err = rd_u64(hs, arr + hs->off[F_GA_DATA], &data);
 	if (err) {
@@ -346,14 +415,14 @@ static int read_heaps(struct jt_hotspot *hs, char *why, size_t len)
 		return err;
 	}
 	if (n <= 0 || n > MAX_HEAPS) {
-		snprintf(why, len, "CodeCache::_heaps holds %d heaps", n);
+		snprintf(why, len, "CodeCache::_heaps holds %lld heaps", (long long)n);
 		return -EBADMSG;
 	}
 	hs->cc_low = UINT64_MAX;
 	for (i = 0; i < (unsigned int)n; i++) {
 		struct heap *h = &hs->heaps[i];
 		uint64_t mem, seg;
-		int32_t log2;
+		int64_t log2;
 
 		err = rd_u64(hs, data + 8 * i, &h->addr);
 		mem = h->addr + hs->off[F_HEAP_MEMORY];
@@ -367,7 +436,7 @@ static int read_heaps(struct jt_hotspot *hs, char *why, size_t len)
 		if (!err)
 			err = rd_u64(hs, seg + hs->off[F_VS_LOW], &h->segmap);
 		if (!err)
-			err = rd(hs, h->addr + hs->off[F_HEAP_LOG2], &log2, sizeof(log2));
+			err = rd_int(hs, h->addr, F_HEAP_LOG2, &log2);
 		if (err) {
 			snprintf(why, len, "code heap %u at 0x%llx unreadable", i,
 				 (unsigned long long)h->addr);
@@ -375,8 +444,9 @@ static int read_heaps(struct jt_hotspot *hs, char *why, size_t len)
 		}
 		if (log2 < 4 || log2 > 16 || !plausible(h->low, 8) || h->high < h->low ||
 		    h->reserved_high < h->high || !plausible(h->segmap, 1)) {
-			snprintf(why, len, "code heap %u: memory 0x%llx-0x%llx, segments of 2^%d",
-				 i, (unsigned long long)h->low, (unsigned long long)h->high, log2);
+			snprintf(why, len, "code heap %u: memory 0x%llx-0x%llx, segments of 2^%lld",
+				 i, (unsigned long long)h->low, (unsigned long long)h->high,
+				 (long long)log2);
 			return -EBADMSG;
 		}
 		h->log2 = log2;
@@ -393,12 +463,18 @@ static int check_layout(struct jt_hotspot *hs, char *why, size_t len)
 {
 	int i;
 
-	for (i = 0; i < F_NR; i++)
-		if (!hs->has[i] && !fields[i].opt) {
+	for (i = 0; i < F_NR; i++) {
+		if (!hs->has[i] && !(fields[i].flags & OPT)) {
 			snprintf(why, len, "vmStructs has no %s::%s", fields[i].type,
 				 fields[i].field);
 			return -ENOENT;
 		}
+		if (hs->has[i] && (fields[i].flags & INT) && !hs->width[i]) {
+			snprintf(why, len, "%s::%s is of a type the reader does not know",
+				 fields[i].type, fields[i].field);
+			return -ENOENT;
+		}
+	}
 	if (!(hs->has[F_BLOB_CODE_BEGIN] && hs->has[F_BLOB_CODE_END]) &&
 	    !(hs->has[F_BLOB_CODE_OFFSET] && hs->has[F_BLOB_DATA_OFFSET])) {
 		snprintf(why, len, "vmStructs has neither CodeBlob::_code_begin nor _code_offset");
@@ -422,8 +498,10 @@ static int check_layout(struct jt_hotspot *hs, char *why, size_t len)
 		}
 		else if (hs->has[i] && hs->off[i] + 8 > hs->blob_read)
 			hs->blob_read = hs->off[i] + 8;
-	if (hs->method_slot > -1 || hs->method_slot < -32) {
-		snprintf(why, len, "interpreter's method slot at fp%+d words", hs->method_slot);
+	if (hs->method_slot > -1 || hs->method_slot < -32 || hs->sender_slot > -1 ||
+	    hs->sender_slot < -32) {
+		snprintf(why, len, "interpreter's method and sender sp at fp%+d, fp%+d words",
+			 hs->method_slot, hs->sender_slot);
 		return -EBADMSG;
 	}
 	return 0;
@@ -434,7 +512,7 @@ struct jt_hotspot *jt_hotspot__open(jt_hotspot_read_fn read, void *ctx,
 				    int *err)
 {
 	struct jt_hotspot *hs = calloc(1, sizeof(*hs));
-	uint64_t sd[7], td[4], id[4];
+	uint64_t sd[8], td[4], id[4];
 	int e;
 
 	if (!hs) {
@@ -445,20 +523,25 @@ struct jt_hotspot *jt_hotspot__open(jt_hotspot_read_fn read, void *ctx,
 	hs->read = read;
 	hs->ctx = ctx;
 	hs->mem_fd = -1;
-	hs->method_slot = X86_METHOD_SLOT;
-	e = rd_desc(hs, syms, JT_HS_STRUCTS, 7, sd, why, len);
+	hs->sender_slot = X86_SENDER_SP_SLOT;
+	e = rd_desc(hs, syms, JT_HS_STRUCTS, 8, sd, why, len);
 	if (!e)
 		e = rd_desc(hs, syms, JT_HS_TYPES, 4, td, why, len);
 	if (!e)
 		e = rd_desc(hs, syms, JT_HS_INTS, 4, id, why, len);
 	if (!e)
-		e = walk_table(hs, sd, 7, on_struct, "gHotSpotVMStructs", why, len);
+		e = walk_table(hs, sd, 8, on_struct, "gHotSpotVMStructs", why, len);
 	if (!e)
 		e = walk_table(hs, td, 4, on_type, "gHotSpotVMTypes", why, len);
 	if (!e)
 		e = walk_table(hs, id, 4, on_int, "gHotSpotVMIntConstants", why, len);
-	if (!e)
+	if (!e) {
+		if (hs->last_sp_slot)
+			hs->method_slot = hs->last_sp_slot - 1;
+		else
+			hs->method_slot = hs->sender_slot + (X86_METHOD_SLOT - X86_SENDER_SP_SLOT);
 		e = check_layout(hs, why, len);
+	}
 	if (!e)
 		e = read_heaps(hs, why, len);
 	if (!e) {
@@ -536,14 +619,6 @@ static int block_start(struct jt_hotspot *hs, const struct heap *h, uint64_t idx
 	return -EBADMSG;
 }
 
-static int32_t blob_i32(const uint8_t *b, uint64_t off)
-{
-	int32_t v;
-
-	memcpy(&v, b + off, 4);
-	return v;
-}
-
 static uint64_t blob_u64(const uint8_t *b, uint64_t off)
 {
 	uint64_t v;
@@ -555,18 +630,18 @@ static uint64_t blob_u64(const uint8_t *b, uint64_t off)
 static int read_blob(struct jt_hotspot *hs, uint64_t blob, uint64_t pc, struct jt_hs_code *out)
 {
 	uint8_t b[MAX_BLOB_HEADER];
-	int32_t size, frame, complete;
+	int64_t size, frame, complete;
 	uint64_t begin, end;
 	int err;
 
 	err = rd(hs, blob, b, hs->blob_read);
 	if (err)
 		return err;
-	size = blob_i32(b, hs->off[F_BLOB_SIZE]);
-	frame = blob_i32(b, hs->off[F_BLOB_FRAME_SIZE]);
-	complete = blob_i32(b, hs->off[F_BLOB_FRAME_COMPLETE]);
-	if (size <= 0 || frame < 0 || frame > MAX_FRAME_WORDS || complete < -1 ||
-	    complete > size)
+	size = get_int(hs, b, F_BLOB_SIZE);
+	frame = get_int(hs, b, F_BLOB_FRAME_SIZE);
+	complete = get_int(hs, b, F_BLOB_FRAME_COMPLETE);
+	if (size <= 0 || size > INT32_MAX || frame < 0 || frame > MAX_FRAME_WORDS ||
+	    complete < -1 || complete > size)
 		return -EBADMSG;
 	if (pc < blob || pc >= blob + size)
 		return -ENOENT;	/* in a block's header, or its slack after the blob */
@@ -574,8 +649,8 @@ static int read_blob(struct jt_hotspot *hs, uint64_t blob, uint64_t pc, struct j
 		begin = blob_u64(b, hs->off[F_BLOB_CODE_BEGIN]);
 		end = blob_u64(b, hs->off[F_BLOB_CODE_END]);
 	} else {
-		int32_t co = blob_i32(b, hs->off[F_BLOB_CODE_OFFSET]);
-		int32_t dof = blob_i32(b, hs->off[F_BLOB_DATA_OFFSET]);
+		int64_t co = get_int(hs, b, F_BLOB_CODE_OFFSET);
+		int64_t dof = get_int(hs, b, F_BLOB_DATA_OFFSET);
 
 		if (co < 0 || dof < co)
 			return -EBADMSG;
@@ -631,9 +706,9 @@ int jt_hotspot__code(struct jt_hotspot *hs, uint64_t pc, struct jt_hs_code *out)
 		if (err)
 			return err;
 		if (hs->has[F_HBH_USED]) {
-			uint8_t used;
+			int64_t used;
 
-			err = rd(hs, h->low + (idx << h->log2) + hs->off[F_HBH_USED], &used, 1);
+			err = rd_int(hs, h->low + (idx << h->log2), F_HBH_USED, &used);
 			if (err)
 				return err;
 			if (!used)
@@ -657,26 +732,65 @@ int jt_hotspot__interp_method(struct jt_hotspot *hs, uint64_t fp, uint64_t *meth
 	return plausible(*method, 8) ? 0 : -EBADMSG;
 }
 
+int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+		     struct jt_hs_regs *regs, jt_hotspot_read_fn read, void *ctx)
+{
+	uint64_t w[2], sp;
+	int err;
+
+	if (code->kind == JT_HS_INTERPRETER) {
+		uint64_t fp = regs->bp;
+
+		if (fp < regs->sp || !plausible(fp, 8))
+			return -EBADMSG;
+		/* fp - 8: the sender sp; fp: the caller's bp; fp + 8: the return address */
+		err = read(ctx, fp + (int64_t)hs->sender_slot * 8, &sp, 8);
+		if (!err)
+			err = read(ctx, fp, w, 16);
+		if (err)
+			return err;
+		if (sp < fp + 16)	/* below the return address: not a sender's sp */
+			return -EBADMSG;
+		*regs = (struct jt_hs_regs){ .ip = w[1], .sp = sp, .bp = w[0] };
+		return 0;
+	}
+	if (!code->frame_size)
+		return -EOPNOTSUPP;
+	if (code->frame_complete < 0 || regs->ip < code->begin + code->frame_complete)
+		return -EAGAIN;
+	if (code->frame_size < 2)
+		return -EBADMSG;
+	sp = regs->sp + (uint64_t)code->frame_size * 8;
+	if (sp < regs->sp)
+		return -EBADMSG;
+	/* the saved rbp, then the return address, just below the caller's sp */
+	err = read(ctx, sp - 16, w, 16);
+	if (err)
+		return err;
+	*regs = (struct jt_hs_regs){ .ip = w[1], .sp = sp, .bp = w[0] };
+	return 0;
+}
+
 /* Symbol sym's bytes as a Java name: '/' becomes '.'; control bytes are not a name. */
 static int rd_symbol(struct jt_hotspot *hs, uint64_t sym, char *buf, size_t len)
 {
-	uint16_t n;
+	int64_t n;
 	size_t i;
 	int err;
 
 	if (!plausible(sym, 1))
 		return -EBADMSG;
-	err = rd(hs, sym + hs->off[F_SYM_LENGTH], &n, sizeof(n));
+	err = rd_int(hs, sym, F_SYM_LENGTH, &n);
 	if (err)
 		return err;
-	if (!n)
+	if (n <= 0 || n > 65535)
 		return -EBADMSG;
-	if (n > len - 1)
+	if ((size_t)n > len - 1)
 		n = len - 1;
 	err = rd(hs, sym + hs->off[F_SYM_BODY], buf, n);
 	if (err)
 		return err;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < (size_t)n; i++) {
 		if ((unsigned char)buf[i] < 0x20)
 			return -EBADMSG;
 		if (buf[i] == '/')
@@ -687,15 +801,15 @@ static int rd_symbol(struct jt_hotspot *hs, uint64_t sym, char *buf, size_t len)
 }
 
 /* A symbol of the constant pool cp by index (checked against its length). */
-static int rd_cp_symbol(struct jt_hotspot *hs, uint64_t cp, uint16_t index, uint64_t *sym)
+static int rd_cp_symbol(struct jt_hotspot *hs, uint64_t cp, int64_t index, uint64_t *sym)
 {
-	int32_t cp_len;
+	int64_t cp_len;
 	int err;
 
-	err = rd(hs, cp + hs->off[F_CP_LENGTH], &cp_len, sizeof(cp_len));
+	err = rd_int(hs, cp, F_CP_LENGTH, &cp_len);
 	if (err)
 		return err;
-	if (!index || index >= cp_len)
+	if (index <= 0 || index >= cp_len)
 		return -EBADMSG;
 	return rd_u64(hs, cp + hs->type_size[T_CONSTANTPOOL] + (uint64_t)index * 8, sym);
 }
@@ -703,14 +817,14 @@ static int rd_cp_symbol(struct jt_hotspot *hs, uint64_t cp, uint16_t index, uint
 static int build_name(struct jt_hotspot *hs, uint64_t cmethod, char *buf, size_t len)
 {
 	uint64_t cp, holder, klass_sym, name_sym;
-	uint16_t index;
+	int64_t index;
 	int n, m, err;
 
 	err = rd_u64(hs, cmethod + hs->off[F_CONST_CONSTANTS], &cp);
 	if (!err && !plausible(cp, 8))
 		err = -EBADMSG;
 	if (!err)
-		err = rd(hs, cmethod + hs->off[F_CONST_NAME_INDEX], &index, sizeof(index));
+		err = rd_int(hs, cmethod, F_CONST_NAME_INDEX, &index);
 	if (!err)
 		err = rd_u64(hs, cp + hs->off[F_CP_HOLDER], &holder);
 	if (!err && !plausible(holder, 8))

@@ -22,6 +22,7 @@ enum jt_hs_sym {
 	JT_HS_STRUCTS,		/* VMStructEntry *gHotSpotVMStructs */
 	JT_HS_STRUCT_TYPE,	/* offset of typeName in a VMStructEntry */
 	JT_HS_STRUCT_FIELD,	/* fieldName */
+	JT_HS_STRUCT_TYPESTRING,	/* typeString: the field's C type, for its width */
 	JT_HS_STRUCT_STATIC,	/* isStatic (int32_t) */
 	JT_HS_STRUCT_OFFSET,	/* offset (uint64_t), of a non-static field */
 	JT_HS_STRUCT_ADDRESS,	/* address (void *), of a static field */
@@ -101,7 +102,25 @@ int jt_hotspot__interp_method(struct jt_hotspot *hs, uint64_t fp, uint64_t *meth
  */
 int jt_hotspot__method_name(struct jt_hotspot *hs, uint64_t method, char *buf, size_t len);
 
-/* What the reader read: the interpreter's method slot (words from fp), segment size. */
+/* The interpreter's method slot it uses, in words from fp (vmStructs', else x86-64's -3). */
 int jt_hotspot__interp_method_slot(const struct jt_hotspot *hs);
+
+struct jt_hs_regs {
+	uint64_t ip, sp, bp;
+};
+
+/*
+ * One frame up from regs, whose ip is in code (as jt_hotspot__code read it), the stack read
+ * through read/ctx (a sample's copy of it, or the process): for compiled code and stubs
+ * with a frame size, the caller's sp is sp + frame_size words, below it the return address
+ * and the saved rbp; for the interpreter, fp = bp: the caller's bp at fp, its ip at fp + 8,
+ * its sp the sender sp HotSpot keeps at fp - 8 (the sp a compiled caller's frame size
+ * counts from). Returns 0 with *regs the caller's, -EOPNOTSUPP for code without a fixed
+ * frame (a stub built with frame pointers: follow bp), -EAGAIN where the frame is not yet
+ * built (a prologue: where the return address is cannot be known), -EFAULT (outside the
+ * stack read) or -EBADMSG (a caller's sp not above this frame's).
+ */
+int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+		     struct jt_hs_regs *regs, jt_hotspot_read_fn read, void *ctx);
 
 #endif
