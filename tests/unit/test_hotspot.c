@@ -515,10 +515,7 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
 	assert_int_equal(c.kind, JT_HS_INTERPRETER);
 	assert_int_equal(jt_hotspot__interp_method_slot(hs), -3);
-	/* interp_method reads the process (here the image), where fp - 24 holds 0 yet */
-	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, &method), -EBADMSG);
-	memcpy(at(&w->m, fp - 24), &w->method, 8);
-	assert_int_equal(jt_hotspot__interp_method(hs, fp, &method), 0);
+	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, stack_read, &s, &method), 0);
 	assert_int_equal(method, w->method);
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), 0);
 	assert_int_equal(r.ip, 0x4000);
@@ -529,9 +526,12 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	r = (struct jt_hs_regs){ .ip = interp_pc, .sp = s.base, .bp = fp };
 	s.w[20 - 1] = fp;
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EBADMSG);
-	/* fp beyond the copy */
+	/* fp beyond the copy; a method slot holding no pointer */
 	r = (struct jt_hs_regs){ .ip = interp_pc, .sp = s.base, .bp = s.base + 4096 };
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EFAULT);
+	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, stack_read, &s, &method), -EFAULT);
+	s.w[20 - 3] = 12345;
+	assert_int_equal(jt_hotspot__interp_method(hs, fp, stack_read, &s, &method), -EBADMSG);
 
 	/* in the nmethod's prologue, and in a stub whose frame is never complete */
 	r = (struct jt_hs_regs){ .ip = nm + 48 + 3, .sp = s.base };

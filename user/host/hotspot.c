@@ -720,13 +720,14 @@ int jt_hotspot__code(struct jt_hotspot *hs, uint64_t pc, struct jt_hs_code *out)
 	return -ENOENT;
 }
 
-int jt_hotspot__interp_method(struct jt_hotspot *hs, uint64_t fp, uint64_t *method)
+int jt_hotspot__interp_method(const struct jt_hotspot *hs, uint64_t fp, jt_hotspot_read_fn read,
+			      void *ctx, uint64_t *method)
 {
 	int err;
 
 	if (!plausible(fp, 8))
 		return -EBADMSG;
-	err = rd_u64(hs, fp + (int64_t)hs->method_slot * 8, method);
+	err = read(ctx, fp + (int64_t)hs->method_slot * 8, method, 8);
 	if (err)
 		return err;
 	return plausible(*method, 8) ? 0 : -EBADMSG;

@@ -91,10 +91,11 @@ bool jt_hotspot__in_code_cache(const struct jt_hotspot *hs, uint64_t pc);
 int jt_hotspot__code(struct jt_hotspot *hs, uint64_t pc, struct jt_hs_code *out);
 /*
  * The Method * an interpreted frame runs, fp being its frame pointer: the word at
- * fp + interpreter_frame_method_offset words. Returns 0, -EFAULT, or -EBADMSG (not a
- * plausible Method *).
+ * fp + interpreter_frame_method_offset words, read through read/ctx (a sample's stack copy,
+ * or the process). Returns 0, -EFAULT, or -EBADMSG (not a plausible Method *).
  */
-int jt_hotspot__interp_method(struct jt_hotspot *hs, uint64_t fp, uint64_t *method);
+int jt_hotspot__interp_method(const struct jt_hotspot *hs, uint64_t fp, jt_hotspot_read_fn read,
+			      void *ctx, uint64_t *method);
 /*
  * "pkg.Class.method" of Method * method into buf (len bytes, truncated, NUL-terminated):
  * its ConstMethod, ConstantPool, pool holder's name and name index. Returns the name's
