@@ -540,6 +540,14 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	r.ip = w->code + (9 << LOG2);
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EAGAIN);
+	/* a method handle intrinsic: a native nmethod without a frame, its return at sp */
+	c.kind = JT_HS_NATIVE;
+	c.frame_size = 0;
+	r = (struct jt_hs_regs){ .ip = nm + 60, .sp = s.base + 5 * 8, .bp = 77 };
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), 0);
+	assert_int_equal(r.ip, interp_pc);
+	assert_int_equal(r.sp, s.base + 6 * 8);
+	assert_int_equal(r.bp, 77);
 	/* code without a fixed frame: the walker follows bp */
 	c.kind = JT_HS_STUB;
 	c.frame_size = 0;

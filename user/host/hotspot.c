@@ -755,6 +755,14 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 		*regs = (struct jt_hs_regs){ .ip = w[1], .sp = sp, .bp = w[0] };
 		return 0;
 	}
+	if (code->kind == JT_HS_NATIVE && !code->frame_size) {
+		/* a method handle intrinsic (linkToStatic...) builds no frame: it jumps on */
+		err = read(ctx, regs->sp, w, 8);
+		if (err)
+			return err;
+		*regs = (struct jt_hs_regs){ .ip = w[0], .sp = regs->sp + 8, .bp = regs->bp };
+		return 0;
+	}
 	if (!code->frame_size)
 		return -EOPNOTSUPP;
 	if (code->frame_complete < 0 || regs->ip < code->begin + code->frame_complete)

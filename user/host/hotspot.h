@@ -116,7 +116,8 @@ struct jt_hs_regs {
  * with a frame size, the caller's sp is sp + frame_size words, below it the return address
  * and the saved rbp; for the interpreter, fp = bp: the caller's bp at fp, its ip at fp + 8,
  * its sp the sender sp HotSpot keeps at fp - 8 (the sp a compiled caller's frame size
- * counts from). Returns 0 with *regs the caller's, -EOPNOTSUPP for code without a fixed
+ * counts from); a native nmethod of no frame (a method handle intrinsic) has the return
+ * address at sp. Returns 0 with *regs the caller's, -EOPNOTSUPP for code without a fixed
  * frame (a stub built with frame pointers: follow bp), -EAGAIN where the frame is not yet
  * built (a prologue: where the return address is cannot be known), -EFAULT (outside the
  * stack read) or -EBADMSG (a caller's sp not above this frame's).
