@@ -104,6 +104,7 @@ static const char *const types[T_NR] = { "HeapBlock", "ConstantPool" };
 #define MAX_FRAME_WORDS (1 << 17)	/* 1 MiB: no Java frame is larger */
 #define NAME_CACHE 1024		/* method names kept per process, direct-mapped */
 #define SEGMAP_WINDOW 512
+#define BLOB_NAMES 64		/* blob names kept by their pointer, direct-mapped */
 
 struct heap {
 	uint64_t addr;		/* the CodeHeap */
@@ -111,6 +112,11 @@ struct heap {
 	uint64_t reserved_high;
 	uint64_t segmap;	/* one byte per segment */
 	unsigned int log2;
+};
+
+struct blob_name {
+	uint64_t ptr;
+	char name[64];
 };
 
 struct name_slot {
@@ -135,6 +141,7 @@ struct jt_hotspot {
 	unsigned int nr_heaps;
 	uint64_t cc_low, cc_high;	/* every heap's reserved memory within */
 	struct name_slot *names;
+	struct blob_name blob_names[BLOB_NAMES];
 };
 
 static int rd(struct jt_hotspot *hs, uint64_t addr, void *buf, size_t len)
@@ -490,6 +497,12 @@ static int check_layout(struct jt_hotspot *hs, char *why, size_t len)
 				 (unsigned long long)hs->type_size[i]);
 			return -ENOENT;
 		}
+	if (hs->has[F_HBH_USED] && hs->off[F_HBH_USED] + 8 > hs->type_size[T_HEAPBLOCK]) {
+		snprintf(why, len, "HeapBlock::Header::_used at %llu of a %llu-byte HeapBlock",
+			 (unsigned long long)hs->off[F_HBH_USED],
+			 (unsigned long long)hs->type_size[T_HEAPBLOCK]);
+		return -EBADMSG;
+	}
 	for (i = F_BLOB_NAME; i <= F_NM_METHOD; i++)
 		if (hs->has[i] && hs->off[i] + 8 > MAX_BLOB_HEADER) {
 			snprintf(why, len, "%s::%s at offset %llu", fields[i].type,
@@ -627,16 +640,41 @@ static uint64_t blob_u64(const uint8_t *b, uint64_t off)
 	return v;
 }
 
-static int read_blob(struct jt_hotspot *hs, uint64_t blob, uint64_t pc, struct jt_hs_code *out)
+/*
+ * A blob's name by its pointer: blobs point to string literals of libjvm.so ("nmethod",
+ * each stub's), so a name read once saves a read for every later lookup of its kind.
+ */
+static int blob_name(struct jt_hotspot *hs, uint64_t ptr, char *name, size_t len)
 {
-	uint8_t b[MAX_BLOB_HEADER];
+	struct blob_name *slot = &hs->blob_names[(ptr >> 3) % BLOB_NAMES];
+	int err;
+
+	if (slot->ptr != ptr) {
+		err = rd_str(hs, ptr, slot->name, sizeof(slot->name));
+		if (err < 0) {
+			slot->ptr = 0;
+			return err == -EFAULT ? err : -EBADMSG;
+		}
+		slot->ptr = ptr;
+	}
+	snprintf(name, len, "%s", slot->name);
+	return 0;
+}
+
+/* The blob in the block at block, holding pc: the block's header and the blob's, one read. */
+static int read_blob(struct jt_hotspot *hs, uint64_t block, uint64_t pc, struct jt_hs_code *out)
+{
+	uint64_t hb = hs->type_size[T_HEAPBLOCK], blob = block + hb;
+	uint8_t buf[MAX_STRIDE + MAX_BLOB_HEADER], *b = buf + hb;
 	int64_t size, frame, complete;
 	uint64_t begin, end;
 	int err;
 
-	err = rd(hs, blob, b, hs->blob_read);
+	err = rd(hs, block, buf, hb + hs->blob_read);
 	if (err)
 		return err;
+	if (hs->has[F_HBH_USED] && !get_int(hs, buf, F_HBH_USED))
+		return -ENOENT;	/* a free block the segment map has not caught up with */
 	size = get_int(hs, b, F_BLOB_SIZE);
 	frame = get_int(hs, b, F_BLOB_FRAME_SIZE);
 	complete = get_int(hs, b, F_BLOB_FRAME_COMPLETE);
@@ -661,9 +699,9 @@ static int read_blob(struct jt_hotspot *hs, uint64_t blob, uint64_t pc, struct j
 		return -EBADMSG;
 	*out = (struct jt_hs_code){ .blob = blob, .begin = begin, .end = end,
 				    .frame_size = frame, .frame_complete = complete };
-	err = rd_str(hs, blob_u64(b, hs->off[F_BLOB_NAME]), out->name, sizeof(out->name));
-	if (err < 0)
-		return err == -EFAULT ? err : -EBADMSG;
+	err = blob_name(hs, blob_u64(b, hs->off[F_BLOB_NAME]), out->name, sizeof(out->name));
+	if (err)
+		return err;
 	if (!strcmp(out->name, "Interpreter"))
 		out->kind = JT_HS_INTERPRETER;
 	else if (!strcmp(out->name, "nmethod"))
@@ -705,17 +743,7 @@ int jt_hotspot__code(struct jt_hotspot *hs, uint64_t pc, struct jt_hs_code *out)
 		err = block_start(hs, h, (pc - h->low) >> h->log2, &idx);
 		if (err)
 			return err;
-		if (hs->has[F_HBH_USED]) {
-			int64_t used;
-
-			err = rd_int(hs, h->low + (idx << h->log2), F_HBH_USED, &used);
-			if (err)
-				return err;
-			if (!used)
-				return -ENOENT;
-		}
-		return read_blob(hs, h->low + (idx << h->log2) + hs->type_size[T_HEAPBLOCK], pc,
-				 out);
+		return read_blob(hs, h->low + (idx << h->log2), pc, out);
 	}
 	return -ENOENT;
 }
