@@ -350,7 +350,7 @@ static void a_missing_field_is_named(void **state)
 
 	(void)state;
 	assert_null(jt_hotspot__open(img_read, &w->m, w->syms, w->why, sizeof(w->why), &err));
-	assert_int_equal(err, -ENOENT);
+	assert_int_equal(err, -EPROTO);
 	assert_string_equal(w->why, "vmStructs has no CodeBlob::_frame_size");
 	free(w);
 }
@@ -497,6 +497,7 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	uint64_t nm = w->code + HB_SIZE, interp_pc = w->code + (4 << LOG2) + 100, fp, method;
 	struct jt_hs_regs r = { .ip = nm + 48 + 30, .sp = s.base, .bp = 0x1234 };
 	struct jt_hs_code c;
+	char name[64];
 
 	(void)state;
 	/* compiled: 6 words; below the caller's sp, its return address and the saved rbp */
@@ -519,6 +520,9 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	assert_int_equal(c.kind, JT_HS_INTERPRETER);
 	assert_int_equal(jt_hotspot__interp_method_slot(hs), -3);
 	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, stack_read, &s, &method), 0);
+	assert_int_equal(jt_hotspot__frame_name(hs, &c, &r, stack_read, &s, name, sizeof(name)),
+			 15);
+	assert_string_equal(name, "pkg.sub.Foo.bar");
 	assert_int_equal(method, w->method);
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), 0);
 	assert_int_equal(r.ip, 0x4000);
@@ -543,6 +547,10 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	r.ip = w->code + (9 << LOG2);
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EAGAIN);
+	assert_string_equal(jt_hotspot__strerror(-EAGAIN),
+			    "in a prologue: the frame is not built yet");
+	assert_true(jt_hotspot__frame_name(hs, &c, &r, stack_read, &s, name, sizeof(name)) > 0);
+	assert_string_equal(name, "_new_array_Java");
 	/* a method handle intrinsic: a native nmethod without a frame, its return at sp */
 	c.kind = JT_HS_NATIVE;
 	c.frame_size = 0;
@@ -563,13 +571,12 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	free(w);
 }
 
-static void a_process_without_libjvm_is_said(void **state)
+/* A /proc tree: pid 42 maps no libjvm.so, pid 43 one that is not ELF. */
+static void proc_tree(char *root)
 {
-	char root[] = "/tmp/jt-hotspot-XXXXXX", path[128], why[128];
+	char path[256];
 	FILE *f;
-	int err = 0;
 
-	(void)state;
 	assert_non_null(mkdtemp(root));
 	snprintf(path, sizeof(path), "%s/42", root);
 	assert_int_equal(mkdir(path, 0700), 0);
@@ -578,15 +585,72 @@ static void a_process_without_libjvm_is_said(void **state)
 	assert_non_null(f);
 	fprintf(f, "55d0c0a00000-55d0c0a01000 r-xp 00000000 08:01 1234 /usr/bin/python3\n");
 	fclose(f);
+	snprintf(path, sizeof(path), "%s/43", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/43/maps", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "7f0000000000-7f0000001000 r-xp 00000000 08:01 99 /lib/server/libjvm.so\n");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/43/root", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/43/root/lib", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/43/root/lib/server", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/43/root/lib/server/libjvm.so", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "not an ELF file\n");
+	fclose(f);
+}
+
+static void proc_tree_remove(const char *root)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void processes_without_a_readable_jvm_are_said_once(void **state)
+{
+	char root[] = "/tmp/jt-hotspot-XXXXXX", why[128];
+	struct jt_hotspots set = { .proc_root = root };
+	uint64_t t = 1000000000ULL;
+	int err = 0, i;
+
+	(void)state;
+	proc_tree(root);
 	assert_null(jt_hotspot__open_pid(root, 42, why, sizeof(why), &err));
 	assert_int_equal(err, -ENOENT);
 	assert_string_equal(why, "no libjvm.so mapped");
-	assert_null(jt_hotspot__open_pid(root, 43, why, sizeof(why), &err));
+	assert_null(jt_hotspot__open_pid(root, 44, why, sizeof(why), &err));
 	assert_int_equal(err, -ENOENT);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/42", root);
-	rmdir(path);
-	rmdir(root);
+
+	/* not a JVM: never said */
+	assert_null(jt_hotspots__get(&set, 42, t, &err, why, sizeof(why)));
+	assert_int_equal(err, -ENOENT);
+	assert_string_equal(why, "");
+	/* a JVM that cannot be read: said at its first failure only */
+	assert_null(jt_hotspots__get(&set, 43, t, &err, why, sizeof(why)));
+	assert_int_equal(err, -ENOEXEC);
+	assert_string_equal(why, "libjvm.so: not ELF");
+	assert_null(jt_hotspots__get(&set, 43, t + 1000, &err, why, sizeof(why)));
+	assert_int_equal(err, -EAGAIN);	/* not tried again so soon */
+	assert_string_equal(why, "");
+	for (i = 0; i < 20; i++) {	/* tried again later and later, then left */
+		t += 30000000000ULL;
+		assert_null(jt_hotspots__get(&set, 43, t, &err, why, sizeof(why)));
+		assert_int_equal(err, -ENOEXEC);
+		assert_string_equal(why, "");
+	}
+	/* forgotten (its exec): a new process, said again */
+	jt_hotspots__forget(&set, 43);
+	assert_null(jt_hotspots__get(&set, 43, t, &err, why, sizeof(why)));
+	assert_string_equal(why, "libjvm.so: not ELF");
+	jt_hotspots__fini(&set);
+	proc_tree_remove(root);
 }
 
 int main(void)
@@ -601,7 +665,7 @@ int main(void)
 		cmocka_unit_test(a_method_reused_for_another_is_named_anew),
 		cmocka_unit_test(bad_names_are_refused),
 		cmocka_unit_test(frames_stepped_by_size_and_by_the_interpreters_layout),
-		cmocka_unit_test(a_process_without_libjvm_is_said),
+		cmocka_unit_test(processes_without_a_readable_jvm_are_said_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -474,28 +474,28 @@ static int check_layout(struct jt_hotspot *hs, char *why, size_t len)
 		if (!hs->has[i] && !(fields[i].flags & OPT)) {
 			snprintf(why, len, "vmStructs has no %s::%s", fields[i].type,
 				 fields[i].field);
-			return -ENOENT;
+			return -EPROTO;
 		}
 		if (hs->has[i] && (fields[i].flags & INT) && !hs->width[i]) {
 			snprintf(why, len, "%s::%s is of a type the reader does not know",
 				 fields[i].type, fields[i].field);
-			return -ENOENT;
+			return -EPROTO;
 		}
 	}
 	if (!(hs->has[F_BLOB_CODE_BEGIN] && hs->has[F_BLOB_CODE_END]) &&
 	    !(hs->has[F_BLOB_CODE_OFFSET] && hs->has[F_BLOB_DATA_OFFSET])) {
 		snprintf(why, len, "vmStructs has neither CodeBlob::_code_begin nor _code_offset");
-		return -ENOENT;
+		return -EPROTO;
 	}
 	if (!hs->has[F_CM_METHOD] && !hs->has[F_NM_METHOD]) {
 		snprintf(why, len, "vmStructs has no nmethod's _method");
-		return -ENOENT;
+		return -EPROTO;
 	}
 	for (i = 0; i < T_NR; i++)
 		if (!hs->type_size[i] || hs->type_size[i] > MAX_STRIDE) {
 			snprintf(why, len, "vmTypes gives %s a size of %llu", types[i],
 				 (unsigned long long)hs->type_size[i]);
-			return -ENOENT;
+			return -EPROTO;
 		}
 	if (hs->has[F_HBH_USED] && hs->off[F_HBH_USED] + 8 > hs->type_size[T_HEAPBLOCK]) {
 		snprintf(why, len, "HeapBlock::Header::_used at %llu of a %llu-byte HeapBlock",
@@ -938,8 +938,9 @@ static int find_syms(int fd, uint64_t map_start, uint64_t map_pgoff, uint64_t sy
 	size_t i, n, found = 0;
 	int err = -ENOENT;
 
-	if (!elf) {
-		snprintf(why, len, "libjvm.so: not ELF (%s)", elf_errmsg(-1));
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(why, len, "libjvm.so: not ELF");
+		elf_end(elf);
 		return -ENOEXEC;
 	}
 	if (elf_getphdrnum(elf, &n))
@@ -1061,4 +1062,114 @@ out:
 		close(fd);
 	jt_vmas__free(&vm);
 	return hs;
+}
+
+int jt_hotspot__frame_name(struct jt_hotspot *hs, const struct jt_hs_code *code,
+			   const struct jt_hs_regs *regs, jt_hotspot_read_fn read, void *ctx,
+			   char *buf, size_t len)
+{
+	uint64_t method = code->method;
+	int err;
+
+	if (!len)
+		return -EINVAL;
+	if (code->kind == JT_HS_INTERPRETER) {
+		err = jt_hotspot__interp_method(hs, regs->bp, read, ctx, &method);
+		if (err)
+			return err;
+	}
+	if (method)
+		return jt_hotspot__method_name(hs, method, buf, len);
+	return snprintf(buf, len, "%s", code->name);
+}
+
+const char *jt_hotspot__strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "no error";
+	case -ENOENT:
+		return "not in HotSpot's code";
+	case -EFAULT:
+		return "unreadable memory";
+	case -EBADMSG:
+		return "a value HotSpot cannot have";
+	case -EAGAIN:
+		return "in a prologue: the frame is not built yet";
+	case -EOPNOTSUPP:
+		return "code without a fixed frame";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return "cannot read";
+	}
+}
+
+#define RETRY_FIRST_NS 100000000ULL	/* 0.1 s: a JVM maps libjvm.so and makes its heaps */
+#define RETRIES 8
+
+struct hs_proc {
+	struct jt_hotspot *hs;
+	uint64_t retry_at;
+	unsigned int tries;
+	int err;
+};
+
+struct jt_hotspot *jt_hotspots__get(struct jt_hotspots *set, uint32_t pid, uint64_t now_ns,
+				    int *err, char *why, size_t len)
+{
+	struct hs_proc *p = jt_hash__get_new(&set->procs, pid, sizeof(*p), NULL);
+	char scratch[256];
+
+	if (len)
+		why[0] = 0;
+	if (!p) {
+		*err = -ENOMEM;
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
+	if (p->hs) {
+		*err = 0;
+		return p->hs;
+	}
+	if (p->tries && (p->tries >= RETRIES || now_ns < p->retry_at)) {
+		*err = p->tries >= RETRIES ? p->err : -EAGAIN;
+		return NULL;
+	}
+	p->hs = jt_hotspot__open_pid(set->proc_root, pid, scratch, sizeof(scratch), &p->err);
+	if (p->hs) {
+		*err = 0;
+		return p->hs;
+	}
+	/* a JVM that cannot be read is said at its first failure; a process without one never */
+	if (!p->tries && p->err != -ENOENT)
+		snprintf(why, len, "%s", scratch);
+	p->retry_at = now_ns + (RETRY_FIRST_NS << p->tries);
+	p->tries++;
+	*err = p->err;
+	return NULL;
+}
+
+void jt_hotspots__forget(struct jt_hotspots *set, uint32_t pid)
+{
+	struct hs_proc *p = jt_hash__del(&set->procs, pid);
+
+	if (p)
+		jt_hotspot__free(p->hs);
+	free(p);
+}
+
+void jt_hotspots__fini(struct jt_hotspots *set)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&set->procs, &pos, &key, &val)) {
+		struct hs_proc *p = val;
+
+		jt_hotspot__free(p->hs);
+		free(p);
+	}
+	jt_hash__fini(&set->procs);
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
+
 /*
  * Read len bytes of the target at addr into buf. Returns 0, or -errno (-EFAULT: not all of
  * it is mapped). The target's memory is untrusted: every value read from it is checked.
@@ -46,8 +48,9 @@ struct jt_hotspot;
 /*
  * Read the vmStructs tables through read/ctx, the variables being at syms[] in the target,
  * and the code cache's heaps. Returns NULL with why (len bytes) saying what was missing or
- * implausible (a field by name, a value read) and *err = -errno; reports nothing itself:
- * the caller says it once per process.
+ * implausible (a field by name, a value read) and *err = -errno (-EPROTO: a field or type
+ * the reader needs is not in the tables); reports nothing itself: the caller says it once
+ * per process.
  */
 struct jt_hotspot *jt_hotspot__open(jt_hotspot_read_fn read, void *ctx,
 				    const uint64_t syms[JT_HS_SYM_NR], char *why, size_t len,
@@ -124,5 +127,39 @@ struct jt_hs_regs {
  */
 int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 		     struct jt_hs_regs *regs, jt_hotspot_read_fn read, void *ctx);
+
+/*
+ * The name of the frame at regs in code, into buf: an nmethod's method, an interpreted
+ * frame's (its Method * read at regs->bp through read/ctx), else the blob's own name
+ * ("StubRoutines (1)"). Returns its length or a negative errno as the calls above.
+ */
+int jt_hotspot__frame_name(struct jt_hotspot *hs, const struct jt_hs_code *code,
+			   const struct jt_hs_regs *regs, jt_hotspot_read_fn read, void *ctx,
+			   char *buf, size_t len);
+
+/* Why a walk through HotSpot's frames ended, for the errno a call above returned. */
+const char *jt_hotspot__strerror(int err);
+
+/*
+ * The JVMs of a host, each read once: opened at the first ask for a pid, kept until
+ * forgotten (its exit or exec). A process that is not one (no libjvm.so, or a JVM still
+ * starting, whose code heaps are not made yet) is asked again 0.1 s, 0.2 s ... later, 8
+ * times in all, then left alone. A zeroed struct with proc_root set is an empty set.
+ */
+struct jt_hotspots {
+	const char *proc_root;	/* "/proc" */
+	struct jt_hash procs;	/* pid -> its entry */
+};
+
+/*
+ * The reader of pid's JVM, or NULL with *err (-ENOENT: no libjvm.so mapped; -EAGAIN: not
+ * asked again yet; -EPROTO: a JVM whose tables lack what the reader needs; others as
+ * open). why (len bytes) is "" but at the first failure of a process that maps libjvm.so,
+ * when it says why: the caller reports it, once.
+ */
+struct jt_hotspot *jt_hotspots__get(struct jt_hotspots *set, uint32_t pid, uint64_t now_ns,
+				    int *err, char *why, size_t len);
+void jt_hotspots__forget(struct jt_hotspots *set, uint32_t pid);
+void jt_hotspots__fini(struct jt_hotspots *set);
 
 #endif
