@@ -571,6 +571,64 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	free(w);
 }
 
+/*
+ * Memory that is not what the tables say: random bytes of a world changed, then every call
+ * made. None may crash (the sanitizer build checks reads), loop, or read without bound.
+ */
+static void corrupt_memory_ends_every_call_within_bounds(void **state)
+{
+	unsigned int seed = 1, iter, opened = 0, found = 0, named = 0;
+
+	(void)state;
+	for (iter = 0; iter < 3000; iter++) {
+		struct world *w = world(NULL);
+		struct stack st = { .base = BASE + 0x8000 };
+		struct jt_hotspot *hs;
+		struct jt_hs_code c;
+		char name[128];
+		int err, k, n = 1 + rand_r(&seed) % 8;
+		uint64_t method;
+
+		for (k = 0; k < n; k++)
+			w->m.b[rand_r(&seed) % w->m.used] ^= 1 << (rand_r(&seed) % 8);
+		for (k = 0; k < 64; k++)
+			st.w[k] = rand_r(&seed) % 2 ? w->code + rand_r(&seed) % (SEGS << LOG2) :
+				  st.base + rand_r(&seed) % 512;
+		hs = jt_hotspot__open(img_read, &w->m, w->syms, w->why, sizeof(w->why), &err);
+		if (!hs) {
+			assert_true(err < 0 && w->why[0]);
+			free(w);
+			continue;
+		}
+		opened++;
+		for (k = 0; k < SEGS * 4; k++) {
+			struct jt_hs_regs r = { w->code + k * 16, st.base + 8 * (k % 8),
+						st.base + 8 * (k % 60) };
+			unsigned long reads = w->m.reads;
+
+			err = jt_hotspot__code(hs, r.ip, &c);
+			/* a window of the segment map, the block: a handful of reads */
+			assert_true(w->m.reads - reads <= 8);
+			if (err)
+				continue;
+			found++;
+			assert_true(c.begin >= c.blob && c.end >= c.begin);
+			if (jt_hotspot__frame_name(hs, &c, &r, stack_read, &st, name,
+						   sizeof(name)) > 0)
+				named++;
+			assert_true(w->m.reads - reads <= 40);
+			jt_hotspot__step(hs, &c, &r, stack_read, &st);
+		}
+		jt_hotspot__method_name(hs, w->method, name, sizeof(name));
+		jt_hotspot__interp_method(hs, st.base + 64, stack_read, &st, &method);
+		jt_hotspot__free(hs);
+		free(w);
+	}
+	print_message("3000 corrupted worlds: %u opened, %u lookups found a blob, %u named\n",
+		      opened, found, named);
+	assert_true(opened > 0 && found > 0 && named > 0);
+}
+
 /* A /proc tree: pid 42 maps no libjvm.so, pid 43 one that is not ELF. */
 static void proc_tree(char *root)
 {
@@ -665,6 +723,7 @@ int main(void)
 		cmocka_unit_test(a_method_reused_for_another_is_named_anew),
 		cmocka_unit_test(bad_names_are_refused),
 		cmocka_unit_test(frames_stepped_by_size_and_by_the_interpreters_layout),
+		cmocka_unit_test(corrupt_memory_ends_every_call_within_bounds),
 		cmocka_unit_test(processes_without_a_readable_jvm_are_said_once),
 	};
 
