@@ -497,7 +497,8 @@ static int check_layout(struct jt_hotspot *hs, char *why, size_t len)
 				 (unsigned long long)hs->type_size[i]);
 			return -EPROTO;
 		}
-	if (hs->has[F_HBH_USED] && hs->off[F_HBH_USED] + 8 > hs->type_size[T_HEAPBLOCK]) {
+	if (hs->has[F_HBH_USED] &&
+	    hs->off[F_HBH_USED] + abs(hs->width[F_HBH_USED]) > hs->type_size[T_HEAPBLOCK]) {
 		snprintf(why, len, "HeapBlock::Header::_used at %llu of a %llu-byte HeapBlock",
 			 (unsigned long long)hs->off[F_HBH_USED],
 			 (unsigned long long)hs->type_size[T_HEAPBLOCK]);
