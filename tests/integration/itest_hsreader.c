@@ -403,6 +403,21 @@ static int walk(struct sample *s, struct jframe *fr, int max, int *end)
 	return nr;
 }
 
+/* The walk of the thread named comm, as a sample of it would be: its frames, nr, end. */
+static int walk_thread(struct jt_hotspot *hs, const char *comm, struct jframe *fr, int *end)
+{
+	uint32_t tid = thread_named(jvm, comm);
+	struct sample s;
+	int nr;
+
+	assert_true(tid > 0);
+	sample_take(&s, jvm, tid);
+	s.hs = hs;
+	nr = walk(&s, fr, MAX_FRAMES, end);
+	sample_free(&s);
+	return nr;
+}
+
 /* The index of the first frame named name at or after from, or -1. */
 static int frame_at(const struct jframe *fr, int nr, int from, const char *name)
 {
@@ -417,15 +432,9 @@ static void interpreted_frames_named_from_a_stack_copy(void **state)
 {
 	struct jt_hotspot *hs = open_jvm();
 	struct jframe fr[MAX_FRAMES];
-	struct sample s;
-	uint32_t tid = thread_named(jvm, "napper");
-	int nr, end, i, k;
+	int end, i, k, nr = walk_thread(hs, "napper", fr, &end);
 
 	(void)state;
-	assert_true(tid > 0);
-	sample_take(&s, jvm, tid);
-	s.hs = hs;
-	nr = walk(&s, fr, MAX_FRAMES, &end);
 	i = frame_at(fr, nr, 0, "Asleep.deep");
 	assert_true(i >= 0);
 	assert_true(frame_at(fr, i, 0, "java.lang.Thread.sleep") >= 0);
@@ -440,7 +449,6 @@ static void interpreted_frames_named_from_a_stack_copy(void **state)
 	/* the walk ends at the call stub, which keeps no frame size: bp is followed from here */
 	assert_int_equal(fr[nr - 1].kind, JT_HS_STUB);
 	assert_int_equal(end, -EOPNOTSUPP);
-	sample_free(&s);
 	jt_hotspot__free(hs);
 }
 
@@ -453,15 +461,9 @@ static void compiled_frames_stepped_by_their_sizes(void **state)
 {
 	struct jt_hotspot *hs = open_jvm();
 	struct jframe fr[MAX_FRAMES];
-	struct sample s;
-	uint32_t tid = thread_named(jvm, "java");
-	int nr, end, i, k, compiled = 0;
+	int end, i, k, compiled = 0, nr = walk_thread(hs, "java", fr, &end);
 
 	(void)state;
-	assert_true(tid > 0);
-	sample_take(&s, jvm, tid);
-	s.hs = hs;
-	nr = walk(&s, fr, MAX_FRAMES, &end);
 	i = frame_at(fr, nr, 0, "Asleep.main");
 	assert_true(i > 0);
 	for (k = 0; k <= i; k++)
@@ -472,7 +474,6 @@ static void compiled_frames_stepped_by_their_sizes(void **state)
 		assert_true(fr[k].kind == JT_HS_NMETHOD || fr[k].kind == JT_HS_NATIVE);
 	assert_int_equal(fr[nr - 1].kind, JT_HS_STUB);
 	assert_int_equal(end, -EOPNOTSUPP);
-	sample_free(&s);
 	jt_hotspot__free(hs);
 }
 

@@ -629,38 +629,37 @@ static void corrupt_memory_ends_every_call_within_bounds(void **state)
 	assert_true(opened > 0 && found > 0 && named > 0);
 }
 
-/* A /proc tree: pid 42 maps no libjvm.so, pid 43 one that is not ELF. */
-static void proc_tree(char *root)
+/* root/rel: a directory, or a file holding text. */
+static void tree_put(const char *root, const char *rel, const char *text)
 {
 	char path[256];
 	FILE *f;
 
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (!text) {
+		assert_int_equal(mkdir(path, 0700), 0);
+		return;
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A /proc tree: pid 42 maps no libjvm.so, pid 43 one that is not ELF. */
+static void proc_tree(char *root)
+{
 	assert_non_null(mkdtemp(root));
-	snprintf(path, sizeof(path), "%s/42", root);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/42/maps", root);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "55d0c0a00000-55d0c0a01000 r-xp 00000000 08:01 1234 /usr/bin/python3\n");
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/43", root);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/43/maps", root);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "7f0000000000-7f0000001000 r-xp 00000000 08:01 99 /lib/server/libjvm.so\n");
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/43/root", root);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/43/root/lib", root);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/43/root/lib/server", root);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/43/root/lib/server/libjvm.so", root);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "not an ELF file\n");
-	fclose(f);
+	tree_put(root, "42", NULL);
+	tree_put(root, "42/maps",
+		 "55d0c0a00000-55d0c0a01000 r-xp 00000000 08:01 1234 /usr/bin/python3\n");
+	tree_put(root, "43", NULL);
+	tree_put(root, "43/maps",
+		 "7f0000000000-7f0000001000 r-xp 00000000 08:01 99 /lib/server/libjvm.so\n");
+	tree_put(root, "43/root", NULL);
+	tree_put(root, "43/root/lib", NULL);
+	tree_put(root, "43/root/lib/server", NULL);
+	tree_put(root, "43/root/lib/server/libjvm.so", "not an ELF file\n");
 }
 
 static void proc_tree_remove(const char *root)

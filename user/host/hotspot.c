@@ -265,6 +265,20 @@ static uint64_t entry_u64(const uint8_t *e, uint64_t off)
 }
 
 /*
+ * The string an entry points to at offset off: 1, or 0 when it is longer than len (no name
+ * the reader wants is), or a negative errno.
+ */
+static int entry_str(struct jt_hotspot *hs, const uint8_t *e, uint64_t off, char *buf,
+		     size_t len)
+{
+	int err = rd_str(hs, entry_u64(e, off), buf, len);
+
+	if (err == -EBADMSG)
+		return 0;
+	return err < 0 ? err : 1;
+}
+
+/*
  * The width of an integer field by its C type as vmStructs spells it (JDK 23 made some
  * int fields int16_t), negative when signed; 0: not an integer type the reader knows.
  */
@@ -294,10 +308,8 @@ static int on_struct(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *de
 	int i, err;
 	int32_t is_static;
 
-	err = rd_str(hs, entry_u64(e, desc[1]), type, sizeof(type));
-	if (err == -EBADMSG)	/* a long name is not one the reader wants */
-		return 0;
-	if (err < 0)
+	err = entry_str(hs, e, desc[1], type, sizeof(type));
+	if (err <= 0)
 		return err;
 	for (i = 0; i < F_NR; i++)
 		if (!strcmp(type, fields[i].type))
@@ -307,10 +319,8 @@ static int on_struct(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *de
 	if (desc[2] + 8 > desc[7] || desc[3] + 8 > desc[7] || desc[4] + 4 > desc[7] ||
 	    desc[5] + 8 > desc[7] || desc[6] + 8 > desc[7])
 		return -EBADMSG;
-	err = rd_str(hs, entry_u64(e, desc[2]), field, sizeof(field));
-	if (err == -EBADMSG)
-		return 0;
-	if (err < 0)
+	err = entry_str(hs, e, desc[2], field, sizeof(field));
+	if (err <= 0)
 		return err;
 	memcpy(&is_static, e + desc[4], 4);
 	for (; i < F_NR; i++) {
@@ -318,8 +328,8 @@ static int on_struct(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *de
 			continue;
 		ctype[0] = 0;
 		if (entry_u64(e, desc[3])) {
-			err = rd_str(hs, entry_u64(e, desc[3]), ctype, sizeof(ctype));
-			if (err < 0 && err != -EBADMSG)
+			err = entry_str(hs, e, desc[3], ctype, sizeof(ctype));
+			if (err < 0)
 				return err;
 		}
 		hs->off[i] = entry_u64(e, is_static ? desc[6] : desc[5]);
@@ -337,10 +347,8 @@ static int on_type(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *desc
 
 	if (desc[2] + 8 > desc[3])
 		return -EBADMSG;
-	err = rd_str(hs, entry_u64(e, desc[1]), name, sizeof(name));
-	if (err == -EBADMSG)
-		return 0;
-	if (err < 0)
+	err = entry_str(hs, e, desc[1], name, sizeof(name));
+	if (err <= 0)
 		return err;
 	for (i = 0; i < T_NR; i++)
 		if (!strcmp(name, types[i]))
@@ -357,10 +365,8 @@ static int on_int(struct jt_hotspot *hs, const uint8_t *e, const uint64_t *desc)
 
 	if (desc[2] + 4 > desc[3])
 		return -EBADMSG;
-	err = rd_str(hs, entry_u64(e, desc[1]), name, sizeof(name));
-	if (err == -EBADMSG)
-		return 0;
-	if (err < 0)
+	err = entry_str(hs, e, desc[1], name, sizeof(name));
+	if (err <= 0)
 		return err;
 	memcpy(&v, e + desc[2], 4);
 	/*
