@@ -190,6 +190,7 @@ struct sample {
 	struct jt_hotspot *hs;
 	bool jit_ok;			/* find admits code cache addresses */
 	uint64_t jit_ip;		/* the first seen */
+	char after[256];		/* the file the walk returns to after Java frames */
 };
 
 static int stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -399,12 +400,22 @@ static int walk(struct sample *s, struct jframe *fr, int max, int *end)
 			break;
 		}
 	}
-	print_message("  end: %s\n", strerror(-*end));
+	print_message("  end: %s\n", jt_hotspot__strerror(*end));
+	/* a stub without a frame size keeps rbp frames: the call stub returns into libjvm.so */
+	if (*end == -EOPNOTSUPP) {
+		uint64_t ra = 0;
+		struct jt_vma *v;
+
+		if (!stack_read(s, r.bp + 8, &ra, 8) && (v = jt_vmas__find(&s->vm, ra)))
+			snprintf(s->after, sizeof(s->after), "%s", v->path);
+		print_message("  then by rbp: 0x%" PRIx64 " in %s\n", ra, s->after);
+	}
 	return nr;
 }
 
 /* The walk of the thread named comm, as a sample of it would be: its frames, nr, end. */
-static int walk_thread(struct jt_hotspot *hs, const char *comm, struct jframe *fr, int *end)
+static int walk_thread(struct jt_hotspot *hs, const char *comm, struct jframe *fr, int *end,
+		       char *after, size_t len)
 {
 	uint32_t tid = thread_named(jvm, comm);
 	struct sample s;
@@ -414,6 +425,7 @@ static int walk_thread(struct jt_hotspot *hs, const char *comm, struct jframe *f
 	sample_take(&s, jvm, tid);
 	s.hs = hs;
 	nr = walk(&s, fr, MAX_FRAMES, end);
+	snprintf(after, len, "%s", s.after);
 	sample_free(&s);
 	return nr;
 }
@@ -432,7 +444,8 @@ static void interpreted_frames_named_from_a_stack_copy(void **state)
 {
 	struct jt_hotspot *hs = open_jvm();
 	struct jframe fr[MAX_FRAMES];
-	int end, i, k, nr = walk_thread(hs, "napper", fr, &end);
+	char after[256];
+	int end, i, k, nr = walk_thread(hs, "napper", fr, &end, after, sizeof(after));
 
 	(void)state;
 	i = frame_at(fr, nr, 0, "Asleep.deep");
@@ -449,6 +462,7 @@ static void interpreted_frames_named_from_a_stack_copy(void **state)
 	/* the walk ends at the call stub, which keeps no frame size: bp is followed from here */
 	assert_int_equal(fr[nr - 1].kind, JT_HS_STUB);
 	assert_int_equal(end, -EOPNOTSUPP);
+	assert_non_null(strstr(after, "/libjvm.so"));
 	jt_hotspot__free(hs);
 }
 
@@ -461,7 +475,9 @@ static void compiled_frames_stepped_by_their_sizes(void **state)
 {
 	struct jt_hotspot *hs = open_jvm();
 	struct jframe fr[MAX_FRAMES];
-	int end, i, k, compiled = 0, nr = walk_thread(hs, "java", fr, &end);
+	char after[256];
+	int end, i, k, compiled = 0;
+	int nr = walk_thread(hs, "java", fr, &end, after, sizeof(after));
 
 	(void)state;
 	i = frame_at(fr, nr, 0, "Asleep.main");
@@ -474,6 +490,7 @@ static void compiled_frames_stepped_by_their_sizes(void **state)
 		assert_true(fr[k].kind == JT_HS_NMETHOD || fr[k].kind == JT_HS_NATIVE);
 	assert_int_equal(fr[nr - 1].kind, JT_HS_STUB);
 	assert_int_equal(end, -EOPNOTSUPP);
+	assert_non_null(strstr(after, "/libjvm.so"));
 	jt_hotspot__free(hs);
 }
 
