@@ -394,7 +394,7 @@ static int walk(struct sample *s, struct jframe *fr, int max, int *end)
 			*end = err;
 			break;
 		}
-		err = jt_hotspot__step(s->hs, &c, &r, stack_read, s);
+		err = jt_hotspot__step(s->hs, &c, &r, false, stack_read, s);
 		if (err) {
 			*end = err;
 			break;

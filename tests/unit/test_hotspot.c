@@ -497,6 +497,7 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	uint64_t nm = w->code + HB_SIZE, interp_pc = w->code + (4 << LOG2) + 100, fp, method;
 	struct jt_hs_regs r = { .ip = nm + 48 + 30, .sp = s.base, .bp = 0x1234 };
 	struct jt_hs_code c;
+	struct jt_cfi_rule rule;
 	char name[64];
 
 	(void)state;
@@ -511,20 +512,29 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	s.w[21] = 0x4000;		/* its caller's ip */
 
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), 0);
+	/* the same as a rule for a walker of rules */
+	assert_int_equal(jt_hotspot__cfi_rule(&c, r.ip, true, &rule), 0);
+	assert_int_equal(rule.cfa_reg, JT_CFI_SP);
+	assert_int_equal(rule.cfa_off, 6 * 8);
+	assert_true(rule.bp_saved);
+	assert_int_equal(rule.bp_off, -16);
+	assert_int_equal(rule.ra_off, -8);
+	assert_int_equal(jt_hotspot__cfi_rule(&c, nm + 48 + 3, true, &rule), -EAGAIN);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
 	assert_int_equal(r.sp, s.base + 6 * 8);
 	assert_int_equal(r.ip, interp_pc);
 	assert_int_equal(r.bp, fp);
 
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
 	assert_int_equal(c.kind, JT_HS_INTERPRETER);
+	assert_int_equal(jt_hotspot__cfi_rule(&c, r.ip, true, &rule), -EOPNOTSUPP);
 	assert_int_equal(jt_hotspot__interp_method_slot(hs), -3);
 	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, stack_read, &s, &method), 0);
 	assert_int_equal(jt_hotspot__frame_name(hs, &c, &r, stack_read, &s, name, sizeof(name)),
 			 15);
 	assert_string_equal(name, "pkg.sub.Foo.bar");
 	assert_int_equal(method, w->method);
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), 0);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
 	assert_int_equal(r.ip, 0x4000);
 	assert_int_equal(r.sp, s.base + 30 * 8);
 	assert_int_equal(r.bp, s.base + 40 * 8);
@@ -532,10 +542,10 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	/* a sender sp below the frame's own return address is not one */
 	r = (struct jt_hs_regs){ .ip = interp_pc, .sp = s.base, .bp = fp };
 	s.w[20 - 1] = fp;
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EBADMSG);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), -EBADMSG);
 	/* fp beyond the copy; a method slot holding no pointer */
 	r = (struct jt_hs_regs){ .ip = interp_pc, .sp = s.base, .bp = s.base + 4096 };
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EFAULT);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), -EFAULT);
 	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, stack_read, &s, &method), -EFAULT);
 	s.w[20 - 3] = 12345;
 	assert_int_equal(jt_hotspot__interp_method(hs, fp, stack_read, &s, &method), -EBADMSG);
@@ -543,10 +553,13 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	/* in the nmethod's prologue, and in a stub whose frame is never complete */
 	r = (struct jt_hs_regs){ .ip = nm + 48 + 3, .sp = s.base };
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EAGAIN);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), -EAGAIN);
 	r.ip = w->code + (9 << LOG2);
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EAGAIN);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), -EAGAIN);
+	/* a caller's frame is built, whatever HotSpot marks: the stub made a call */
+	assert_int_equal(jt_hotspot__cfi_rule(&c, r.ip, false, &rule), 0);
+	assert_int_equal(rule.cfa_off, 2 * 8);
 	assert_string_equal(jt_hotspot__strerror(-EAGAIN),
 			    "in a prologue: the frame is not built yet");
 	assert_true(jt_hotspot__frame_name(hs, &c, &r, stack_read, &s, name, sizeof(name)) > 0);
@@ -555,18 +568,21 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	c.kind = JT_HS_NATIVE;
 	c.frame_size = 0;
 	r = (struct jt_hs_regs){ .ip = nm + 60, .sp = s.base + 5 * 8, .bp = 77 };
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), 0);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
 	assert_int_equal(r.ip, interp_pc);
 	assert_int_equal(r.sp, s.base + 6 * 8);
 	assert_int_equal(r.bp, 77);
+	assert_int_equal(jt_hotspot__cfi_rule(&c, nm + 60, true, &rule), 0);
+	assert_int_equal(rule.cfa_off, 8);
+	assert_false(rule.bp_saved);
 	/* code without a fixed frame: the walker follows bp */
 	c.kind = JT_HS_STUB;
 	c.frame_size = 0;
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EOPNOTSUPP);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), -EOPNOTSUPP);
 	/* a frame larger than the copy */
 	r = (struct jt_hs_regs){ .ip = nm + 48 + 30, .sp = s.base + 60 * 8 };
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
-	assert_int_equal(jt_hotspot__step(hs, &c, &r, stack_read, &s), -EFAULT);
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), -EFAULT);
 	jt_hotspot__free(hs);
 	free(w);
 }
@@ -617,7 +633,7 @@ static void corrupt_memory_ends_every_call_within_bounds(void **state)
 						   sizeof(name)) > 0)
 				named++;
 			assert_true(w->m.reads - reads <= 40);
-			jt_hotspot__step(hs, &c, &r, stack_read, &st);
+			jt_hotspot__step(hs, &c, &r, k % 2, stack_read, &st);
 		}
 		jt_hotspot__method_name(hs, w->method, name, sizeof(name));
 		jt_hotspot__interp_method(hs, st.base + 64, stack_read, &st, &method);

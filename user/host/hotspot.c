@@ -768,8 +768,39 @@ int jt_hotspot__interp_method(const struct jt_hotspot *hs, uint64_t fp, jt_hotsp
 	return plausible(*method, 8) ? 0 : -EBADMSG;
 }
 
+/*
+ * Whether code's frame is built at ip: a caller's always is; a leaf's once past the offset
+ * HotSpot marks (never, for blobs it marks none: HotSpot's own walks refuse those too).
+ */
+static bool frame_built(const struct jt_hs_code *code, uint64_t ip, bool leaf)
+{
+	return !leaf ||
+	       (code->frame_complete >= 0 && ip >= code->begin + code->frame_complete);
+}
+
+int jt_hotspot__cfi_rule(const struct jt_hs_code *code, uint64_t ip, bool leaf,
+			 struct jt_cfi_rule *rule)
+{
+	if (code->kind == JT_HS_INTERPRETER)
+		return -EOPNOTSUPP;
+	if (code->kind == JT_HS_NATIVE && !code->frame_size) {
+		*rule = (struct jt_cfi_rule){ .cfa_reg = JT_CFI_SP, .cfa_off = 8, .ra_off = -8 };
+		return 0;
+	}
+	if (!code->frame_size)
+		return -EOPNOTSUPP;
+	if (!frame_built(code, ip, leaf))
+		return -EAGAIN;
+	if (code->frame_size < 2)
+		return -EBADMSG;
+	/* the return address, then the saved rbp, just below the caller's sp */
+	*rule = (struct jt_cfi_rule){ .cfa_reg = JT_CFI_SP, .cfa_off = code->frame_size * 8,
+				      .bp_saved = true, .bp_off = -16, .ra_off = -8 };
+	return 0;
+}
+
 int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
-		     struct jt_hs_regs *regs, jt_hotspot_read_fn read, void *ctx)
+		     struct jt_hs_regs *regs, bool leaf, jt_hotspot_read_fn read, void *ctx)
 {
 	uint64_t w[2], sp;
 	int err;
@@ -800,7 +831,7 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 	}
 	if (!code->frame_size)
 		return -EOPNOTSUPP;
-	if (code->frame_complete < 0 || regs->ip < code->begin + code->frame_complete)
+	if (!frame_built(code, regs->ip, leaf))
 		return -EAGAIN;
 	if (code->frame_size < 2)
 		return -EBADMSG;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "base/hash.h"
+#include "host/cfi.h"
 
 /*
  * Read len bytes of the target at addr into buf. Returns 0, or -errno (-EFAULT: not all of
@@ -114,7 +115,9 @@ struct jt_hs_regs {
 };
 
 /*
- * One frame up from regs, whose ip is in code (as jt_hotspot__code read it), the stack read
+ * One frame up from regs, whose ip is in code (as jt_hotspot__code read it): leaf says ip is
+ * where the thread was stopped, else a return address (its frame is built: it made a call,
+ * so a stub's frame is stepped by its size even where HotSpot marks none complete), the stack read
  * through read/ctx (a sample's copy of it, or the process): for compiled code and stubs
  * with a frame size, the caller's sp is sp + frame_size words, below it the return address
  * and the saved rbp; for the interpreter, fp = bp: the caller's bp at fp, its ip at fp + 8,
@@ -126,7 +129,19 @@ struct jt_hs_regs {
  * stack read) or -EBADMSG (a caller's sp not above this frame's).
  */
 int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
-		     struct jt_hs_regs *regs, jt_hotspot_read_fn read, void *ctx);
+		     struct jt_hs_regs *regs, bool leaf, jt_hotspot_read_fn read, void *ctx);
+
+/*
+ * The same step as an unwind rule (CFA and where the return address and rbp are), for a
+ * walker that follows rules: compiled code and stubs past their prologue (CFA = sp + frame
+ * size), a method handle intrinsic (CFA = sp + 8). ip and leaf as for jt_hotspot__step.
+ * Returns 0, -EAGAIN in a prologue, -EOPNOTSUPP
+ * for the interpreter (its caller's sp is the sender sp it keeps at fp - 8, not a CFA a
+ * rule can give: a compiled caller's adapter extended it; use jt_hotspot__step) and for
+ * stubs without a frame size (frame pointers), -EBADMSG for a size too small to hold both.
+ */
+int jt_hotspot__cfi_rule(const struct jt_hs_code *code, uint64_t ip, bool leaf,
+			 struct jt_cfi_rule *rule);
 
 /*
  * The name of the frame at regs in code, into buf: an nmethod's method, an interpreted
