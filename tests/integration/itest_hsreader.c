@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The HotSpot reader (user/host/hotspot.h) on a real JVM started with no flags (openjdk-17,
- * then Temurin 25 where installed; tests/runtimes/java/Asleep.java): it finds the vmStructs; every compiled method that
- * `jcmd Compiler.codelist` lists is found at its addresses with its name and a plausible
- * frame size; and two sleeping threads' stacks, copied from /proc/PID/mem at the sp their
- * syscall file shows (as a sample's copy is taken, without ptrace), are walked: native
- * frames by CFI (host/unwind.c), then HotSpot's frames by the reader alone, interpreted
- * ones named by their Method and compiled ones stepped by their frame sizes. Needs root.
+ * then Temurin 25 where installed; tests/runtimes/java/Asleep.java): it finds the
+ * vmStructs; every compiled method that `jcmd Compiler.codelist` lists is found at its
+ * addresses with its name and a plausible frame size; and two sleeping threads' stacks,
+ * copied from /proc/PID/mem at the sp their syscall file shows (as a sample's copy is
+ * taken, without ptrace), are walked: native frames by CFI (host/unwind.c), then HotSpot's
+ * frames by the reader alone, interpreted ones named by their Method and compiled ones
+ * stepped by their frame sizes, then past the call stub by rbp into libjvm.so. Needs root.
  */
 #include <errno.h>
 #include <fcntl.h>

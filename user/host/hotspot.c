@@ -198,7 +198,8 @@ static int rd_desc(struct jt_hotspot *hs, const uint64_t *syms, int first, int n
 	for (i = 0; i < nr; i++) {
 		err = rd_u64(hs, syms[first + i], &v[i]);
 		if (err) {
-			snprintf(why, len, "%s at 0x%llx unreadable", jt_hotspot_sym_names[first + i],
+			snprintf(why, len, "%s at 0x%llx unreadable",
+				 jt_hotspot_sym_names[first + i],
 				 (unsigned long long)syms[first + i]);
 			return err;
 		}
