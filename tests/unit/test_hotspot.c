@@ -662,7 +662,7 @@ static void tree_put(const char *root, const char *rel, const char *text)
 	fclose(f);
 }
 
-/* A /proc tree: pid 42 maps no libjvm.so, pid 43 one that is not ELF. */
+/* A /proc tree: pid 42 maps no libjvm.so, 43 one that is not ELF, 45 one deleted. */
 static void proc_tree(char *root)
 {
 	assert_non_null(mkdtemp(root));
@@ -676,6 +676,9 @@ static void proc_tree(char *root)
 	tree_put(root, "43/root/lib", NULL);
 	tree_put(root, "43/root/lib/server", NULL);
 	tree_put(root, "43/root/lib/server/libjvm.so", "not an ELF file\n");
+	tree_put(root, "45", NULL);
+	tree_put(root, "45/maps", "7f0000000000-7f0000001000 r-xp 00000000 08:01 99 "
+				  "/lib/server/libjvm.so (deleted)\n");
 }
 
 static void proc_tree_remove(const char *root)
@@ -705,6 +708,10 @@ static void processes_without_a_readable_jvm_are_said_once(void **state)
 	assert_null(jt_hotspots__get(&set, 42, t, &err, why, sizeof(why)));
 	assert_int_equal(err, -ENOENT);
 	assert_string_equal(why, "");
+	/* a JVM whose libjvm.so is gone (no map_files in this tree): said, not taken for none */
+	assert_null(jt_hotspots__get(&set, 45, t, &err, why, sizeof(why)));
+	assert_int_equal(err, -ESTALE);
+	assert_non_null(strstr(why, "/45/root/lib/server/libjvm.so (deleted): "));
 	/* a JVM that cannot be read: said at its first failure only */
 	assert_null(jt_hotspots__get(&set, 43, t, &err, why, sizeof(why)));
 	assert_int_equal(err, -ENOEXEC);

@@ -249,7 +249,8 @@ static int walk_table(struct jt_hotspot *hs, const uint64_t *desc, int nr, entry
 			return 0;
 		err = fn(hs, e, desc);
 		if (err) {
-			snprintf(why, len, "%s: entry %d's name unreadable", table, i);
+			snprintf(why, len, "%s: entry %d: %s", table, i,
+				 err == -EFAULT ? "a name unreadable" : "offsets past its end");
 			return err;
 		}
 	}
@@ -975,7 +976,7 @@ static int find_syms(int fd, uint64_t map_start, uint64_t map_pgoff, uint64_t sy
 	uint64_t bias = 0;
 	bool have_bias = false;
 	size_t i, n, found = 0;
-	int err = -ENOENT;
+	int err;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		snprintf(why, len, "libjvm.so: not ELF");
@@ -1020,23 +1021,51 @@ static int find_syms(int fd, uint64_t map_start, uint64_t map_pgoff, uint64_t sy
 		}
 	}
 	elf_end(elf);
-	if (!have_bias)
+	if (!have_bias) {
 		snprintf(why, len, "libjvm.so: no executable segment at file offset 0x%llx",
 			 (unsigned long long)map_pgoff);
-	else if (found < JT_HS_SYM_NR) {
+		err = -ENOEXEC;
+	} else if (found < JT_HS_SYM_NR) {
 		for (i = 0; i < JT_HS_SYM_NR && syms[i]; i++)
 			;
 		snprintf(why, len, "libjvm.so exports no %s", jt_hotspot_sym_names[i]);
-	} else
+		err = -EPROTO;
+	} else {
 		err = 0;
+	}
 	return err;
 }
 
+/* libjvm.so, or what was: a JDK upgraded under a running JVM leaves it " (deleted)". */
 static bool is_libjvm(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	return base && !strcmp(base, "/libjvm.so");
+	return base && (!strcmp(base, "/libjvm.so") || !strcmp(base, "/libjvm.so (deleted)"));
+}
+
+/*
+ * The file mapped at vma: through map_files (root's way, which reaches a deleted file too),
+ * else by its path in the process's own root (as a container sees it).
+ */
+static int open_mapped(const char *proc_root, uint32_t pid, const struct jt_vma *vma, char *why,
+		       size_t len)
+{
+	char path[4096 + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", proc_root, pid,
+		 (unsigned long long)vma->start, (unsigned long long)vma->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, pid, vma->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(why, len, "%s: %s", path, strerror(errno));
+	/* -ENOENT is for a process without libjvm.so: this one has it, gone */
+	return errno == ENOENT ? -ESTALE : -errno;
 }
 
 struct jt_hotspot *jt_hotspot__open_pid(const char *proc_root, uint32_t pid, char *why,
@@ -1061,12 +1090,10 @@ struct jt_hotspot *jt_hotspot__open_pid(const char *proc_root, uint32_t pid, cha
 		*err = -ENOENT;
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, pid, vm.v[i].path);
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_mapped(proc_root, pid, &vm.v[i], why, len);
 	if (fd < 0) {
-		*err = -errno;
-		snprintf(why, len, "%s: %s", path, strerror(errno));
+		*err = fd;
 		goto out;
 	}
 	*err = find_syms(fd, vm.v[i].start, vm.v[i].pgoff, syms, why, len);
