@@ -29,12 +29,14 @@
 #include "host/hotspot.h"
 #include "host/procfs.h"
 #include "host/unwind.h"
+#include "jt_javaname.h"
 #include "lib.h"
 
 #define JDK17 "/usr/lib/jvm/java-17-openjdk-amd64"
 #define JDK25 "/usr/lib/jvm/temurin-25-jdk-amd64"	/* JDK 23 changed CodeBlob's layout */
 #define COPY_MAX (256u << 10)	/* the most of a stack copied, a page at a time */
 #define MAX_FRAMES 64
+#define TICK "Asleep.tick(int, long)"
 
 static const char *jdk;		/* the group's */
 static char java[128], jcmd[128];
@@ -129,13 +131,18 @@ static void compiled_methods_match_what_the_jvm_lists(void **state)
 	assert_non_null(text);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long blob, begin, end;
-		char name[256], got[256];
+		char full[256], sig[256], name[512], got[512], *dot;
 		struct jt_hs_code c;
 		int id, level, st;
 
-		if (sscanf(line, "%d %d %d %255[^(](%*[^[][0x%llx, 0x%llx - 0x%llx]", &id, &level,
-			   &st, name, &blob, &begin, &end) != 7)
+		if (sscanf(line, "%d %d %d %255[^(]%255s [0x%llx, 0x%llx - 0x%llx]", &id, &level,
+			   &st, full, sig, &blob, &begin, &end) != 8)
 			continue;
+		/* "pkg.Class.method" "(IJ)V" named as the agent and USDT records name it */
+		dot = strrchr(full, '.');
+		assert_non_null(dot);
+		jt_java_name(name, sizeof(name), full, dot - full, dot + 1, strlen(dot + 1), sig,
+			     strlen(sig));
 		lines++;
 		if (jt_hotspot__code(hs, begin, &c)) {
 			print_message("not found: %s\n", line);
@@ -161,7 +168,7 @@ static void compiled_methods_match_what_the_jvm_lists(void **state)
 			assert_in_range(c.frame_size, 2, 256);
 		if (c.frame_size > max_frame)
 			max_frame = c.frame_size;
-		if (!strcmp(name, "Asleep.tick")) {
+		if (!strcmp(name, TICK)) {
 			ticks++;
 			print_message("Asleep.tick level %d: frame %u words, built at +%d\n", level,
 				      c.frame_size, c.frame_complete);
@@ -449,16 +456,16 @@ static void interpreted_frames_named_from_a_stack_copy(void **state)
 	int end, i, k, nr = walk_thread(hs, "napper", fr, &end, after, sizeof(after));
 
 	(void)state;
-	i = frame_at(fr, nr, 0, "Asleep.deep");
+	i = frame_at(fr, nr, 0, "Asleep.deep(int, long)");
 	assert_true(i >= 0);
-	assert_true(frame_at(fr, i, 0, "java.lang.Thread.sleep") >= 0);
+	assert_true(frame_at(fr, i, 0, "java.lang.Thread.sleep(long)") >= 0);
 	for (k = i; k < i + 4; k++) {
 		assert_true(k < nr);
-		assert_string_equal(fr[k].name, "Asleep.deep");
+		assert_string_equal(fr[k].name, "Asleep.deep(int, long)");
 		assert_int_equal(fr[k].kind, JT_HS_INTERPRETER);
 	}
 	assert_true(k < nr);
-	assert_string_equal(fr[k].name, "Asleep.napper");
+	assert_string_equal(fr[k].name, "Asleep.napper(long)");
 	assert_int_equal(fr[k].kind, JT_HS_INTERPRETER);
 	/* the walk ends at the call stub, which keeps no frame size: bp is followed from here */
 	assert_int_equal(fr[nr - 1].kind, JT_HS_STUB);
@@ -481,7 +488,7 @@ static void compiled_frames_stepped_by_their_sizes(void **state)
 	int nr = walk_thread(hs, "java", fr, &end, after, sizeof(after));
 
 	(void)state;
-	i = frame_at(fr, nr, 0, "Asleep.main");
+	i = frame_at(fr, nr, 0, "Asleep.main(java.lang.String[])");
 	assert_true(i > 0);
 	for (k = 0; k <= i; k++)
 		compiled += fr[k].kind == JT_HS_NMETHOD;

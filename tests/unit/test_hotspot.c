@@ -97,7 +97,8 @@ enum {
 	VS_LOW_B = 0, VS_HIGH_B = 8, VS_LOW = 16, VS_HIGH = 24,
 	HEAP_MEMORY = 16, HEAP_SEGMAP = 64, HEAP_LOG2 = 112,
 	GA_LEN = 0, GA_DATA = 8, HB_SIZE = 16, HBH_USED = 8,
-	M_CONST = 8, CM_CONSTANTS = 8, CM_NAME_INDEX = 34, CP_SIZE = 64, CP_HOLDER = 24,
+	M_CONST = 8, CM_CONSTANTS = 8, CM_NAME_INDEX = 34, CM_SIG_INDEX = 36, CP_SIZE = 64,
+	CP_HOLDER = 24,
 	CP_LENGTH = 16, K_NAME = 16,
 	LOG2 = 6, SEGS = 16,
 };
@@ -143,6 +144,7 @@ static void tables(struct world *w, uint64_t heaps_var, const char *omit)
 		{ "Method", "_constMethod", "ConstMethod*", 0, M_CONST },
 		{ "ConstMethod", "_constants", "ConstantPool*", 0, CM_CONSTANTS },
 		{ "ConstMethod", "_name_index", "u2", 0, CM_NAME_INDEX },
+		{ "ConstMethod", "_signature_index", "u2", 0, CM_SIG_INDEX },
 		{ "ConstantPool", "_pool_holder", "InstanceKlass*", 0, CP_HOLDER },
 		{ "ConstantPool", "_length", "int", 0, CP_LENGTH },
 		{ "Klass", "_name", "Symbol*", 0, K_NAME },
@@ -228,18 +230,21 @@ static uint64_t blob(struct world *w, unsigned int seg, unsigned int nseg, const
 	return b;
 }
 
-/* A Method of class klass (as HotSpot spells it: "pkg/Foo") named name. */
-static uint64_t method(struct world *w, const char *klass, const char *name, uint64_t *cmethod)
+/* A Method of class klass (as HotSpot spells it: "pkg/Foo") named name, of signature sig. */
+static uint64_t method(struct world *w, const char *klass, const char *name, const char *sig,
+		       uint64_t *cmethod)
 {
 	uint64_t m = img_alloc(&w->m, 16, 8), cm = img_alloc(&w->m, 40, 8);
-	uint64_t cp = img_alloc(&w->m, CP_SIZE + 4 * 8, 8), k = img_alloc(&w->m, 24, 8);
+	uint64_t cp = img_alloc(&w->m, CP_SIZE + 5 * 8, 8), k = img_alloc(&w->m, 24, 8);
 
 	w64(&w->m, m + M_CONST, cm);
 	w64(&w->m, cm + CM_CONSTANTS, cp);
 	w16(&w->m, cm + CM_NAME_INDEX, 3);
+	w16(&w->m, cm + CM_SIG_INDEX, 4);
 	w64(&w->m, cp + CP_HOLDER, k);
-	w32(&w->m, cp + CP_LENGTH, 4);
+	w32(&w->m, cp + CP_LENGTH, 5);
 	w64(&w->m, cp + CP_SIZE + 3 * 8, symbol(&w->m, name));
+	w64(&w->m, cp + CP_SIZE + 4 * 8, symbol(&w->m, sig));
 	w64(&w->m, k + K_NAME, symbol(&w->m, klass));
 	if (cmethod)
 		*cmethod = cm;
@@ -276,8 +281,8 @@ static struct world *world(const char *omit)
 	w64(&w->m, heaps_var, arr);
 	tables(w, heaps_var, omit);
 
-	w->method = method(w, "pkg/sub/Foo", "bar", NULL);
-	w->method2 = method(w, "pkg/Other", "baz", &w->cmethod2);
+	w->method = method(w, "pkg/sub/Foo", "bar", "(IJ)V", NULL);
+	w->method2 = method(w, "pkg/Other", "baz", "([Ljava/lang/String;)I", &w->cmethod2);
 	blob(w, 0, 4, "nmethod", 6, 20, w->method);
 	blob(w, 4, 2, "Interpreter", 0, -1, 0);
 	memset((uint8_t *)at(&w->m, w->segmap) + 6, 0xff, 2);
@@ -415,10 +420,10 @@ static void methods_named_from_holder_and_constant_pool(void **state)
 	char buf[64];
 
 	(void)state;
-	assert_int_equal(jt_hotspot__method_name(hs, w->method, buf, sizeof(buf)), 15);
-	assert_string_equal(buf, "pkg.sub.Foo.bar");
-	assert_int_equal(jt_hotspot__method_name(hs, w->method2, buf, sizeof(buf)), 13);
-	assert_string_equal(buf, "pkg.Other.baz");
+	assert_int_equal(jt_hotspot__method_name(hs, w->method, buf, sizeof(buf)), 26);
+	assert_string_equal(buf, "pkg.sub.Foo.bar(int, long)");
+	assert_int_equal(jt_hotspot__method_name(hs, w->method2, buf, sizeof(buf)), 33);
+	assert_string_equal(buf, "pkg.Other.baz(java.lang.String[])");
 	/* truncated to the buffer, NUL-terminated */
 	assert_true(jt_hotspot__method_name(hs, w->method, buf, 8) > 0);
 	assert_string_equal(buf, "pkg.sub");
@@ -441,7 +446,7 @@ static void a_method_reused_for_another_is_named_anew(void **state)
 	/* the same Method's memory now holds method2's ConstMethod */
 	w64(&w->m, w->method + M_CONST, w->cmethod2);
 	assert_true(jt_hotspot__method_name(hs, w->method, buf, sizeof(buf)) > 0);
-	assert_string_equal(buf, "pkg.Other.baz");
+	assert_string_equal(buf, "pkg.Other.baz(java.lang.String[])");
 	jt_hotspot__free(hs);
 	free(w);
 }
@@ -457,7 +462,7 @@ static void bad_names_are_refused(void **state)
 	memcpy(&cm, at(&w->m, w->method + M_CONST), 8);
 	memcpy(&cp, at(&w->m, cm + CM_CONSTANTS), 8);
 	/* a name index past the constant pool's length */
-	w16(&w->m, cm + CM_NAME_INDEX, 4);
+	w16(&w->m, cm + CM_NAME_INDEX, 5);
 	assert_int_equal(jt_hotspot__method_name(hs, w->method, buf, sizeof(buf)), -EBADMSG);
 	w16(&w->m, cm + CM_NAME_INDEX, 3);
 	/* a name with a control byte */
@@ -531,8 +536,8 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	assert_int_equal(jt_hotspot__interp_method_slot(hs), -3);
 	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, stack_read, &s, &method), 0);
 	assert_int_equal(jt_hotspot__frame_name(hs, &c, &r, stack_read, &s, name, sizeof(name)),
-			 15);
-	assert_string_equal(name, "pkg.sub.Foo.bar");
+			 26);
+	assert_string_equal(name, "pkg.sub.Foo.bar(int, long)");
 	assert_int_equal(method, w->method);
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
 	assert_int_equal(r.ip, 0x4000);

@@ -17,6 +17,7 @@
 #include "host/hotspot.h"
 #include "base/util.h"
 #include "host/procfs.h"
+#include "jt_javaname.h"
 
 const char *const jt_hotspot_sym_names[JT_HS_SYM_NR] = {
 	[JT_HS_STRUCTS] = "gHotSpotVMStructs",
@@ -46,7 +47,7 @@ enum fld {
 	F_CC_HEAPS, F_HEAP_MEMORY, F_HEAP_SEGMAP, F_HEAP_LOG2,
 	F_VS_LOW, F_VS_HIGH, F_VS_LOW_BOUNDARY, F_VS_HIGH_BOUNDARY,
 	F_GA_LEN, F_GA_DATA, F_HBH_USED,
-	F_METHOD_CONST, F_CONST_CONSTANTS, F_CONST_NAME_INDEX,
+	F_METHOD_CONST, F_CONST_CONSTANTS, F_CONST_NAME_INDEX, F_CONST_SIG_INDEX,
 	F_CP_HOLDER, F_CP_LENGTH, F_KLASS_NAME, F_SYM_LENGTH, F_SYM_BODY,
 	F_NR
 };
@@ -82,6 +83,7 @@ static const struct {
 	[F_METHOD_CONST] = { "Method", "_constMethod" },
 	[F_CONST_CONSTANTS] = { "ConstMethod", "_constants" },
 	[F_CONST_NAME_INDEX] = { "ConstMethod", "_name_index", INT },
+	[F_CONST_SIG_INDEX] = { "ConstMethod", "_signature_index", INT },
 	[F_CP_HOLDER] = { "ConstantPool", "_pool_holder" },
 	[F_CP_LENGTH] = { "ConstantPool", "_length", INT },
 	[F_KLASS_NAME] = { "Klass", "_name" },
@@ -848,7 +850,7 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 	return 0;
 }
 
-/* Symbol sym's bytes as a Java name: '/' becomes '.'; control bytes are not a name. */
+/* Symbol sym's bytes, as HotSpot spells them ("pkg/Foo", "(IJ)V"); control bytes are no name. */
 static int rd_symbol(struct jt_hotspot *hs, uint64_t sym, char *buf, size_t len)
 {
 	int64_t n;
@@ -867,12 +869,9 @@ static int rd_symbol(struct jt_hotspot *hs, uint64_t sym, char *buf, size_t len)
 	err = rd(hs, sym + hs->off[F_SYM_BODY], buf, n);
 	if (err)
 		return err;
-	for (i = 0; i < (size_t)n; i++) {
+	for (i = 0; i < (size_t)n; i++)
 		if ((unsigned char)buf[i] < 0x20)
 			return -EBADMSG;
-		if (buf[i] == '/')
-			buf[i] = '.';
-	}
 	buf[n] = 0;
 	return n;
 }
@@ -891,17 +890,24 @@ static int rd_cp_symbol(struct jt_hotspot *hs, uint64_t cp, int64_t index, uint6
 	return rd_u64(hs, cp + hs->type_size[T_CONSTANTPOOL] + (uint64_t)index * 8, sym);
 }
 
+/*
+ * The method of ConstMethod cmethod named as the agent and HotSpot's USDT records name it
+ * (jt_javaname.h), so that one method has one name whichever source saw it.
+ */
 static int build_name(struct jt_hotspot *hs, uint64_t cmethod, char *buf, size_t len)
 {
-	uint64_t cp, holder, klass_sym, name_sym;
-	int64_t index;
-	int n, m, err;
+	char klass[512], meth[256], sig[512];
+	uint64_t cp, holder, klass_sym, name_sym, sig_sym;
+	int64_t name_index, sig_index;
+	int kn, mn, sn, err;
 
 	err = rd_u64(hs, cmethod + hs->off[F_CONST_CONSTANTS], &cp);
 	if (!err && !plausible(cp, 8))
 		err = -EBADMSG;
 	if (!err)
-		err = rd_int(hs, cmethod, F_CONST_NAME_INDEX, &index);
+		err = rd_int(hs, cmethod, F_CONST_NAME_INDEX, &name_index);
+	if (!err)
+		err = rd_int(hs, cmethod, F_CONST_SIG_INDEX, &sig_index);
 	if (!err)
 		err = rd_u64(hs, cp + hs->off[F_CP_HOLDER], &holder);
 	if (!err && !plausible(holder, 8))
@@ -909,19 +915,21 @@ static int build_name(struct jt_hotspot *hs, uint64_t cmethod, char *buf, size_t
 	if (!err)
 		err = rd_u64(hs, holder + hs->off[F_KLASS_NAME], &klass_sym);
 	if (!err)
-		err = rd_cp_symbol(hs, cp, index, &name_sym);
+		err = rd_cp_symbol(hs, cp, name_index, &name_sym);
+	if (!err)
+		err = rd_cp_symbol(hs, cp, sig_index, &sig_sym);
 	if (err)
 		return err;
-	n = rd_symbol(hs, klass_sym, buf, len);
-	if (n < 0)
-		return n;
-	if ((size_t)n + 2 >= len)
-		return n;
-	buf[n++] = '.';
-	m = rd_symbol(hs, name_sym, buf + n, len - n);
-	if (m < 0)
-		return m;
-	return n + m;
+	kn = rd_symbol(hs, klass_sym, klass, sizeof(klass));
+	if (kn < 0)
+		return kn;
+	mn = rd_symbol(hs, name_sym, meth, sizeof(meth));
+	if (mn < 0)
+		return mn;
+	sn = rd_symbol(hs, sig_sym, sig, sizeof(sig));
+	if (sn < 0)
+		return sn;
+	return jt_java_name(buf, len, klass, kn, meth, mn, sig, sn);
 }
 
 int jt_hotspot__method_name(struct jt_hotspot *hs, uint64_t method, char *buf, size_t len)

@@ -101,9 +101,11 @@ int jt_hotspot__code(struct jt_hotspot *hs, uint64_t pc, struct jt_hs_code *out)
 int jt_hotspot__interp_method(const struct jt_hotspot *hs, uint64_t fp, jt_hotspot_read_fn read,
 			      void *ctx, uint64_t *method);
 /*
- * "pkg.Class.method" of Method * method into buf (len bytes, truncated, NUL-terminated):
- * its ConstMethod, ConstantPool, pool holder's name and name index. Returns the name's
- * length, -EFAULT or -EBADMSG. Names are cached per Method * and ConstMethod *.
+ * The name of Method * method into buf (len bytes, cut to fit, NUL-terminated), as the agent
+ * and HotSpot's USDT records name it: "pkg.Class.method(int, long[])" (jt_javaname.h), from
+ * its ConstMethod's name and signature in its ConstantPool and the pool holder's name.
+ * Returns the name's length, -EFAULT or -EBADMSG. Names are cached per Method * and
+ * ConstMethod *.
  */
 int jt_hotspot__method_name(struct jt_hotspot *hs, uint64_t method, char *buf, size_t len);
 
