@@ -41,17 +41,21 @@
 static const char *jdk;		/* the group's */
 static char java[128], jcmd[128];
 static pid_t jvm;		/* Asleep, running for the whole group */
+static char *burn_flag;		/* while it exists, Asleep's burner works */
 
 /* Asleep under the group's JDK (compiled by JDK 17's javac: class files both run). */
 static int group_setup(void **state)
 {
 	char *javac[] = { JDK17 "/bin/javac", "-d", (char *)it_dir(),
 			  "tests/runtimes/java/Asleep.java", NULL };
-	char *argv[] = { java, "-cp", (char *)it_dir(), "Asleep", "120", NULL };
+	char *argv[] = { java, "-cp", (char *)it_dir(), "Asleep", "120", NULL, NULL };
 	char *out = it_path_dup("asleep.out");
 
 	(void)state;
 	jvm = 0;
+	free(burn_flag);
+	burn_flag = it_path_dup("burn");
+	argv[5] = burn_flag;
 	snprintf(java, sizeof(java), "%s/bin/java", jdk);
 	snprintf(jcmd, sizeof(jcmd), "%s/bin/jcmd", jdk);
 	if (access(java, X_OK) || access(JDK17 "/bin/javac", X_OK)) {
@@ -83,6 +87,10 @@ static int group_teardown(void **state)
 		it_wait(jvm);
 		jvm = 0;
 	}
+	if (burn_flag)
+		unlink(burn_flag);
+	free(burn_flag);
+	burn_flag = NULL;
 	return 0;
 }
 
@@ -122,6 +130,7 @@ static void compiled_methods_match_what_the_jvm_lists(void **state)
 	char *argv[] = { jcmd, NULL, "Compiler.codelist", NULL };
 	char pid[16], *out = it_path_dup("codelist.out"), *text, *line, *save;
 	unsigned int lines = 0, matched = 0, ticks = 0, max_frame = 0, frameless = 0;
+	unsigned int with_epilogues = 0;
 
 	(void)state;
 	snprintf(pid, sizeof(pid), "%d", jvm);
@@ -173,6 +182,21 @@ static void compiled_methods_match_what_the_jvm_lists(void **state)
 			print_message("Asleep.tick level %d: frame %u words, built at +%d\n", level,
 				      c.frame_size, c.frame_complete);
 		}
+		/* the epilogues of the workload's own code, as the compilers made them */
+		if (!strncmp(name, "Asleep.", 7) && c.kind == JT_HS_NMETHOD) {
+			unsigned int epilogues = 0;
+			struct jt_cfi_rule rule;
+			uint64_t ip;
+
+			for (ip = c.begin; ip < c.end; ip++)
+				if (!jt_hotspot__cfi_rule(hs, &c, ip, true, &rule) &&
+				    rule.cfa_off < (int32_t)c.frame_size * 8)
+					epilogues++;
+			print_message("%s level %d: %u epilogue places\n", name, level, epilogues);
+			/* every compiled method returns, in places 2 (ret) to 4 bytes long */
+			assert_true(epilogues >= 2);
+			with_epilogues++;
+		}
 		matched++;
 	}
 	print_message("%u of %u listed nmethods found as listed (%u method handle intrinsics "
@@ -182,6 +206,7 @@ static void compiled_methods_match_what_the_jvm_lists(void **state)
 	/* code freed between jcmd's listing and the read may differ: hardly any */
 	assert_true(matched * 10 >= lines * 9);
 	assert_true(ticks >= 1);
+	assert_true(with_epilogues >= 3);
 	free(text);
 	free(out);
 	jt_hotspot__free(hs);
@@ -199,6 +224,7 @@ struct sample {
 	bool jit_ok;			/* find admits code cache addresses */
 	uint64_t jit_ip;		/* the first seen */
 	char after[256];		/* the file the walk returns to after Java frames */
+	bool quiet;			/* print no frames */
 };
 
 static int stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -303,11 +329,17 @@ static void sample_take(struct sample *s, uint32_t pid, uint32_t tid)
 	assert_non_null(f);
 	assert_non_null(fgets(line, sizeof(line), f));
 	fclose(f);
+	/* "NR ARGS... SP PC" in a syscall; "-1 SP PC" stopped outside one (a signal stop) */
 	if (sscanf(line, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2],
-		   &a[3], &a[4], &a[5], &a[6], &a[7]) != 9)
-		fail_msg("%s: not in a syscall: %s", path, line);
-	s->sp = a[6];
-	s->pc = a[7];
+		   &a[3], &a[4], &a[5], &a[6], &a[7]) == 9) {
+		s->sp = a[6];
+		s->pc = a[7];
+	} else if (sscanf(line, "%ld %llx %llx", &nr, &a[0], &a[1]) == 3 && nr == -1) {
+		s->sp = a[0];
+		s->pc = a[1];
+	} else {
+		fail_msg("%s: not stopped: %s", path, line);
+	}
 	s->base = s->sp;
 	s->stack = malloc(COPY_MAX);
 	assert_non_null(s->stack);
@@ -352,21 +384,27 @@ struct jframe {
 static int walk(struct sample *s, struct jframe *fr, int max, int *end)
 {
 	struct jt_unwind_regs u = { .ip = s->pc, .sp = s->sp };
+	bool leaf = jt_hotspot__in_code_cache(s->hs, s->pc);
 	uint64_t ips[128];
 	enum jt_unwind_end e;
-	unsigned int n;
+	unsigned int n = 0;
 	int nr = 0;
 
 	/* first to see how many native frames precede Java code, then to stop at it */
-	n = jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, 128, &e);
-	if (e != JT_UNWIND_LOST || !s->jit_ip)
-		fail_msg("native frames (%u) did not reach the code cache (end %d)", n, e);
-	u = (struct jt_unwind_regs){ .ip = s->pc, .sp = s->sp };
-	s->jit_ok = true;
-	jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, n + 1, &e);
-	assert_int_equal(u.ip - 1, s->jit_ip);	/* find is asked for the call, ra - 1 */
-	print_message("%u native frames, then:\n", n);
+	if (!leaf) {
+		n = jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, 128, &e);
+		if (e != JT_UNWIND_LOST || !s->jit_ip)
+			fail_msg("native frames (%u) did not reach the code cache (end %d)", n,
+				 e);
+		u = (struct jt_unwind_regs){ .ip = s->pc, .sp = s->sp };
+		s->jit_ok = true;
+		jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, n + 1, &e);
+		assert_int_equal(u.ip - 1, s->jit_ip);	/* find is asked for the call */
+	}
+	if (!s->quiet)
+		print_message("%u native frames, then:\n", n);
 
+	/* stopped in Java code, bp is unknown: the compiled frames' saved rbp gives it */
 	struct jt_hs_regs r = { u.ip, u.sp, u.bp };
 
 	*end = 0;
@@ -393,22 +431,25 @@ static int walk(struct sample *s, struct jframe *fr, int max, int *end)
 			err = jt_hotspot__method_name(s->hs, c.method, f->name, sizeof(f->name));
 		}
 		nr++;
-		print_message("  %-12s %3u words  %s%s\n",
-			      c.kind == JT_HS_INTERPRETER ? "interpreted" :
-			      c.kind == JT_HS_NMETHOD ? "compiled" :
-			      c.kind == JT_HS_NATIVE ? "native wrap" : "stub", c.frame_size,
-			      f->name, err < 0 ? " (unnamed)" : "");
+		if (!s->quiet)
+			print_message("  %-12s %3u words  %s%s\n",
+				      c.kind == JT_HS_INTERPRETER ? "interpreted" :
+				      c.kind == JT_HS_NMETHOD ? "compiled" :
+				      c.kind == JT_HS_NATIVE ? "native wrap" : "stub",
+				      c.frame_size, f->name, err < 0 ? " (unnamed)" : "");
 		if (err < 0) {
 			*end = err;
 			break;
 		}
-		err = jt_hotspot__step(s->hs, &c, &r, false, stack_read, s);
+		err = jt_hotspot__step(s->hs, &c, &r, leaf, stack_read, s);
+		leaf = false;
 		if (err) {
 			*end = err;
 			break;
 		}
 	}
-	print_message("  end: %s\n", jt_hotspot__strerror(*end));
+	if (!s->quiet)
+		print_message("  end: %s\n", jt_hotspot__strerror(*end));
 	/* a stub without a frame size keeps rbp frames: the call stub returns into libjvm.so */
 	if (*end == -EOPNOTSUPP) {
 		uint64_t ra = 0;
@@ -416,7 +457,8 @@ static int walk(struct sample *s, struct jframe *fr, int max, int *end)
 
 		if (!stack_read(s, r.bp + 8, &ra, 8) && (v = jt_vmas__find(&s->vm, ra)))
 			snprintf(s->after, sizeof(s->after), "%s", v->path);
-		print_message("  then by rbp: 0x%" PRIx64 " in %s\n", ra, s->after);
+		if (!s->quiet)
+			print_message("  then by rbp: 0x%" PRIx64 " in %s\n", ra, s->after);
 	}
 	return nr;
 }
@@ -502,6 +544,91 @@ static void compiled_frames_stepped_by_their_sizes(void **state)
 	jt_hotspot__free(hs);
 }
 
+/* Whether every thread of pid is stopped (state T in its stat), after SIGSTOP. */
+static bool all_stopped(uint32_t pid)
+{
+	char path[320], buf[512], *state;
+	struct dirent *d;
+	bool all = true;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	assert_non_null(dir);
+	while (all && (d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%s/stat", pid, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (state = strrchr(buf, ')')))
+			all = state[2] == 'T' || state[2] == 't';
+		fclose(f);
+	}
+	closedir(dir);
+	return all;
+}
+
+/*
+ * burner, stopped where it runs (SIGSTOP: as a sample interrupts it), its leaf in compiled
+ * code: stepped by the sizes of its frames from the leaf (no bp known) to burn() and the
+ * call stub. A leaf in a prologue or an epilogue is where a size cannot be used: counted.
+ */
+static void stopped_in_compiled_code_the_walk_reaches_its_callers(void **state)
+{
+	struct jt_hotspot *hs = open_jvm();
+	uint32_t tid = thread_named(jvm, "burner");
+	unsigned int tries, in_jit = 0, whole = 0, prologue = 0;
+	struct jframe fr[MAX_FRAMES];
+
+	(void)state;
+	assert_true(tid > 0);
+	FILE *flag = fopen(burn_flag, "w");
+
+	assert_non_null(flag);
+	fclose(flag);
+	usleep(500000);	/* for mix() to be compiled, if it was not yet */
+	for (tries = 0; tries < 400 && in_jit < 40; tries++) {
+		struct sample s;
+		int i, nr, end;
+
+		assert_int_equal(kill(jvm, SIGSTOP), 0);
+		for (i = 0; i < 200 && !all_stopped(jvm); i++)
+			usleep(1000);
+		sample_take(&s, jvm, tid);
+		assert_int_equal(kill(jvm, SIGCONT), 0);
+		s.hs = hs;
+		s.quiet = in_jit > 0 && !getenv("HSREADER_VERBOSE");
+		if (!jt_hotspot__in_code_cache(hs, s.pc)) {	/* asleep, or in the VM */
+			sample_free(&s);
+			usleep(3000);
+			continue;
+		}
+		in_jit++;
+		nr = walk(&s, fr, MAX_FRAMES, &end);
+		if (nr > 1 && frame_at(fr, nr, 0, "Asleep.burn(java.io.File)") >= 0 &&
+		    fr[nr - 1].kind == JT_HS_STUB && end == -EOPNOTSUPP)
+			whole++;
+		else if (end == -EAGAIN)
+			prologue++;
+		else
+			for (i = 0; i < nr; i++)
+				print_message("  cut walk %u: %s (end: %s)\n", in_jit, fr[i].name,
+					      jt_hotspot__strerror(end));
+		sample_free(&s);
+		usleep(3000);
+	}
+	unlink(burn_flag);
+	print_message("%u stops, %u in compiled code: %u walks reach burn() and the call stub, "
+		      "%u end in a prologue\n", tries, in_jit, whole, prologue);
+	assert_true(in_jit >= 10);
+	assert_true(whole * 10 >= in_jit * 9);
+	jt_hotspot__free(hs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +636,7 @@ int main(void)
 		cmocka_unit_test(compiled_methods_match_what_the_jvm_lists),
 		cmocka_unit_test(interpreted_frames_named_from_a_stack_copy),
 		cmocka_unit_test(compiled_frames_stepped_by_their_sizes),
+		cmocka_unit_test(stopped_in_compiled_code_the_walk_reaches_its_callers),
 	};
 
 	int failed;

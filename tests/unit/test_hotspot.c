@@ -518,13 +518,13 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
 	/* the same as a rule for a walker of rules */
-	assert_int_equal(jt_hotspot__cfi_rule(&c, r.ip, true, &rule), 0);
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, r.ip, true, &rule), 0);
 	assert_int_equal(rule.cfa_reg, JT_CFI_SP);
 	assert_int_equal(rule.cfa_off, 6 * 8);
 	assert_true(rule.bp_saved);
 	assert_int_equal(rule.bp_off, -16);
 	assert_int_equal(rule.ra_off, -8);
-	assert_int_equal(jt_hotspot__cfi_rule(&c, nm + 48 + 3, true, &rule), -EAGAIN);
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, nm + 48 + 3, true, &rule), -EAGAIN);
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
 	assert_int_equal(r.sp, s.base + 6 * 8);
 	assert_int_equal(r.ip, interp_pc);
@@ -532,7 +532,7 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
 	assert_int_equal(c.kind, JT_HS_INTERPRETER);
-	assert_int_equal(jt_hotspot__cfi_rule(&c, r.ip, true, &rule), -EOPNOTSUPP);
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, r.ip, true, &rule), -EOPNOTSUPP);
 	assert_int_equal(jt_hotspot__interp_method_slot(hs), -3);
 	assert_int_equal(jt_hotspot__interp_method(hs, r.bp, stack_read, &s, &method), 0);
 	assert_int_equal(jt_hotspot__frame_name(hs, &c, &r, stack_read, &s, name, sizeof(name)),
@@ -563,12 +563,51 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	assert_int_equal(jt_hotspot__code(hs, r.ip, &c), 0);
 	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), -EAGAIN);
 	/* a caller's frame is built, whatever HotSpot marks: the stub made a call */
-	assert_int_equal(jt_hotspot__cfi_rule(&c, r.ip, false, &rule), 0);
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, r.ip, false, &rule), 0);
 	assert_int_equal(rule.cfa_off, 2 * 8);
 	assert_string_equal(jt_hotspot__strerror(-EAGAIN),
 			    "in a prologue: the frame is not built yet");
 	assert_true(jt_hotspot__frame_name(hs, &c, &r, stack_read, &s, name, sizeof(name)) > 0);
 	assert_string_equal(name, "_new_array_Java");
+	/*
+	 * a leaf in an epilogue's last instructions (pop rbp; cmp rsp, [r15 + d32]; ja; ret):
+	 * the frame is down, sp says where; a caller there (it cannot be) keeps the size
+	 */
+	static const uint8_t epi[] = { 0x5d, 0x49, 0x3b, 0xa7, 0x00, 0x01, 0x00, 0x00,
+				       0x0f, 0x87, 0x10, 0x00, 0x00, 0x00, 0xc3 };
+	uint64_t epi_at = nm + 48 + 100;
+
+	memcpy(at(&w->m, epi_at), epi, sizeof(epi));
+	assert_int_equal(jt_hotspot__code(hs, epi_at, &c), 0);
+	r = (struct jt_hs_regs){ .ip = epi_at, .sp = s.base + 4 * 8, .bp = 77 };
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
+	assert_int_equal(r.ip, interp_pc);	/* s.w[4] = fp, the saved rbp; s.w[5] */
+	assert_int_equal(r.sp, s.base + 6 * 8);
+	assert_int_equal(r.bp, fp);
+	r = (struct jt_hs_regs){ .ip = epi_at + 1, .sp = s.base + 5 * 8, .bp = 77 };
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
+	assert_int_equal(r.ip, interp_pc);
+	assert_int_equal(r.sp, s.base + 6 * 8);
+	assert_int_equal(r.bp, 77);
+	r = (struct jt_hs_regs){ .ip = epi_at + sizeof(epi) - 1, .sp = s.base + 5 * 8,
+				 .bp = 77 };
+	assert_int_equal(jt_hotspot__step(hs, &c, &r, true, stack_read, &s), 0);
+	assert_int_equal(r.sp, s.base + 6 * 8);
+	r = (struct jt_hs_regs){ .ip = epi_at + 1, .sp = s.base, .bp = 77 };
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, r.ip, false, &rule), 0);
+	assert_int_equal(rule.cfa_off, 6 * 8);
+	/* JDK 25's: the poll's displacement in a byte; and a short ja */
+	static const uint8_t epi25[] = { 0x5d, 0x49, 0x3b, 0x67, 0x28, 0x77, 0x0e, 0xc3 };
+
+	memcpy(at(&w->m, epi_at), epi25, sizeof(epi25));
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, epi_at, true, &rule), 0);
+	assert_int_equal(rule.cfa_off, 16);
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, epi_at + 1, true, &rule), 0);
+	assert_int_equal(rule.cfa_off, 8);
+	/* not an epilogue: a pop rbp before other code */
+	*(uint8_t *)at(&w->m, epi_at + 7) = 0x90;
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, epi_at, true, &rule), 0);
+	assert_int_equal(rule.cfa_off, 6 * 8);
 	/* a method handle intrinsic: a native nmethod without a frame, its return at sp */
 	c.kind = JT_HS_NATIVE;
 	c.frame_size = 0;
@@ -577,7 +616,7 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	assert_int_equal(r.ip, interp_pc);
 	assert_int_equal(r.sp, s.base + 6 * 8);
 	assert_int_equal(r.bp, 77);
-	assert_int_equal(jt_hotspot__cfi_rule(&c, nm + 60, true, &rule), 0);
+	assert_int_equal(jt_hotspot__cfi_rule(hs, &c, nm + 60, true, &rule), 0);
 	assert_int_equal(rule.cfa_off, 8);
 	assert_false(rule.bp_saved);
 	/* code without a fixed frame: the walker follows bp */

@@ -146,7 +146,7 @@ struct jt_hotspot {
 	struct blob_name blob_names[BLOB_NAMES];
 };
 
-static int rd(struct jt_hotspot *hs, uint64_t addr, void *buf, size_t len)
+static int rd(const struct jt_hotspot *hs, uint64_t addr, void *buf, size_t len)
 {
 	if (!addr || addr + len < addr)
 		return -EFAULT;
@@ -782,9 +782,37 @@ static bool frame_built(const struct jt_hs_code *code, uint64_t ip, bool leaf)
 	       (code->frame_complete >= 0 && ip >= code->begin + code->frame_complete);
 }
 
-int jt_hotspot__cfi_rule(const struct jt_hs_code *code, uint64_t ip, bool leaf,
-			 struct jt_cfi_rule *rule)
+/*
+ * Whether the instructions at ip are an epilogue's last ones, after the frame was taken
+ * down: [pop rbp], [the return poll: cmp rsp, [r15 + d]; ja], ret. These are what HotSpot's
+ * compilers emit on x86-64 (C1 and C2 alike, seen in JDK 17's and 25's code); the size no
+ * longer applies there.
+ * *rbp_at_sp: the pop is still to come (the saved rbp at sp, the return address above it).
+ */
+static bool in_epilogue(const uint8_t *b, size_t n, bool *rbp_at_sp)
 {
+	size_t i = 0;
+
+	*rbp_at_sp = n > 0 && b[0] == 0x5d;	/* pop rbp */
+	i += *rbp_at_sp;
+	if (i + 7 <= n && b[i] == 0x49 && b[i + 1] == 0x3b && b[i + 2] == 0xa7)
+		i += 7;				/* cmp rsp, [r15 + d32] (JDK 17) */
+	else if (i + 4 <= n && b[i] == 0x49 && b[i + 1] == 0x3b && b[i + 2] == 0x67)
+		i += 4;				/* cmp rsp, [r15 + d8] (JDK 25) */
+	if (i + 6 <= n && b[i] == 0x0f && b[i + 1] == 0x87)
+		i += 6;				/* ja rel32 */
+	else if (i + 2 <= n && b[i] == 0x77)
+		i += 2;				/* ja rel8 */
+	return i < n && b[i] == 0xc3;		/* ret */
+}
+
+int jt_hotspot__cfi_rule(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+			 uint64_t ip, bool leaf, struct jt_cfi_rule *rule)
+{
+	size_t n = code->end > ip && code->end - ip < 16 ? code->end - ip : 16;
+	uint8_t b[16];
+	bool rbp_at_sp;
+
 	if (code->kind == JT_HS_INTERPRETER)
 		return -EOPNOTSUPP;
 	if (code->kind == JT_HS_NATIVE && !code->frame_size) {
@@ -793,6 +821,14 @@ int jt_hotspot__cfi_rule(const struct jt_hs_code *code, uint64_t ip, bool leaf,
 	}
 	if (!code->frame_size)
 		return -EOPNOTSUPP;
+	/* a leaf's code, read now: where the frame is already taken down, sp says where */
+	if (leaf && ip >= code->begin && ip < code->end && !rd(hs, ip, b, n) &&
+	    in_epilogue(b, n, &rbp_at_sp)) {
+		*rule = (struct jt_cfi_rule){ .cfa_reg = JT_CFI_SP, .cfa_off = rbp_at_sp ? 16 : 8,
+					      .bp_saved = rbp_at_sp, .bp_off = -16,
+					      .ra_off = -8 };
+		return 0;
+	}
 	if (!frame_built(code, ip, leaf))
 		return -EAGAIN;
 	if (code->frame_size < 2)
@@ -806,7 +842,8 @@ int jt_hotspot__cfi_rule(const struct jt_hs_code *code, uint64_t ip, bool leaf,
 int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 		     struct jt_hs_regs *regs, bool leaf, jt_hotspot_read_fn read, void *ctx)
 {
-	uint64_t w[2], sp;
+	struct jt_cfi_rule rule;
+	uint64_t w[2], sp, ra, bp = regs->bp;
 	int err;
 
 	if (code->kind == JT_HS_INTERPRETER) {
@@ -825,28 +862,18 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 		*regs = (struct jt_hs_regs){ .ip = w[1], .sp = sp, .bp = w[0] };
 		return 0;
 	}
-	if (code->kind == JT_HS_NATIVE && !code->frame_size) {
-		/* a method handle intrinsic (linkToStatic...) builds no frame: it jumps on */
-		err = read(ctx, regs->sp, w, 8);
-		if (err)
-			return err;
-		*regs = (struct jt_hs_regs){ .ip = w[0], .sp = regs->sp + 8, .bp = regs->bp };
-		return 0;
-	}
-	if (!code->frame_size)
-		return -EOPNOTSUPP;
-	if (!frame_built(code, regs->ip, leaf))
-		return -EAGAIN;
-	if (code->frame_size < 2)
-		return -EBADMSG;
-	sp = regs->sp + (uint64_t)code->frame_size * 8;
-	if (sp < regs->sp)
-		return -EBADMSG;
-	/* the saved rbp, then the return address, just below the caller's sp */
-	err = read(ctx, sp - 16, w, 16);
+	err = jt_hotspot__cfi_rule(hs, code, regs->ip, leaf, &rule);
 	if (err)
 		return err;
-	*regs = (struct jt_hs_regs){ .ip = w[1], .sp = sp, .bp = w[0] };
+	sp = regs->sp + rule.cfa_off;
+	if (sp < regs->sp)
+		return -EBADMSG;
+	err = read(ctx, sp + rule.ra_off, &ra, 8);
+	if (!err && rule.bp_saved)
+		err = read(ctx, sp + rule.bp_off, &bp, 8);
+	if (err)
+		return err;
+	*regs = (struct jt_hs_regs){ .ip = ra, .sp = sp, .bp = bp };
 	return 0;
 }
 

@@ -122,7 +122,8 @@ struct jt_hs_regs {
  * so a stub's frame is stepped by its size even where HotSpot marks none complete), the stack read
  * through read/ctx (a sample's copy of it, or the process): for compiled code and stubs
  * with a frame size, the caller's sp is sp + frame_size words, below it the return address
- * and the saved rbp; for the interpreter, fp = bp: the caller's bp at fp, its ip at fp + 8,
+ * and the saved rbp (a leaf at the end of an epilogue: see jt_hotspot__cfi_rule); for the
+ * interpreter, fp = bp: the caller's bp at fp, its ip at fp + 8,
  * its sp the sender sp HotSpot keeps at fp - 8 (the sp a compiled caller's frame size
  * counts from); a native nmethod of no frame (a method handle intrinsic) has the return
  * address at sp. Returns 0 with *regs the caller's, -EOPNOTSUPP for code without a fixed
@@ -136,14 +137,16 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 /*
  * The same step as an unwind rule (CFA and where the return address and rbp are), for a
  * walker that follows rules: compiled code and stubs past their prologue (CFA = sp + frame
- * size), a method handle intrinsic (CFA = sp + 8). ip and leaf as for jt_hotspot__step.
+ * size), a method handle intrinsic (CFA = sp + 8), a leaf in the last instructions of an
+ * epilogue (its code read from the process: pop rbp, the return poll, ret; CFA = sp + 16 or
+ * sp + 8). ip and leaf as for jt_hotspot__step.
  * Returns 0, -EAGAIN in a prologue, -EOPNOTSUPP
  * for the interpreter (its caller's sp is the sender sp it keeps at fp - 8, not a CFA a
  * rule can give: a compiled caller's adapter extended it; use jt_hotspot__step) and for
  * stubs without a frame size (frame pointers), -EBADMSG for a size too small to hold both.
  */
-int jt_hotspot__cfi_rule(const struct jt_hs_code *code, uint64_t ip, bool leaf,
-			 struct jt_cfi_rule *rule);
+int jt_hotspot__cfi_rule(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+			 uint64_t ip, bool leaf, struct jt_cfi_rule *rule);
 
 /*
  * The name of the frame at regs in code, into buf: an nmethod's method, an interpreted
