@@ -58,8 +58,10 @@ struct jt_hotspot *jt_hotspot__open(jt_hotspot_read_fn read, void *ctx,
 				    int *err);
 /*
  * The same for process pid under proc_root ("/proc"): libjvm.so found in its maps, its
- * symbols read from the file through PROC_ROOT/PID/root (the process's own view, as in a
- * container), its memory through PROC_ROOT/PID/mem. -ENOENT: no libjvm.so mapped.
+ * symbols read from the file through PROC_ROOT/PID/map_files (a deleted one too), else
+ * PROC_ROOT/PID/root (the process's own view, as in a container), its memory through
+ * PROC_ROOT/PID/mem. -ENOENT: no libjvm.so mapped (only then); -ESTALE: its file is gone;
+ * -ENOEXEC: not ELF; -EPROTO: without the tables or what the reader needs in them.
  */
 struct jt_hotspot *jt_hotspot__open_pid(const char *proc_root, uint32_t pid, char *why,
 					size_t len, int *err);
@@ -117,19 +119,20 @@ struct jt_hs_regs {
 };
 
 /*
- * One frame up from regs, whose ip is in code (as jt_hotspot__code read it): leaf says ip is
- * where the thread was stopped, else a return address (its frame is built: it made a call,
- * so a stub's frame is stepped by its size even where HotSpot marks none complete), the stack read
- * through read/ctx (a sample's copy of it, or the process): for compiled code and stubs
- * with a frame size, the caller's sp is sp + frame_size words, below it the return address
- * and the saved rbp (a leaf at the end of an epilogue: see jt_hotspot__cfi_rule); for the
- * interpreter, fp = bp: the caller's bp at fp, its ip at fp + 8,
- * its sp the sender sp HotSpot keeps at fp - 8 (the sp a compiled caller's frame size
- * counts from); a native nmethod of no frame (a method handle intrinsic) has the return
- * address at sp. Returns 0 with *regs the caller's, -EOPNOTSUPP for code without a fixed
- * frame (a stub built with frame pointers: follow bp), -EAGAIN where the frame is not yet
- * built (a prologue: where the return address is cannot be known), -EFAULT (outside the
- * stack read) or -EBADMSG (a caller's sp not above this frame's).
+ * One frame up from regs, whose ip is in code (as jt_hotspot__code read it), the stack read
+ * through read/ctx (a sample's copy of it, or the process). leaf says ip is where the thread
+ * was stopped, else it is a return address (the frame is built: it made a call, so a stub
+ * is stepped by its size even where HotSpot marks its frame never complete).
+ * - Compiled code and stubs with a frame size: the caller's sp is sp + frame_size words,
+ *   below it the return address and the saved rbp (a leaf at an epilogue's end: see
+ *   jt_hotspot__cfi_rule); a native nmethod of no frame (a method handle intrinsic): the
+ *   return address at sp.
+ * - The interpreter, fp = bp: the caller's bp at fp, its ip at fp + 8, its sp the sender sp
+ *   HotSpot keeps at fp - 8 (the sp a compiled caller's frame size counts from).
+ * Returns 0 with *regs the caller's, -EOPNOTSUPP for code without a fixed frame (a stub
+ * built with frame pointers: follow bp), -EAGAIN where the frame is not yet built (a
+ * prologue: where the return address is cannot be known), -EFAULT (outside the stack read)
+ * or -EBADMSG (a caller's sp not above this frame's).
  */
 int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 		     struct jt_hs_regs *regs, bool leaf, jt_hotspot_read_fn read, void *ctx);
@@ -138,12 +141,12 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
  * The same step as an unwind rule (CFA and where the return address and rbp are), for a
  * walker that follows rules: compiled code and stubs past their prologue (CFA = sp + frame
  * size), a method handle intrinsic (CFA = sp + 8), a leaf in the last instructions of an
- * epilogue (its code read from the process: pop rbp, the return poll, ret; CFA = sp + 16 or
- * sp + 8). ip and leaf as for jt_hotspot__step.
- * Returns 0, -EAGAIN in a prologue, -EOPNOTSUPP
- * for the interpreter (its caller's sp is the sender sp it keeps at fp - 8, not a CFA a
- * rule can give: a compiled caller's adapter extended it; use jt_hotspot__step) and for
- * stubs without a frame size (frame pointers), -EBADMSG for a size too small to hold both.
+ * epilogue (its code read from the process: pop rbp, the return poll, ret; CFA = sp + 16
+ * or sp + 8). ip and leaf as for jt_hotspot__step. Returns 0, -EAGAIN in a prologue,
+ * -EOPNOTSUPP for the interpreter (its caller's sp is the sender sp it keeps at fp - 8, not
+ * a CFA a rule can give: a compiled caller's adapter extended it; use jt_hotspot__step) and
+ * for stubs without a frame size (frame pointers), -EBADMSG for a size too small to hold
+ * both.
  */
 int jt_hotspot__cfi_rule(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 			 uint64_t ip, bool leaf, struct jt_cfi_rule *rule);
