@@ -331,13 +331,13 @@ _Static_assert(sizeof(struct jt_rec_offcpu) == 64, "jt_rec_offcpu layout");
  * JT_REC_INLINE: what a compiler inlined into a method's code, and the source line of every
  * scope (HotSpot's JVMTI CompiledMethodLoad compile_info with each method's line table),
  * right after the method's definition, like JT_REC_LINES. nr_ranges entries sorted by off,
- * each saying where one scope chain ends: a code offset a belongs to the first entry whose
- * off is at or after a (a compiler records the chain at the end of the instructions it
- * describes: a call's return address, a safepoint's poll). Past the last entry nothing is
- * known. An entry's scope is the innermost; each scope names its caller's scope (a lower
- * index; JT_INLINE_NONE for the compiled method itself, the outermost). Names and files are
- * byte offsets into names_len bytes of NUL-terminated strings after the scopes. Readers of
- * an older jitrace skip it.
+ * each the end of one scope chain's code: bytes from the entry before's off (the first: 0)
+ * up to off, exclusive, are its (a compiler records a chain at the end of the instructions
+ * it describes: HotSpot's PcDesc of a call is at its return address). Past the last entry
+ * nothing is known. An entry's scope is the innermost; each scope names its caller's scope
+ * (a lower index; JT_INLINE_NONE for the compiled method itself, the outermost). Names and
+ * files are byte offsets into names_len bytes of NUL-terminated strings after the scopes.
+ * Readers of an older jitrace skip it.
  */
 #define JT_INLINE_NONE 0xffffffffU
 #define JT_INLINE_RANGES_MAX 65535	/* entries a record holds at most */
@@ -346,7 +346,7 @@ _Static_assert(sizeof(struct jt_rec_offcpu) == 64, "jt_rec_offcpu layout");
 #define JT_INLINE_DEPTH_MAX 64		/* scopes a reader follows from one entry */
 
 struct jt_inline_range {
-	__u32 off;		/* from the method's start: the last byte (+1) the chain covers */
+	__u32 off;		/* from the method's start: where the chain's code ends */
 	__u32 scope;		/* its innermost scope */
 };
 

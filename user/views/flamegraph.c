@@ -628,9 +628,21 @@ static int tally_sample(struct jt_hash *lines, const struct jt_stacks *s, const 
 	unsigned int i, user = jt_lv__user_leaf(lv, smp);
 	uint32_t node = leaf, file, line;
 
-	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first: node i is frame i's */
-		if (jt_lv__frame_line(lv, &smp->frames[i], i > user, &file, &line) &&
+	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first: frame i's nodes next */
+		struct jt_lv_scope sc[JT_LV_DEPTH_MAX];
+		unsigned int k, n = jt_lv__frame_scopes(lv, &smp->frames[i], i > user, sc,
+							JT_LV_DEPTH_MAX);
+
+		/* a frame with inlined scopes has a node for each, innermost first */
+		for (k = 0; k + 1 < n; k++) {
+			if (sc[k].line && tally(lines, node, sc[k].file, sc[k].line))
+				return -ENOMEM;
+			node = jt_stacks__node(s, node)->parent;
+		}
+		if (jt_lv__frame_line(lv, &smp->frames[i], i > user, &file, &line) && n <= 1 &&
 		    tally(lines, node, file, line))
+			return -ENOMEM;
+		if (n > 1 && sc[n - 1].line && tally(lines, node, sc[n - 1].file, sc[n - 1].line))
 			return -ENOMEM;
 		node = jt_stacks__node(s, node)->parent;
 	}
