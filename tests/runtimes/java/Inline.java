@@ -9,12 +9,15 @@ public class Inline {
 		x ^= x << 13;
 		x ^= x >>> 7;
 		x ^= x << 17;
-		return x * 0x9E3779B97F4A7C15L;
+		x *= 0x9E3779B97F4A7C15L;
+		x ^= x >>> 31;
+		x *= 0xBF58476D1CE4E5B9L;
+		return x ^ (x >>> 29);
 	}
 
 	static long outer(long x) {
 		for (int i = 0; i < 20000; i++)
-			x = mix(x) + i;
+			x = mix(x ^ i);
 		return x;
 	}
 
