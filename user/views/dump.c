@@ -233,11 +233,11 @@ static void put_inline(struct out *o, const struct jt_rec_inline *r)
 {
 	const struct jt_inline_head *h = &r->head;
 	const struct jt_inline_range *ranges = (const void *)(r + 1);
-	const struct jt_inline_scope *scopes = (const void *)(ranges + h->nr_ranges);
-	const char *names = (const char *)(scopes + h->nr_scopes);
+	const struct jt_inline_scope *scopes;
 	uint64_t need = sizeof(*r) + (uint64_t)h->nr_ranges * sizeof(*ranges) +
 			(uint64_t)h->nr_scopes * sizeof(*scopes) + h->names_len;
 	uint32_t i, at, depth;
+	const char *names;
 
 	U64(o, "method", r->method);
 	U64(o, "pid", r->pid);
@@ -247,6 +247,8 @@ static void put_inline(struct out *o, const struct jt_rec_inline *r)
 		PUT(o, " past_end");
 		return;
 	}
+	scopes = (const void *)(ranges + h->nr_ranges);
+	names = (const char *)(scopes + h->nr_scopes);
 	PUT(o, " at=");
 	for (i = 0; i < h->nr_ranges; i++) {
 		if (i)
