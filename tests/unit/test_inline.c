@@ -276,20 +276,53 @@ static void write_log(const char *path)
 	assert_int_equal(jt_logw__close(w), 0);
 }
 
-static void test_folded_stacks_expand_inlined_frames(void **state)
+/*
+ * What a view printed into memory for the log t holds, NUL-terminated (free it). Not
+ * inlined: gcc 12 then takes the memstream's buffer for this frame's own variable.
+ */
+static __attribute__((noinline)) char *
+printed(struct tmp *t, int (*view)(FILE *out, const char *path, void *opts), void *opts)
 {
-	struct tmp *t = *state;
-	struct jt_flame_opts o = { .path = t->log, .folded = true };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	write_log(t->log);
-	jt_filter__init(&o.filter);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	assert_int_equal(jt_flamegraph(f, &o), 0);
+	assert_int_equal(view(f, t->log, opts), 0);
 	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static int folded(FILE *out, const char *path, void *opts)
+{
+	struct jt_flame_opts o = { .path = path, .folded = true };
+
+	(void)opts;
+	jt_filter__init(&o.filter);
+	return jt_flamegraph(out, &o);
+}
+
+static int report(FILE *out, const char *path, void *opts)
+{
+	struct jt_report_opts o = { .path = path, .top = 20, .procs = 10 };
+
+	(void)opts;
+	jt_filter__init(&o.filter);
+	return jt_report(out, &o);
+}
+
+static int speedscope(FILE *out, const char *path, void *opts)
+{
+	(void)opts;
+	return jt_export_speedscope(out, path, NULL);
+}
+
+static void test_folded_stacks_expand_inlined_frames(void **state)
+{
+	char *buf = printed(*state, folded, NULL);
+
 	assert_non_null(strstr(buf, "Main.main();Outer.run();Mix.mix(long)_[i] 3\n"));
 	assert_non_null(strstr(buf, "Main.main();Outer.run();Mix.mix(long)_[i];Add.add(int)_[i] 2\n"));
 	assert_non_null(strstr(buf, "Main.main();Outer.run() 1\n"));
@@ -300,22 +333,11 @@ static void test_folded_stacks_expand_inlined_frames(void **state)
 /* The report charges self samples to the innermost method and shows its line. */
 static void test_report_charges_the_innermost_method_with_its_line(void **state)
 {
-	struct tmp *t = *state;
-	struct jt_report_opts o = { .path = t->log, .top = 20, .procs = 10 };
-	char *buf = NULL, *row;
-	size_t len = 0;
-	FILE *f;
-
-	write_log(t->log);
-	jt_filter__init(&o.filter);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(jt_report(f, &o), 0);
-	assert_int_equal(fclose(f), 0);
-	row = strstr(buf, "Mix.mix(long)_[i]");
-	assert_non_null(row);
+	char *buf = printed(*state, report, NULL);
 	/* self 3 of 7 samples; total 6: add's 2 under it, and the call to main from it */
-	assert_non_null(strstr(buf, "        3  42.9%         6  85.7%  jit     Mix.mix(long)_[i]"));
+	const char *row = strstr(buf, "        3  42.9%         6  85.7%  jit     Mix.mix(long)_[i]");
+
+	assert_non_null(row);
 	assert_non_null(strstr(row, "Mix.java:9"));
 	assert_non_null(strstr(buf, "        2  28.6%         2  28.6%  jit     Add.add(int)_[i]"));
 	assert_non_null(strstr(buf, "Mix.java:20"));
@@ -325,16 +347,8 @@ static void test_report_charges_the_innermost_method_with_its_line(void **state)
 
 static void test_speedscope_has_inlined_frames_in_their_files(void **state)
 {
-	struct tmp *t = *state;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *buf = printed(*state, speedscope, NULL);
 
-	write_log(t->log);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(jt_export_speedscope(f, t->log, NULL), 0);
-	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(buf, "{\"name\":\"Mix.mix(long)_[i]\",\"file\":\"Mix.java\"}"));
 	assert_non_null(strstr(buf, "{\"name\":\"Add.add(int)_[i]\",\"file\":\"Mix.java\"}"));
 	free(buf);

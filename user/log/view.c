@@ -2,6 +2,7 @@
 /* The definitions a log has made so far, and a name for every frame. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -599,27 +600,47 @@ bool jt_lv__method_has_lines(const struct jt_lv *lv, uint64_t id)
 	       (lv->inl.count && jt_hash__get(&lv->inl, id));
 }
 
-unsigned int jt_lv__scopes(const struct jt_lv *lv, uint64_t id, uint64_t off,
-			   struct jt_lv_scope *out, unsigned int max)
+/* Whether byte off is inside method id (a method of size 0 holds every offset). */
+static bool inside(const struct jt_lv *lv, uint64_t id, uint64_t off)
 {
-	const struct jt_lv_method *m;
-	const struct lv_inline *in;
-	size_t lo = 0, hi, mid;
-	unsigned int n = 0;
+	const struct jt_lv_method *m = jt_hash__get(&lv->methods, id);
+
+	return m && (!m->size || off < m->size);
+}
+
+/*
+ * The first of n entries sorted by offset whose offset is past off (n: none): source lines
+ * and inlined ranges both, each entry stride bytes beginning with its uint32_t offset.
+ */
+_Static_assert(offsetof(struct lv_line, off) == 0, "lv_line begins with its offset");
+_Static_assert(offsetof(struct jt_inline_range, off) == 0, "a range begins with its offset");
+static size_t first_past(const void *v, size_t n, size_t stride, uint64_t off)
+{
+	size_t lo = 0, hi = n, mid;
 	uint32_t at;
 
-	if (!lv->inl.count || !(in = jt_hash__get(&lv->inl, id)))
-		return 0;
-	m = jt_hash__get(&lv->methods, id);
-	if (!m || (m->size && off >= m->size))
-		return 0;
-	for (hi = in->nr_ranges; lo < hi;) {	/* the first entry past off */
+	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (in->ranges[mid].off <= off)
+		memcpy(&at, (const char *)v + mid * stride, sizeof(at));
+		if (at <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+unsigned int jt_lv__scopes(const struct jt_lv *lv, uint64_t id, uint64_t off,
+			   struct jt_lv_scope *out, unsigned int max)
+{
+	const struct lv_inline *in;
+	unsigned int n = 0;
+	uint32_t at;
+	size_t lo;
+
+	if (!lv->inl.count || !(in = jt_hash__get(&lv->inl, id)) || !inside(lv, id, off))
+		return 0;
+	lo = first_past(in->ranges, in->nr_ranges, sizeof(*in->ranges), off);
 	if (lo == in->nr_ranges)
 		return 0;
 	for (at = in->ranges[lo].scope; at != JT_INLINE_NONE && n < max;
@@ -650,25 +671,15 @@ unsigned int jt_lv__frame_scopes(const struct jt_lv *lv, const struct jt_frame *
 bool jt_lv__line(const struct jt_lv *lv, uint64_t id, uint64_t off, uint32_t *file,
 		 uint32_t *line)
 {
-	const struct jt_lv_method *m;
 	const struct lv_lines *l;
-	size_t lo = 0, hi, mid;
+	size_t lo;
 
 	if (!lv->lines.count)
 		return false;
 	l = jt_hash__get(&lv->lines, id);
-	if (!l)
+	if (!l || !inside(lv, id, off))
 		return false;
-	m = jt_hash__get(&lv->methods, id);
-	if (!m || (m->size && off >= m->size))
-		return false;
-	for (hi = l->n; lo < hi;) {	/* the first entry past off */
-		mid = lo + (hi - lo) / 2;
-		if (l->v[mid].off <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = first_past(l->v, l->n, sizeof(l->v[0]), off);
 	if (!lo || l->v[lo - 1].file == LV_NO_FILE)
 		return false;
 	*file = l->v[lo - 1].file;
