@@ -75,6 +75,8 @@ enum jt_drop {
 	JT_DROP_MEMORY_PERFMAP,
 	/* code load (agent, USDT, jitdump) at new addresses not kept: the memory bound */
 	JT_DROP_MEMORY_CODE,
+	/* a method's inlined scopes (agent) not kept until it was defined: the memory bound */
+	JT_DROP_MEMORY_SCOPES,
 	JT_DROP_MAX,
 };
 #define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\

@@ -938,6 +938,45 @@ static void recollect(struct fx *f, const struct jt_collector_opts *o)
 	assert_non_null(f->c);
 }
 
+/*
+ * Inlined scopes waiting for their method's definition are charged to the memory bound:
+ * past it they are counted (memory_scopes) and not kept; written, or gone with their
+ * process, they give their bytes back. Pieces half-sent are charged too.
+ */
+static void inline_scopes_past_the_memory_bound_are_counted_not_kept(void **state)
+{
+	struct jt_membound mem = { 0 };
+	struct jt_collector_opts o = { .proc_root = PROC_ROOT, .mem = &mem };
+	struct jt_collector_stats st;
+	unsigned char payload[128];
+	size_t n = inline_payload(payload, 0x80, "Mix.mix(long)", 9);
+	struct fx *f = *state;
+	uint64_t methods;
+
+	recollect(f, &o);
+	send(f, ev_load(100, PID, 11, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Outer.run()"));
+	send(f, ev_load(100, PID, 12, JIT + 0x2000, 0x100, JT_SRC_AGENT, "Outer.two()"));
+	methods = mem.used;
+	mem.limit = methods + 3 * n / 2;	/* room for one payload and its header */
+	send(f, ev_inline(101, PID, 11, payload, 0, n, n));
+	assert_true(mem.used > methods);
+	send(f, ev_inline(102, PID, 12, payload, 0, 20, n));	/* no room for a second */
+	send(f, ev_inline(103, PID, 12, payload, 20, n - 20, n));
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.memory_scopes, 1);
+	sample_at(f, 200, PID, JIT + 0x1010);
+	sample_at(f, 201, PID, JIT + 0x2010);
+	assert_int_equal(count_type(f, JT_REC_INLINE), 1);
+	assert_int_equal(mem.used, methods);	/* written: given back */
+	send(f, ev_inline(300, PID, 12, payload, 0, 20, n));	/* half-sent at the exit */
+	assert_true(mem.used > methods);
+	send(f, ev_exit(400, PID));
+	assert_log_promises(f);
+	jt_collector__free(f->c);
+	f->c = NULL;
+	assert_int_equal(mem.used, 0);	/* every charge given back */
+}
+
 /* Perf-map lines f0 .. f(n-1), 0x100 apart from JIT at times 100 on: the first k of PID,
  * the rest of pid. */
 static void send_map_lines(struct fx *f, uint64_t n, uint64_t k, uint32_t pid)
@@ -2133,6 +2172,7 @@ int main(void)
 		T(inline_pieces_are_joined_after_the_method_definition),
 		T(inline_scopes_follow_the_code_live_at_their_time),
 		T(inline_with_a_piece_missing_is_dropped),
+		T(inline_scopes_past_the_memory_bound_are_counted_not_kept),
 		T(perfmap_methods_past_the_cap_are_counted_not_kept),
 		T(methods_past_the_memory_bound_are_counted_not_kept),
 		cmocka_unit_test(thread_id_resolves_to_its_process),

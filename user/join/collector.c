@@ -72,10 +72,7 @@ static void proc_reset(struct proc *p)
 		jt_coll_method_let_go(p, val);
 	jt_idmap__fini(&ids);
 	jt_hash__fini(&p->lines);	/* emptied as its methods went */
-	pos = 0;
-	while (jt_hash__next(&p->pieces, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&p->pieces);
+	jt_coll_pieces_forget(p);
 	jt_late__fini(&p->late);
 	threads_fini(p);
 	jt_hash__fini(&p->syms);

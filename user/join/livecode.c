@@ -37,14 +37,45 @@ struct pieces {
 /* Payloads a process may have half-sent at once: one a compiling thread. */
 #define PIECES_MAX 64
 
-static void lines_free(struct lines *l)
+/*
+ * What l holds, charged to the memory bound while it waits for its method's definition:
+ * inlined scopes (a JVM sends them for every method it compiles, most never sampled);
+ * jitdump lines are not charged, as before scopes were.
+ */
+static uint64_t lines_cost(const struct lines *l)
+{
+	return l->type == JT_REC_INLINE ? sizeof(*l) + l->bytes : 0;
+}
+
+/* Free the chain l, giving back what it was charged. */
+static void lines_free(struct jt_membound *mem, struct lines *l)
 {
 	while (l) {
 		struct lines *next = l->next;
 
+		jt_membound__give(mem, lines_cost(l));
 		free(l);
 		l = next;
 	}
+}
+
+/* Free half-sent pieces, giving back what they were charged. */
+static void pieces_free(struct jt_membound *mem, struct pieces *pc)
+{
+	if (pc)
+		jt_membound__give(mem, sizeof(*pc) + pc->total);
+	free(pc);
+}
+
+void jt_coll_pieces_forget(struct proc *p)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&p->pieces, &pos, &key, &val))
+		pieces_free(p->mem, val);
+	jt_hash__fini(&p->pieces);
 }
 
 /*
@@ -63,7 +94,7 @@ void jt_coll_method_let_go(struct proc *p, struct jt_method *m)
 	if (jt_coll_in_ids(p, m) || jt_codemap__holds(&p->code, m) || m->late_pending)
 		return;
 	if (m->has_lines)
-		lines_free(jt_hash__del(&p->lines, (uintptr_t)m));
+		lines_free(p->mem, jt_hash__del(&p->lines, (uintptr_t)m));
 	jt_membound__give(p->mem, jt_method__cost(m->name_len));
 	free(m);
 }
@@ -143,13 +174,14 @@ int jt_coll_method_define(struct jt_collector *c, struct proc *p, struct jt_meth
 	m->has_lines = false;
 	for (k = l; k && !err; k = k->next)
 		err = lines_define(c, p, m, k, ts);
-	lines_free(l);
+	lines_free(p->mem, l);
 	return err;
 }
 
 /*
  * Keep l (source lines or inlined scopes of m) until m is defined, or write it now. It
- * replaces what m had of its type. Takes l.
+ * replaces what m had of its type. Inlined scopes past the memory bound are counted and
+ * not kept. Takes l.
  */
 static int lines_take(struct jt_collector *c, struct proc *p, struct jt_method *m,
 		      struct lines *l, uint64_t ts)
@@ -168,18 +200,25 @@ static int lines_take(struct jt_collector *c, struct proc *p, struct jt_method *
 			struct lines *gone = *at;
 
 			*at = gone->next;
-			free(gone);
+			gone->next = NULL;
+			lines_free(p->mem, gone);
 			break;
 		}
 	}
-	l->next = old;
-	if (jt_hash__put(&p->lines, (uintptr_t)m, l)) {
+	if (jt_membound__take(p->mem, lines_cost(l))) {
+		l->next = old;
+	} else {
+		c->st.memory_scopes++;
+		free(l);
+		l = old;
+	}
+	m->has_lines = l != NULL;
+	if (l && jt_hash__put(&p->lines, (uintptr_t)m, l)) {
 		m->has_lines = false;
-		lines_free(l);
+		lines_free(p->mem, l);
 		jt_err("out of memory for the source lines of pid %u", p->pid);
 		return -ENOMEM;
 	}
-	m->has_lines = true;
 	return 0;
 }
 
@@ -216,24 +255,30 @@ int jt_coll_on_code_inline(struct jt_collector *c, struct proc *p, const struct 
 	struct lines *l;
 
 	if (!ev->inl_off) {
-		free(jt_hash__del(&p->pieces, ev->inl_of));
+		pieces_free(p->mem, jt_hash__del(&p->pieces, ev->inl_of));
 		pc = NULL;
 		if (m && ev->inl_total >= sizeof(struct jt_inline_head) &&
 		    p->pieces.count < PIECES_MAX) {
+			if (!jt_membound__take(p->mem, sizeof(*pc) + ev->inl_total)) {
+				c->st.memory_scopes++;
+				return 0;
+			}
 			pc = malloc(sizeof(*pc) + ev->inl_total);
+			if (pc)
+				*pc = (struct pieces){ .total = ev->inl_total };
 			if (!pc || jt_hash__put(&p->pieces, ev->inl_of, pc)) {
+				jt_membound__give(p->mem, sizeof(*pc) + ev->inl_total);
 				free(pc);
 				jt_err("out of memory for the inlined scopes of pid %u", p->pid);
 				return -ENOMEM;
 			}
-			*pc = (struct pieces){ .total = ev->inl_total };
 		}
 	}
 	if (!pc)
 		return 0;	/* code we do not know, or its first piece was lost */
 	if (pc->have != ev->inl_off || pc->total != ev->inl_total ||
 	    ev->str_len > pc->total - pc->have) {
-		free(jt_hash__del(&p->pieces, ev->inl_of));
+		pieces_free(p->mem, jt_hash__del(&p->pieces, ev->inl_of));
 		return 0;
 	}
 	memcpy(pc->bytes + pc->have, ev->tail, ev->str_len);
@@ -241,19 +286,18 @@ int jt_coll_on_code_inline(struct jt_collector *c, struct proc *p, const struct 
 	if (pc->have < pc->total)
 		return 0;
 	jt_hash__del(&p->pieces, ev->inl_of);
-	if (!m) {
-		free(pc);
-		return 0;
+	l = m ? malloc(sizeof(*l) + pc->total) : NULL;
+	if (l) {
+		*l = (struct lines){ .type = JT_REC_INLINE, .bytes = pc->total };
+		memcpy(l->payload, pc->bytes, pc->total);
 	}
-	l = malloc(sizeof(*l) + pc->total);
+	pieces_free(p->mem, pc);
+	if (!m)
+		return 0;
 	if (!l) {
-		free(pc);
 		jt_err("out of memory for the inlined scopes of pid %u", p->pid);
 		return -ENOMEM;
 	}
-	*l = (struct lines){ .type = JT_REC_INLINE, .bytes = pc->total };
-	memcpy(l->payload, pc->bytes, pc->total);
-	free(pc);
 	return lines_take(c, p, m, l, ev->ts);
 }
 
