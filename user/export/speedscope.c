@@ -114,8 +114,8 @@ static struct sthread *thread(struct sscope *s, uint32_t pid, uint32_t tid)
 
 /*
  * s->stack, root first, from r's frames (leaf first), a frame for each method inlined
- * there after its own (while the stack has room for them and a wait's state). Returns how
- * many, or -ENOMEM.
+ * there after its own (jt_lv__expands: far fewer than the stack's room). Returns how many,
+ * or -ENOMEM.
  */
 static long root_first(struct sscope *s, const struct jt_rec_sample *r)
 {
@@ -133,8 +133,10 @@ static long root_first(struct sscope *s, const struct jt_rec_sample *r)
 		if (idx < 0)
 			return -ENOMEM;
 		s->stack[at++] = idx;
+		if (!jt_lv__expands(r))
+			continue;
 		nr = jt_lv__frame_scopes(s->src.lv, f, n - 1 - i > user, sc, JT_LV_DEPTH_MAX);
-		if (nr < 2 || at + nr + (n - 1 - i) > UINT16_MAX)
+		if (nr < 2)
 			continue;
 		for (k = nr - 1; k-- > 0;) {
 			idx = frame_idx(s, jt_lv__inlined_name(sc[k].name, buf, sizeof(buf)),
@@ -390,7 +392,8 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *fi
 		return 1;
 	if (s.src.hdr->sample_hz)
 		s.period = 1000000000ULL / s.src.hdr->sample_hz;
-	s.stack = malloc((UINT16_MAX + 1) * sizeof(*s.stack));	/* + a wait's state */
+	/* a stack's frames, or 512 expanded to 64 each (jt_lv__expands), + a wait's state */
+	s.stack = malloc((UINT16_MAX + 1) * sizeof(*s.stack));
 	if (!s.stack)
 		goto nomem;
 	while ((rec = jt_logsrc__next(&s.src, &kept))) {

@@ -114,6 +114,17 @@ struct jt_lv_scope {
 
 unsigned int jt_lv__scopes(const struct jt_lv *lv, uint64_t id, uint64_t off,
 			   struct jt_lv_scope *out, unsigned int max);
+/*
+ * Whether views expand the inlined scopes of smp's frames: real stacks (255 frames at most)
+ * always; a crafted record of thousands of frames not, so that 64 scopes a frame cannot
+ * make it millions of nodes.
+ */
+#define JT_LV_EXPAND_FRAMES 512
+static inline bool jt_lv__expands(const struct jt_rec_sample *smp)
+{
+	return smp->nr_frames <= JT_LV_EXPAND_FRAMES;
+}
+
 /* An inlined scope's name as views show it: name JT_LV_INLINED into buf (cut to cap). */
 const char *jt_lv__inlined_name(const char *name, char *buf, size_t cap);
 /* The same for a frame (0 unless it is a method's); a caller's, as jt_lv__frame_line. */

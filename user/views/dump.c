@@ -256,8 +256,9 @@ static void put_inline(struct out *o, const struct jt_rec_inline *r)
 		room(o, LINE_FIXED);
 		put_hex(o, ranges[i].off);
 		PUT(o, ":");
-		/* callers come before their scopes: a chain is at most as long as the scopes */
-		for (at = ranges[i].scope, depth = 0; at < h->nr_scopes && depth < h->nr_scopes;
+		/* as deep as a reader follows: a crafted record's chain may loop */
+		for (at = ranges[i].scope, depth = 0;
+		     at < h->nr_scopes && depth < JT_INLINE_DEPTH_MAX;
 		     at = scopes[at].caller, depth++) {
 			if (depth)
 				PUT(o, "<");

@@ -630,8 +630,9 @@ static int tally_sample(struct jt_hash *lines, const struct jt_stacks *s, const 
 
 	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first: frame i's nodes next */
 		struct jt_lv_scope sc[JT_LV_DEPTH_MAX];
-		unsigned int k, n = jt_lv__frame_scopes(lv, &smp->frames[i], i > user, sc,
-							JT_LV_DEPTH_MAX);
+		/* as stacks.c expanded it */
+		unsigned int k, n = jt_lv__expands(smp) ?
+			jt_lv__frame_scopes(lv, &smp->frames[i], i > user, sc, JT_LV_DEPTH_MAX) : 0;
 
 		/* a frame with inlined scopes has a node for each, innermost first */
 		for (k = 0; k + 1 < n; k++) {

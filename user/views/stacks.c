@@ -350,6 +350,7 @@ static inline int add(struct jt_stacks *s, const struct jt_lv *lv,
 	uint32_t node = child(s, JT_STK_ROOT, smp->pid);
 	/* the user leaf is where it ran; frames past it hold return addresses */
 	int i, user = jt_lv__has_lines(lv) ? (int)jt_lv__user_leaf(lv, smp) : 0;
+	bool expand = jt_lv__expands(smp);
 
 	if (node == JT_STK_NONE)
 		goto nomem;
@@ -363,7 +364,8 @@ static inline int add(struct jt_stacks *s, const struct jt_lv *lv,
 		if (name < 0)
 			return -ENOMEM;
 		/* the method itself, then what it inlined there, innermost last */
-		k = jt_lv__frame_scopes(lv, &smp->frames[i], i > user, sc, JT_LV_DEPTH_MAX);
+		k = expand ? jt_lv__frame_scopes(lv, &smp->frames[i], i > user, sc,
+						 JT_LV_DEPTH_MAX) : 0;
 		for (k = k ? k - 1 : 0;; k--) {
 			node = child(s, node, name);
 			if (node == JT_STK_NONE)
