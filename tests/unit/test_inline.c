@@ -287,6 +287,7 @@ printed(struct tmp *t, int (*view)(FILE *out, const char *path, void *opts), voi
 	size_t len = 0;
 	FILE *f;
 
+	unlink(t->log);		/* a test may print twice */
 	write_log(t->log);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
@@ -298,6 +299,15 @@ printed(struct tmp *t, int (*view)(FILE *out, const char *path, void *opts), voi
 static int folded(FILE *out, const char *path, void *opts)
 {
 	struct jt_flame_opts o = { .path = path, .folded = true };
+
+	(void)opts;
+	jt_filter__init(&o.filter);
+	return jt_flamegraph(out, &o);
+}
+
+static int folded_annotated(FILE *out, const char *path, void *opts)
+{
+	struct jt_flame_opts o = { .path = path, .folded = true, .annotate = true };
 
 	(void)opts;
 	jt_filter__init(&o.filter);
@@ -327,6 +337,11 @@ static void test_folded_stacks_expand_inlined_frames(void **state)
 	assert_non_null(strstr(buf, "Main.main();Outer.run();Mix.mix(long)_[i];Add.add(int)_[i] 2\n"));
 	assert_non_null(strstr(buf, "Main.main();Outer.run() 1\n"));
 	assert_non_null(strstr(buf, "Outer.run();Mix.mix(long)_[i];Main.main() 1\n"));
+	free(buf);
+	/* annotated, the methods compiled are _[j], those inlined into them _[i] alone */
+	buf = printed(*state, folded_annotated, NULL);
+	assert_non_null(strstr(buf, "Main.main()_[j];Outer.run()_[j];Mix.mix(long)_[i];"
+				    "Add.add(int)_[i] 2\n"));
 	free(buf);
 }
 

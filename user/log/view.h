@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jt_log_format.h"
 
@@ -123,6 +124,14 @@ unsigned int jt_lv__scopes(const struct jt_lv *lv, uint64_t id, uint64_t off,
 static inline bool jt_lv__expands(const struct jt_rec_sample *smp)
 {
 	return smp->nr_frames <= JT_LV_EXPAND_FRAMES;
+}
+
+/* Whether a frame's name is an inlined scope's, as jt_lv__inlined_name made it. */
+static inline bool jt_lv__is_inlined(const char *name, size_t len)
+{
+	size_t n = sizeof(JT_LV_INLINED) - 1;
+
+	return len >= n && !memcmp(name + len - n, JT_LV_INLINED, n);
 }
 
 /* An inlined scope's name as views show it: name JT_LV_INLINED into buf (cut to cap). */
