@@ -19,7 +19,7 @@
 #include "views/flamegraph.h"
 #include "views/report.h"
 #include "base/util.h"
-#include "unit/scratch.h"
+#include "viewlog.h"
 
 #define T0 1000000000ULL
 #define PID 700
@@ -197,31 +197,6 @@ static void test_crafted_scopes_are_refused(void **state)
 
 /* ---- views, over a log ---- */
 
-struct tmp {
-	char dir[256];
-	char log[300];
-};
-
-static int tmp_setup(void **state)
-{
-	struct tmp *t = calloc(1, sizeof(*t));
-
-	if (!t || scratch_make(t->dir, sizeof(t->dir), "inline"))
-		return -1;
-	snprintf(t->log, sizeof(t->log), "%s/inline.jtl", t->dir);
-	*state = t;
-	return 0;
-}
-
-static int tmp_teardown(void **state)
-{
-	struct tmp *t = *state;
-
-	scratch_remove(t->dir);
-	free(t);
-	return 0;
-}
-
 static void sample(struct jt_log_writer *w, uint64_t ts, const struct jt_frame *fr, unsigned n)
 {
 	union rbuf rb;
@@ -281,7 +256,7 @@ static void write_log(const char *path)
  * inlined: gcc 12 then takes the memstream's buffer for this frame's own variable.
  */
 static __attribute__((noinline)) char *
-printed(struct tmp *t, int (*view)(FILE *out, const char *path, void *opts), void *opts)
+printed(struct vl_tmp *t, int (*view)(FILE *out, const char *path, void *opts), void *opts)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -375,11 +350,11 @@ int main(void)
 		cmocka_unit_test(test_scopes_of_a_leaf_and_of_a_return_address),
 		cmocka_unit_test(test_crafted_scopes_are_refused),
 		cmocka_unit_test_setup_teardown(test_folded_stacks_expand_inlined_frames,
-						tmp_setup, tmp_teardown),
+						vl_setup, vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_charges_the_innermost_method_with_its_line,
-						tmp_setup, tmp_teardown),
+						vl_setup, vl_teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope_has_inlined_frames_in_their_files,
-						tmp_setup, tmp_teardown),
+						vl_setup, vl_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
