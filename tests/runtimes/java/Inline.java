@@ -1,7 +1,7 @@
 // Inlined frames for jitrace's HotSpot tests: outer() spends its time in mix(), a small hot
 // method C2 inlines into it, so outer's compiled code is mostly mix's. Run with
 // -XX:CompileCommand=dontinline,Inline::outer so that outer stays its own compiled method.
-// Usage: java Inline SECONDS   (prints "inline ready" after a second, "inline done" at the end)
+// Usage: java Inline SECONDS   (prints "inline done" at the end)
 public class Inline {
 	static long sink;
 
@@ -22,19 +22,10 @@ public class Inline {
 	}
 
 	public static void main(String[] args) {
-		double secs = args.length > 0 ? Double.parseDouble(args[0]) : 2;
-		long start = System.nanoTime(), end = start + (long)(secs * 1e9), now, x = 1;
-		boolean ready = false;
+		long end = System.nanoTime() + (long)(Double.parseDouble(args[0]) * 1e9), x = 1;
 
-		do {
+		while (System.nanoTime() < end)
 			x = outer(x);
-			now = System.nanoTime();
-			if (!ready && now - start > 1000000000L) {
-				System.out.println("inline ready");
-				System.out.flush();
-				ready = true;
-			}
-		} while (now < end);
 		sink = x;
 		System.out.println("inline done");
 	}
