@@ -33,6 +33,12 @@ void jitrace_code_inline(uint64_t method_id, const void *info, size_t len);
 /* The code of method_id is gone; its address range may be reused. */
 void jitrace_code_unload(uint64_t method_id);
 
+/*
+ * The runtime writes /tmp/perf-PID.map itself: the agent writes none (two writers of one file
+ * garble it), and names go to jitrace through its probes alone. Call before the first load.
+ */
+void jitrace_perfmap_off(void);
+
 /* The calling thread entered or left method_id. */
 void jitrace_method_enter(uint64_t method_id);
 void jitrace_method_leave(uint64_t method_id);
