@@ -289,6 +289,15 @@ static int folded_annotated(FILE *out, const char *path, void *opts)
 	return jt_flamegraph(out, &o);
 }
 
+static int svg(FILE *out, const char *path, void *opts)
+{
+	struct jt_flame_opts o = { .path = path };
+
+	(void)opts;
+	jt_filter__init(&o.filter);
+	return jt_flamegraph(out, &o);
+}
+
 static int report(FILE *out, const char *path, void *opts)
 {
 	struct jt_report_opts o = { .path = path, .top = 20, .procs = 10 };
@@ -304,14 +313,35 @@ static int speedscope(FILE *out, const char *path, void *opts)
 	return jt_export_speedscope(out, path, NULL);
 }
 
+/* The fill of the first frame whose text is text (">NAME<"), as r, g, b; -1 if none. */
+static int fill_of(const char *svg_text, const char *text, int *r, int *g, int *b)
+{
+	const char *t = strstr(svg_text, text), *f;
+
+	if (!t)
+		return -1;
+	for (f = t; f > svg_text && strncmp(f, "fill=\"rgb(", 10); f--)
+		;
+	return sscanf(f, "fill=\"rgb(%d,%d,%d)", r, g, b) == 3 ? 0 : -1;
+}
+
+/* Folded stacks and the SVG: a frame per inlined method, marked _[i] (and cyan). */
 static void test_folded_stacks_expand_inlined_frames(void **state)
 {
 	char *buf = printed(*state, folded, NULL);
+	int r, g, b;
 
 	assert_non_null(strstr(buf, "Main.main();Outer.run();Mix.mix(long)_[i] 3\n"));
 	assert_non_null(strstr(buf, "Main.main();Outer.run();Mix.mix(long)_[i];Add.add(int)_[i] 2\n"));
 	assert_non_null(strstr(buf, "Main.main();Outer.run() 1\n"));
 	assert_non_null(strstr(buf, "Outer.run();Mix.mix(long)_[i];Main.main() 1\n"));
+	free(buf);
+	/* in the SVG an inlined frame is cyan (green and blue high), its method green */
+	buf = printed(*state, svg, NULL);
+	assert_int_equal(fill_of(buf, ">Mix.mix(long)_[i]<", &r, &g, &b), 0);
+	assert_true(r < 110 && g >= 190 && b >= 190);
+	assert_int_equal(fill_of(buf, ">Outer.run()<", &r, &g, &b), 0);
+	assert_true(g >= 170 && b < 120);
 	free(buf);
 	/* annotated, the methods compiled are _[j], those inlined into them _[i] alone */
 	buf = printed(*state, folded_annotated, NULL);

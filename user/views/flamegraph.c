@@ -147,7 +147,10 @@ static uint32_t hash_str(const char *s)
 	return h;
 }
 
-/* A colour family per kind (JIT green, native warm, kernel blue), the shade from the name. */
+/*
+ * A colour family per kind (JIT green, inlined into it cyan as async-profiler draws it,
+ * native warm, kernel blue), the shade from the name.
+ */
 static void colour(char *buf, size_t cap, const char *name, int kind)
 {
 	uint32_t h = hash_str(name);
@@ -155,6 +158,11 @@ static void colour(char *buf, size_t cap, const char *name, int kind)
 
 	switch (kind) {
 	case JT_LV_JIT:
+		if (jt_lv__is_inlined(name, strlen(name))) {
+			snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(60 + 40 * a),
+				 (int)(190 + 40 * b), (int)(190 + 40 * a));
+			break;
+		}
 		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(60 + 70 * a), (int)(170 + 60 * b),
 			 (int)(60 + 50 * a));
 		break;
