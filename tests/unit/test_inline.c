@@ -214,10 +214,31 @@ static void sample(struct jt_log_writer *w, uint64_t ts, const struct jt_frame *
 
 #define FM(id, o) { .ref = JT_FRAME_REF(JT_FRAME_METHOD, id), .off = (o) }
 
+/* An off-CPU wait of 2 ms that left from frames (leaf first). */
+static void wait_in(struct jt_log_writer *w, uint64_t ts, const struct jt_frame *fr, unsigned n)
+{
+	union rbuf rb;
+	struct jt_rec_offcpu *o = (void *)rb.b;
+
+	memset(&rb, 0, sizeof(rb));
+	o->h = (struct jt_rec_hdr){ .type = JT_REC_OFFCPU,
+				    .size = sizeof(*o) + n * sizeof(*fr), .ts = T0 + ts };
+	o->off_ns = 2000000;
+	o->count = 1;
+	o->state = JT_OFF_SLEEP;
+	o->smp.h = (struct jt_rec_hdr){ .type = JT_REC_SAMPLE,
+					.size = sizeof(o->smp) + n * sizeof(*fr), .ts = T0 + ts - 2 };
+	o->smp.pid = PID;
+	o->smp.tid = PID;
+	o->smp.nr_frames = n;
+	memcpy(o->smp.frames, fr, n * sizeof(*fr));
+	assert_int_equal(jt_logw__append(w, &rb.h), 0);
+}
+
 /*
  * Main.main() calls Outer.run(): 3 samples in mix inlined there (+0x20), 2 in add inlined
  * into that mix (+0x50), 1 in run itself (+0x5); and one where run, at the call that ends
- * at +0x40 (mix's), called main (leaf, +0x4).
+ * at +0x40 (mix's), called main (leaf, +0x4). Off the CPU: 2 ms left from add (+0x50).
  */
 static void write_log(const char *path)
 {
@@ -225,7 +246,7 @@ static void write_log(const char *path)
 	const struct jt_frame in_add[] = { FM(1, 0x50), FM(2, 0x8) };
 	const struct jt_frame in_run[] = { FM(1, 0x5), FM(2, 0x8) };
 	const struct jt_frame calling[] = { FM(2, 0x4), FM(1, 0x40) };
-	struct jt_log_header h = { .start_ns = T0, .sample_hz = 99 };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = 99, .flags = JT_LOG_F_OFFCPU };
 	struct jt_log_writer *w = jt_logw__create(path, &h, false);
 	union rbuf rb;
 	struct jt_rec_proc *p = (void *)rb.b;
@@ -248,6 +269,7 @@ static void write_log(const char *path)
 		sample(w, 30 + i, in_add, 2);
 	sample(w, 40, in_run, 2);
 	sample(w, 50, calling, 2);
+	wait_in(w, 60, in_add, 2);
 	assert_int_equal(jt_logw__close(w), 0);
 }
 
@@ -350,7 +372,10 @@ static void test_folded_stacks_expand_inlined_frames(void **state)
 	free(buf);
 }
 
-/* The report charges self samples to the innermost method and shows its line. */
+/*
+ * The report charges self samples to the innermost method and shows its line; an off-CPU
+ * wait goes to every method inlined on its stack, where it blocked to the innermost.
+ */
 static void test_report_charges_the_innermost_method_with_its_line(void **state)
 {
 	char *buf = printed(*state, report, NULL);
@@ -362,6 +387,13 @@ static void test_report_charges_the_innermost_method_with_its_line(void **state)
 	assert_non_null(strstr(buf, "        2  28.6%         2  28.6%  jit     Add.add(int)_[i]"));
 	assert_non_null(strstr(buf, "Mix.java:20"));
 	assert_non_null(strstr(buf, "Outer.java:5"));	/* run's own sample */
+	/* off the CPU: the wait left from add, inlined into mix, inlined into run */
+	assert_non_null(strstr(buf, "      2.000 100.0%       2.000       1     20.202  jit     "
+				    "Add.add(int)_[i]\n"));
+	assert_non_null(strstr(buf, "      2.000 100.0%       0.000       1     60.606  jit     "
+				    "Mix.mix(long)_[i]\n"));
+	assert_non_null(strstr(buf, "      2.000 100.0%       0.000       1     70.707  jit     "
+				    "Outer.run()\n"));
 	free(buf);
 }
 
