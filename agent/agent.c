@@ -20,6 +20,8 @@
 /* Defined in stubs.S; jitrace's uprobes read their arguments. */
 void jitrace_stub_code_load(uint64_t id, const void *code, uint64_t size, const char *name);
 void jitrace_stub_code_unload(uint64_t id);
+void jitrace_stub_code_inline(uint64_t id, const void *piece, uint32_t off, uint32_t len,
+			      uint32_t total);
 
 /*
  * The agent is loaded once into a runtime process, so its state is per process by nature:
@@ -170,6 +172,21 @@ JT_API uint64_t jitrace_code_load(const void *code, size_t size, const char *nam
 		write_map_line(code, size, name);
 	jitrace_stub_code_load(id, code, size, name);
 	return id;
+}
+
+/* In pieces the size of the uprobe's fixed record (JT_INLINE_CHUNK in jt_events.h). */
+#define JT_INLINE_PIECE 4096
+
+JT_API void jitrace_code_inline(uint64_t method_id, const void *info, size_t len)
+{
+	size_t off;
+
+	if (!info || !len || len > UINT32_MAX)
+		return;
+	for (off = 0; off < len; off += JT_INLINE_PIECE)
+		jitrace_stub_code_inline(method_id, (const char *)info + off, off,
+					 len - off < JT_INLINE_PIECE ? len - off : JT_INLINE_PIECE,
+					 len);
 }
 
 JT_API void jitrace_perfmap_off(void)

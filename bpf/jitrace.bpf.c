@@ -201,6 +201,41 @@ int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name
 }
 
 /*
+ * A piece of a code's inlined scopes (include/jt_events.h): a record of fixed size, which
+ * any verifier bounds; the agent sends few (one or two a compiled method).
+ */
+SEC("uprobe")
+int BPF_KPROBE(jt_code_inline, __u64 id, const void *data, __u32 off, __u32 len, __u32 total)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct jt_ev_inline *e;
+	__u64 n = len;		/* 64 bits: a __u32 size reads as maybe negative to 6.18 */
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+	if (!e) {
+		count_drop(JT_DROP_RB_CODE);
+		return 0;
+	}
+	fill_hdr(&e->h, JT_EV_CODE_INLINE, sizeof(*e), pid_tgid);
+	e->id = id;
+	e->off = off;
+	e->total = total;
+	e->pad = 0;
+	if (n > JT_INLINE_CHUNK)
+		n = JT_INLINE_CHUNK;
+	barrier_var(n);
+	if (n > JT_INLINE_CHUNK)
+		n = JT_INLINE_CHUNK;	/* cannot happen; tells the verifier */
+	if (bpf_probe_read_user(e->data, n, data))
+		n = 0;		/* the collector drops a payload with a piece missing */
+	e->len = n;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
  * HotSpot's USDT probes (libjvm.so, provider "hotspot"). A method is known by the Symbol*
  * pointers of its class name, name and signature, which live as long as the JVM; the
  * process's start time is in the key so that a new JVM reusing a pid (and, with class data
