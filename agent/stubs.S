@@ -23,5 +23,7 @@ JT_STUB jitrace_method_leave		/* (uint64_t id) */
 /* Called by agent.c once the perf map line is written. */
 JT_STUB jitrace_stub_code_load		/* (uint64_t id, const void *code, uint64_t size, const char *name) */
 JT_STUB jitrace_stub_code_unload	/* (uint64_t id) */
+/* (uint64_t id, const void *piece, uint32_t off, uint32_t len, uint32_t total) */
+JT_STUB jitrace_stub_code_inline
 
 	.section .note.GNU-stack, "", @progbits

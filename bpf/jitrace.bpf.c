@@ -201,6 +201,41 @@ int BPF_KPROBE(jt_code_load, __u64 id, __u64 start, __u64 size, const char *name
 }
 
 /*
+ * A piece of a code's inlined scopes (include/jt_events.h): a record of fixed size, which
+ * any verifier bounds; the agent sends few (one or two a compiled method).
+ */
+SEC("uprobe")
+int BPF_KPROBE(jt_code_inline, __u64 id, const void *data, __u32 off, __u32 len, __u32 total)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct jt_ev_inline *e;
+	__u64 n = len;		/* 64 bits: a __u32 size reads as maybe negative to 6.18 */
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	e = bpf_ringbuf_reserve(&jt_rb, sizeof(*e), 0);
+	if (!e) {
+		count_drop(JT_DROP_RB_CODE);
+		return 0;
+	}
+	fill_hdr(&e->h, JT_EV_CODE_INLINE, sizeof(*e), pid_tgid);
+	e->id = id;
+	e->off = off;
+	e->total = total;
+	e->pad = 0;
+	if (n > JT_INLINE_CHUNK)
+		n = JT_INLINE_CHUNK;
+	barrier_var(n);
+	if (n > JT_INLINE_CHUNK)
+		n = JT_INLINE_CHUNK;	/* cannot happen; tells the verifier */
+	if (bpf_probe_read_user(e->data, n, data))
+		n = 0;		/* the collector drops a payload with a piece missing */
+	e->len = n;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
  * HotSpot's USDT probes (libjvm.so, provider "hotspot"). A method is known by the Symbol*
  * pointers of its class name, name and signature, which live as long as the JVM; the
  * process's start time is in the key so that a new JVM reusing a pid (and, with class data
@@ -695,14 +730,30 @@ struct anon_ctx {
 	__u64 start, end;
 };
 
+/*
+ * Whether f is a memfd's file ("memfd:NAME"): memory of its process alone, made executable
+ * the same way (.NET maps its "doublemapper" memfd PROT_NONE, then mprotects its code RX).
+ */
+static __always_inline bool memfd_file(struct file *f)
+{
+	const unsigned char *name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	char head[6];
+
+	if (bpf_probe_read_kernel(head, sizeof(head), name))
+		return false;
+	return head[0] == 'm' && head[1] == 'e' && head[2] == 'm' && head[3] == 'f' &&
+	       head[4] == 'd' && head[5] == ':';
+}
+
 static long anon_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct anon_ctx *ac = data;
 	struct anon_key k = { .pid = ac->pid_tgid >> 32, .start = ac->start };
+	struct file *f = vma->vm_file;
 	__u64 *end;
 	struct jt_ev_mmap *e;
 
-	if (vma->vm_file)
+	if (f && !memfd_file(f))
 		return 0;
 	end = bpf_map_lookup_elem(&jt_anon_seen, &k);
 	if (end && *end == ac->end)
@@ -721,6 +772,18 @@ static long anon_found(struct task_struct *task, struct vm_area_struct *vma, voi
 	e->dev = 0;
 	e->path_len = 0;
 	e->flags = JT_MMAP_ANON;
+	if (f) {
+		/* a memfd by its name, as /proc/PID/maps shows it ("/memfd:doublemapper"): it
+		 * says whose JIT memory it is; no inode, nothing to read symbols from */
+		long n = bpf_probe_read_kernel_str(e->path + 1, JT_PATH_MAX - 1,
+						   BPF_CORE_READ(f, f_path.dentry, d_name.name));
+
+		if (n > 1) {
+			e->path[0] = '/';
+			e->path_len = n;	/* the slash and the name, no NUL */
+			e->flags = 0;
+		}
+	}
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -28,6 +28,7 @@ enum jt_ev_type {
 	JT_EV_CODE_LINES,	/* collector only (jitdump): the source lines of code id */
 	JT_EV_MMAP,		/* an executable mapping of a file (or the vdso) was made */
 	JT_EV_OFFCPU,		/* a thread ran again after time off the CPU */
+	JT_EV_CODE_INLINE,	/* agent stub: a piece of code id's inlined scopes */
 	JT_EV_MAX,
 };
 
@@ -74,6 +75,8 @@ enum jt_drop {
 	JT_DROP_MEMORY_PERFMAP,
 	/* code load (agent, USDT, jitdump) at new addresses not kept: the memory bound */
 	JT_DROP_MEMORY_CODE,
+	/* a method's inlined scopes (agent) not kept until it was defined: the memory bound */
+	JT_DROP_MEMORY_SCOPES,
 	JT_DROP_MAX,
 };
 #define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\
@@ -246,6 +249,23 @@ struct jt_storm_args {
 	__u32 pad;
 };
 
+/*
+ * JT_EV_CODE_INLINE: bytes [off, off + len) of the total-byte payload of a JT_REC_INLINE
+ * (include/jt_log_format.h: struct jt_inline_head, then ranges, scopes, names) for the
+ * code the agent loaded as id. An agent sends the pieces of one payload in order, on the
+ * thread that loaded the code, right after its load: the collector joins them by id.
+ */
+#define JT_INLINE_CHUNK 4096
+struct jt_ev_inline {
+	struct jt_ev_hdr h;
+	__u64 id;
+	__u32 off;
+	__u32 total;
+	__u32 len;
+	__u32 pad;
+	__u8 data[JT_INLINE_CHUNK];
+};
+
 #define JT_EV_CODE_FIXED (sizeof(struct jt_ev_code) - JT_NAME_MAX)
 #define JT_EV_SAMPLE_FIXED (sizeof(struct jt_ev_sample) - 2 * JT_MAX_FRAMES * 8)
 #define JT_EV_EXEC_FIXED (sizeof(struct jt_ev_exec) - JT_PATH_MAX - JT_ARGS_MAX)
@@ -266,6 +286,7 @@ _Static_assert(__builtin_offsetof(struct jt_ev_offcpu, stack) == JT_EV_OFFCPU_SH
 	       "jt_ev_offcpu short layout");
 _Static_assert(sizeof(struct jt_ev_offcpu) == 96 + JT_OFF_STACK_BYTES + 16 * JT_MAX_FRAMES,
 	       "jt_ev_offcpu layout");
+_Static_assert(sizeof(struct jt_ev_inline) == 48 + JT_INLINE_CHUNK, "jt_ev_inline layout");
 _Static_assert(sizeof(struct jt_storm_args) == 24, "jt_storm_args layout");
 
 #endif

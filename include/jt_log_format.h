@@ -90,6 +90,7 @@ enum jt_rec_type {
 	JT_REC_LATE,		/* a method named after samples met it; follows its JT_REC_METHOD */
 	JT_REC_THREAD,		/* a thread's name; precedes its first sample named so */
 	JT_REC_OFFCPU,		/* a thread's time off the CPU, with the stack it left with */
+	JT_REC_INLINE,		/* a method's inlined scopes and lines; follows its JT_REC_METHOD */
 	JT_REC_MAX,
 };
 
@@ -325,5 +326,58 @@ struct jt_rec_offcpu {
 _Static_assert(sizeof(struct jt_rec_thread) == 40, "jt_rec_thread layout");
 _Static_assert(sizeof(struct jt_rec_late) == 56, "jt_rec_late layout");
 _Static_assert(sizeof(struct jt_rec_offcpu) == 64, "jt_rec_offcpu layout");
+
+/*
+ * JT_REC_INLINE: what a compiler inlined into a method's code, and the source line of every
+ * scope (HotSpot's JVMTI CompiledMethodLoad compile_info with each method's line table),
+ * right after the method's definition, like JT_REC_LINES. nr_ranges entries sorted by off,
+ * each the end of one scope chain's code: bytes from the entry before's off (the first: 0)
+ * up to off, exclusive, are its (a compiler records a chain at the end of the instructions
+ * it describes: HotSpot's PcDesc of a call is at its return address). Past the last entry
+ * nothing is known. An entry's scope is the innermost; each scope names its caller's scope
+ * (a lower index; JT_INLINE_NONE for the compiled method itself, the outermost). Names and
+ * files are byte offsets into names_len bytes of NUL-terminated strings after the scopes.
+ * Readers of an older jitrace skip it.
+ */
+#define JT_INLINE_NONE 0xffffffffU
+#define JT_INLINE_RANGES_MAX 65535	/* entries a record holds at most */
+#define JT_INLINE_SCOPES_MAX 65535
+#define JT_INLINE_BYTES_MAX (256U << 10)	/* of payload after the fixed part */
+#define JT_INLINE_DEPTH_MAX 64		/* scopes a reader follows from one entry */
+
+struct jt_inline_range {
+	__u32 off;		/* from the method's start: where the chain's code ends */
+	__u32 scope;		/* its innermost scope */
+};
+
+struct jt_inline_scope {
+	__u32 name;		/* offset of the method's name in the names */
+	__u32 file;		/* offset of its source file's name; JT_INLINE_NONE: not known */
+	__u32 line;		/* from 1; 0: not known */
+	__u32 caller;		/* the scope it was inlined into; JT_INLINE_NONE: outermost */
+};
+
+/* The payload: what a runtime's agent hands over, as is, after the fixed part. */
+struct jt_inline_head {
+	__u32 nr_ranges;
+	__u32 nr_scopes;
+	__u32 names_len;
+	__u32 reserved;
+};
+
+struct jt_rec_inline {
+	struct jt_rec_hdr h;
+	__u64 method;		/* JT_REC_METHOD id */
+	__u32 pid;
+	__u32 reserved;
+	struct jt_inline_head head;
+	/* then nr_ranges struct jt_inline_range, nr_scopes struct jt_inline_scope, the names
+	 * and zero padding */
+};
+
+_Static_assert(sizeof(struct jt_inline_range) == 8, "jt_inline_range layout");
+_Static_assert(sizeof(struct jt_inline_scope) == 16, "jt_inline_scope layout");
+_Static_assert(sizeof(struct jt_inline_head) == 16, "jt_inline_head layout");
+_Static_assert(sizeof(struct jt_rec_inline) == 48, "jt_rec_inline layout");
 
 #endif

@@ -8,7 +8,8 @@ ifneq ($(JVMTI_H),)
 JVMTI_INC := $(dir $(JVMTI_H))
 EXTRA_ALL += $(JVMTI)
 
-$(JVMTI): agent/jvmti/jvmti.c include/jitrace/agent.h include/jt_javaname.h $(AGENT) | $(OUT)
-	$(CC) $(AGENT_CFLAGS) -I$(JVMTI_INC) -I$(JVMTI_INC)linux -shared $< -L$(OUT) \
+$(JVMTI): agent/jvmti/jvmti.c agent/jvmti/scopes.c agent/jvmti/scopes.h include/jitrace/agent.h \
+		include/jt_javaname.h include/jt_log_format.h $(AGENT) | $(OUT)
+	$(CC) $(AGENT_CFLAGS) -I$(JVMTI_INC) -I$(JVMTI_INC)linux -shared $(filter %.c,$^) -L$(OUT) \
 		-ljitrace-agent -Wl,-rpath,'$$ORIGIN' -Wl,-soname,libjitrace-jvmti.so -o $@
 endif

@@ -22,7 +22,7 @@
 #include <jvmti.h>
 
 #include "jitrace/agent.h"
-#include "jt_javaname.h"
+#include "scopes.h"
 
 #define JT_API __attribute__((visibility("default")))
 #define NAME_LEN 1024
@@ -53,6 +53,7 @@ static struct {
 	struct table methods;	/* jmethodID -> id for enter/leave */
 	bool calls;
 	bool verbose;
+	bool scopes;		/* inlined scopes and lines are sent with compiled code */
 	int nr_prefixes;
 	char *prefixes[MAX_PREFIXES];
 } jt = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -145,52 +146,35 @@ static void report(jvmtiError err, const char *what)
 		(*jt.jvmti)->Deallocate(jt.jvmti, (unsigned char *)msg);
 }
 
-/* "pkg.Class.method(params)" for method into out; false if the JVM cannot say. */
-static bool method_name(jvmtiEnv *jvmti, jmethodID method, char *out, size_t cap)
-{
-	char *csig = NULL, *name = NULL, *sig = NULL;
-	jclass klass = NULL;
-	bool ok = false;
-
-	if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
-	    (*jvmti)->GetClassSignature(jvmti, klass, &csig, NULL) == JVMTI_ERROR_NONE &&
-	    (*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
-		jt_java_name(out, cap, csig, strlen(csig), name, strlen(name), sig, strlen(sig));
-		ok = true;
-	}
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	return ok;
-}
-
 /*
- * Code [addr, addr+size) is live under name. A replay (GenerateEvents) of code we already
- * announced is skipped; other code at the same address means the old code is gone.
+ * Code [addr, addr+size) is live under name: returns its id, 0 for a replay
+ * (GenerateEvents) of code we already announced, which is skipped. Other code at the same
+ * address means the old code is gone.
  */
-static void code_live(const void *addr, uint64_t size, jmethodID method, const char *name)
+static uint64_t code_live(const void *addr, uint64_t size, jmethodID method, const char *name)
 {
 	struct slot *s;
+	uint64_t id;
 
 	pthread_mutex_lock(&jt.lock);
 	s = table_find(&jt.code, (uintptr_t)addr);
 	if (s && s->size == size && s->method == (uintptr_t)method) {
 		pthread_mutex_unlock(&jt.lock);
-		return;
+		return 0;
 	}
 	if (s)
 		jitrace_code_unload(s->id);
 	else
 		s = table_put(&jt.code, (uintptr_t)addr);
+	/* no room to remember it: still named, only its unload will be missed */
+	id = jitrace_code_load(addr, size, name);
 	if (s) {
-		s->id = jitrace_code_load(addr, size, name);
+		s->id = id;
 		s->size = size;
 		s->method = (uintptr_t)method;
-	} else {
-		/* no room to remember it: still named, only its unload will be missed */
-		jitrace_code_load(addr, size, name);
 	}
 	pthread_mutex_unlock(&jt.lock);
+	return id;
 }
 
 static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
@@ -198,13 +182,24 @@ static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 				     const jvmtiAddrLocationMap *map, const void *compile_info)
 {
 	char name[NAME_LEN];
+	void *scopes = NULL;
+	size_t len;
+	uint64_t id;
 
 	(void)map_length;
-	(void)map;
-	(void)compile_info;	/* inlined methods are part of this code's range */
-	if (!method_name(jvmti, method, name, sizeof(name)))
+	(void)map;	/* pc to bytecode index of the method alone: compile_info says more */
+	if (!jt_jvmti_method_name(jvmti, method, name, sizeof(name)))
 		snprintf(name, sizeof(name), "[java method %p]", (void *)method);
-	code_live(code_addr, code_size, method, name);
+	id = code_live(code_addr, code_size, method, name);
+	if (!id || !jt.scopes)
+		return;
+	/* on this thread, after the load: jitrace joins them by id, in order */
+	len = jt_jvmti_scopes(jvmti, code_addr, code_size, compile_info, &scopes);
+	if (len)
+		jitrace_code_inline(id, scopes, len);
+	else if (jt.verbose && compile_info)
+		fprintf(stderr, "jitrace-jvmti: no inlined scopes for %s\n", name);
+	free(scopes);
 }
 
 /*
@@ -260,7 +255,7 @@ static uint64_t method_id(jvmtiEnv *jvmti, jmethodID method, bool create)
 	pthread_mutex_unlock(&jt.lock);
 	if (s || !create)
 		return id;
-	if (!method_name(jvmti, method, name, sizeof(name)))
+	if (!jt_jvmti_method_name(jvmti, method, name, sizeof(name)))
 		snprintf(name, sizeof(name), "[java method %p]", (void *)method);
 	pthread_mutex_lock(&jt.lock);
 	s = table_put(&jt.methods, (uintptr_t)method);
@@ -406,6 +401,12 @@ static jint start(JavaVM *vm, const char *options, bool live)
 				     : "asking for compiled-code events");
 		return JNI_ERR;
 	}
+	/* inlined frames need line tables; without them, names alone */
+	caps = (jvmtiCapabilities){ .can_get_line_numbers = 1, .can_get_source_file_name = 1 };
+	err = (*jvmti)->AddCapabilities(jvmti, &caps);
+	jt.scopes = err == JVMTI_ERROR_NONE;
+	if (!jt.scopes)
+		report(err, "asking for line numbers (inlined frames are off)");
 	cb.CompiledMethodLoad = on_compiled_load;
 	cb.CompiledMethodUnload = on_compiled_unload;
 	cb.DynamicCodeGenerated = on_dynamic_code;

@@ -21,8 +21,23 @@ extern "C" {
  * process and never 0. */
 uint64_t jitrace_code_load(const void *code, size_t size, const char *name);
 
+/*
+ * What the compiler inlined into method_id's code and the source lines of it: len bytes
+ * laid out as the payload of jitrace's JT_REC_INLINE log record (struct jt_inline_head,
+ * ranges, scopes, names: jt_log_format.h in jitrace's sources). Call it right after
+ * jitrace_code_load, on the same thread, so that it reaches jitrace with the code it
+ * describes.
+ */
+void jitrace_code_inline(uint64_t method_id, const void *info, size_t len);
+
 /* The code of method_id is gone; its address range may be reused. */
 void jitrace_code_unload(uint64_t method_id);
+
+/*
+ * The runtime writes /tmp/perf-PID.map itself: the agent writes none (two writers of one file
+ * garble it), and names go to jitrace through its probes alone. Call before the first load.
+ */
+void jitrace_perfmap_off(void);
 
 /* The calling thread entered or left method_id. */
 void jitrace_method_enter(uint64_t method_id);

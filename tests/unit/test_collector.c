@@ -805,11 +805,176 @@ static void code_loaded_over_live_code_replaces_it(void **state)
 }
 
 /* A collector made with o in place of the fixture's. */
+/* ---- inlined scopes from the agent, in pieces ---- */
+
+/* A JT_REC_INLINE payload: one range ending at end, in one scope of name at line. */
+static size_t inline_payload(unsigned char *buf, uint32_t end, const char *name, uint32_t line)
+{
+	struct jt_inline_head h = { .nr_ranges = 1, .nr_scopes = 1,
+				    .names_len = strlen(name) + 1 };
+	struct jt_inline_range r = { .off = end, .scope = 0 };
+	struct jt_inline_scope sc = { .name = 0, .file = JT_INLINE_NONE, .line = line,
+				      .caller = JT_INLINE_NONE };
+	size_t n = 0;
+
+	memcpy(buf + n, &h, sizeof(h));
+	n += sizeof(h);
+	memcpy(buf + n, &r, sizeof(r));
+	n += sizeof(r);
+	memcpy(buf + n, &sc, sizeof(sc));
+	n += sizeof(sc);
+	memcpy(buf + n, name, h.names_len);
+	return n + h.names_len;
+}
+
+static evbuf ev_inline(uint64_t ts, uint32_t pid, uint64_t id, const unsigned char *payload,
+		       uint32_t off, uint32_t len, uint32_t total)
+{
+	evbuf b = ev_base(ts, JT_EV_CODE_INLINE, pid, pid);
+
+	b.ev.inl_of = id;
+	b.ev.inl_off = off;
+	b.ev.inl_total = total;
+	b.ev.str_len = len;
+	memcpy(b.ev.tail, payload + off, len);
+	b.ev.len = jt_event__size(len + 1);
+	return b;
+}
+
+/* The payload of the k-th inline record, checked to follow its method's definition. */
+static const struct jt_rec_inline *nth_inline(const struct fx *f, size_t k, uint64_t method)
+{
+	size_t i = nth_index(f, JT_REC_INLINE, k);
+	const struct jt_rec_inline *r;
+
+	assert_true(i != SIZE_MAX);
+	r = (const void *)f->cap.recs[i];
+	assert_int_equal(r->method, method);
+	assert_int_equal(r->pid, PID);
+	assert_true(i > method_def_index(f, method));
+	return r;
+}
+
+/*
+ * An agent's payload in two pieces (the second longer than the first) is joined and
+ * written whole right after its method's definition, before the sample that needed it.
+ */
+static void inline_pieces_are_joined_after_the_method_definition(void **state)
+{
+	struct fx *f = *state;
+	unsigned char payload[128];
+	size_t n = inline_payload(payload, 0x80, "Mix.mix(long)", 9);
+	const struct jt_rec_inline *r;
+	const struct jt_rec_method *m;
+
+	send(f, ev_load(100, PID, 11, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Outer.run()"));
+	send(f, ev_inline(101, PID, 11, payload, 0, 20, n));
+	send(f, ev_inline(102, PID, 11, payload, 20, n - 20, n));
+	assert_int_equal(f->cap.n, 0);	/* nothing refers to it yet */
+	sample_at(f, 200, PID, JIT + 0x1010);
+	assert_int_equal(f->cap.n, 4);
+	assert_int_equal(f->cap.recs[1]->type, JT_REC_METHOD);
+	assert_int_equal(f->cap.recs[2]->type, JT_REC_INLINE);
+	assert_int_equal(f->cap.recs[3]->type, JT_REC_SAMPLE);
+	m = (const void *)f->cap.recs[1];
+	r = nth_inline(f, 0, m->id);
+	assert_int_equal(r->h.size, jt_round8(offsetof(struct jt_rec_inline, head) + n));
+	assert_memory_equal(&r->head, payload, n);
+	assert_log_promises(f);
+}
+
+/*
+ * Code loaded over code at the same address (the JVMTI agent unloads the old first) brings
+ * its own scopes: each after its method, the old method's kept for the samples before.
+ */
+static void inline_scopes_follow_the_code_live_at_their_time(void **state)
+{
+	struct fx *f = *state;
+	unsigned char one[128], two[128];
+	size_t n1 = inline_payload(one, 0x80, "Mix.mix(long)", 9);
+	size_t n2 = inline_payload(two, 0x40, "Add.add(int)", 20);
+	const struct jt_rec_inline *r;
+
+	send(f, ev_load(100, PID, 11, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Outer.run()"));
+	sample_at(f, 150, PID, JIT + 0x1010);
+	send(f, ev_inline(160, PID, 11, one, 0, n1, n1));	/* defined: written at once */
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 199, PID, PID, 11));
+	send(f, ev_load(200, PID, 12, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Outer.run()"));
+	send(f, ev_inline(201, PID, 12, two, 0, n2, n2));
+	sample_at(f, 300, PID, JIT + 0x1010);
+	assert_int_equal(count_type(f, JT_REC_METHOD), 2);
+	assert_int_equal(count_type(f, JT_REC_INLINE), 2);
+	r = nth_inline(f, 0, frame_method(&nth_sample(f, 0)->frames[0]));
+	assert_int_equal(r->h.ts, 160);
+	assert_memory_equal(&r->head, one, n1);
+	r = nth_inline(f, 1, frame_method(&nth_sample(f, 1)->frames[0]));
+	assert_memory_equal(&r->head, two, n2);
+	assert_true(nth_sample(f, 0)->frames[0].ref != nth_sample(f, 1)->frames[0].ref);
+	assert_log_promises(f);
+}
+
+/* A piece out of place (one before it lost) drops the payload; an unknown id is ignored. */
+static void inline_with_a_piece_missing_is_dropped(void **state)
+{
+	struct fx *f = *state;
+	unsigned char payload[128];
+	size_t n = inline_payload(payload, 0x80, "Mix.mix(long)", 9);
+
+	send(f, ev_load(100, PID, 11, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Outer.run()"));
+	send(f, ev_inline(101, PID, 11, payload, 0, 20, n));
+	send(f, ev_inline(102, PID, 11, payload, 24, n - 24, n));	/* 20..24 lost */
+	send(f, ev_inline(103, PID, 11, payload, 20, n - 20, n));	/* no start any more */
+	send(f, ev_inline(104, PID, 99, payload, 0, n, n));		/* no such code */
+	sample_at(f, 200, PID, JIT + 0x1010);
+	assert_int_equal(count_type(f, JT_REC_METHOD), 1);
+	assert_int_equal(count_type(f, JT_REC_INLINE), 0);
+	assert_log_promises(f);
+}
+
 static void recollect(struct fx *f, const struct jt_collector_opts *o)
 {
 	jt_collector__free(f->c);
 	f->c = jt_collector__new(o, &f->sink);
 	assert_non_null(f->c);
+}
+
+/*
+ * Inlined scopes waiting for their method's definition are charged to the memory bound:
+ * past it they are counted (memory_scopes) and not kept; written, or gone with their
+ * process, they give their bytes back. Pieces half-sent are charged too.
+ */
+static void inline_scopes_past_the_memory_bound_are_counted_not_kept(void **state)
+{
+	struct jt_membound mem = { 0 };
+	struct jt_collector_opts o = { .proc_root = PROC_ROOT, .mem = &mem };
+	struct jt_collector_stats st;
+	unsigned char payload[128];
+	size_t n = inline_payload(payload, 0x80, "Mix.mix(long)", 9);
+	struct fx *f = *state;
+	uint64_t methods;
+
+	recollect(f, &o);
+	send(f, ev_load(100, PID, 11, JIT + 0x1000, 0x100, JT_SRC_AGENT, "Outer.run()"));
+	send(f, ev_load(100, PID, 12, JIT + 0x2000, 0x100, JT_SRC_AGENT, "Outer.two()"));
+	methods = mem.used;
+	mem.limit = methods + 3 * n / 2;	/* room for one payload and its header */
+	send(f, ev_inline(101, PID, 11, payload, 0, n, n));
+	assert_true(mem.used > methods);
+	send(f, ev_inline(102, PID, 12, payload, 0, 20, n));	/* no room for a second */
+	send(f, ev_inline(103, PID, 12, payload, 20, n - 20, n));
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.memory_scopes, 1);
+	sample_at(f, 200, PID, JIT + 0x1010);
+	sample_at(f, 201, PID, JIT + 0x2010);
+	assert_int_equal(count_type(f, JT_REC_INLINE), 1);
+	assert_int_equal(mem.used, methods);	/* written: given back */
+	send(f, ev_inline(300, PID, 12, payload, 0, 20, n));	/* half-sent at the exit */
+	assert_true(mem.used > methods);
+	send(f, ev_exit(400, PID));
+	assert_log_promises(f);
+	jt_collector__free(f->c);
+	f->c = NULL;
+	assert_int_equal(mem.used, 0);	/* every charge given back */
 }
 
 /* Perf-map lines f0 .. f(n-1), 0x100 apart from JIT at times 100 on: the first k of PID,
@@ -1710,6 +1875,49 @@ static void mappings_replace_what_they_overlap_and_forks_inherit_them(void **sta
 	assert_log_promises(f);
 }
 
+#define MEMFD_JIT 0x7f3a50000000ULL	/* the fixture's memfd:doublemapper mapping */
+
+/*
+ * .NET's JIT code in its memfd double mapping ("/memfd:doublemapper (deleted)") is JIT memory
+ * as anonymous memory is: a bare address in a module named "[dotnet jit]" (whatever the
+ * process's name), never "file and offset" (each process has its own memfd), and code a
+ * perf map names there is named; the same from /proc/PID/maps and from a mapping event.
+ */
+static void memfd_double_mapping_is_dotnet_jit_memory(void **state)
+{
+	struct fx *f = *state;
+	struct self_file sf;
+	const struct jt_rec_sample *s;
+	const struct jt_rec_module *m;
+	evbuf b;
+
+	self_file(&sf);
+	sample_at(f, 10, PID, MEMFD_JIT + 0x1234);
+	send(f, ev_load(20, PID, 0, MEMFD_JIT + 0x2000, 0x100, JT_SRC_PERFMAP, "Hot.Big()"));
+	sample_at(f, 30, PID, MEMFD_JIT + 0x2010);
+	/* another process's memfd of the same name at the same offset, as an event shows it */
+	b = ev_mmap(40, OTHER_PID, MAP_AT, MAP_AT + 0x10000, 0x10000, &sf, 0);	/* decoded */
+	memset(b.ev.tail, 0, sizeof(sf.path));
+	put_str(&b, "/memfd:doublemapper");
+	send(f, b);
+	sample_at(f, 50, OTHER_PID, MAP_AT + 0x1234);
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_USER);
+	assert_int_equal(s->frames[0].off, MEMFD_JIT + 0x1234);
+	m = module_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_int_equal(m->path_len, strlen("[dotnet jit]"));
+	assert_memory_equal(m->path, "[dotnet jit]", m->path_len);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "Hot.Big()");
+	s = nth_sample(f, 2);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_USER);
+	assert_int_equal(s->frames[0].off, MAP_AT + 0x1234);
+	m = module_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_int_equal(m->pid, OTHER_PID);
+	assert_memory_equal(m->path, "[dotnet jit]", m->path_len);
+	assert_int_equal(count_type(f, JT_REC_SYMBOL), 0);
+	assert_log_promises(f);
+}
+
 /* ---- broken stacks ---- */
 
 /* A frame-pointer loop: the kernel walks the same frame until it stops, at 127 frames. */
@@ -1994,6 +2202,7 @@ int main(void)
 		T(shallow_recursion_is_kept_whole),
 		T(stack_is_cut_where_it_leaves_user_space),
 		T(mapping_of_a_replaced_file_stays_file_and_offset),
+		T(memfd_double_mapping_is_dotnet_jit_memory),
 		T(mappings_replace_what_they_overlap_and_forks_inherit_them),
 		T(frame_in_libc_is_a_module_frame_with_file_offset),
 		T(frames_in_one_module_share_one_module_record),
@@ -2004,6 +2213,10 @@ int main(void)
 		T(return_address_just_past_a_mapping_names_that_module),
 		T(address_reuse_names_the_code_live_at_each_sample),
 		T(code_loaded_over_live_code_replaces_it),
+		T(inline_pieces_are_joined_after_the_method_definition),
+		T(inline_scopes_follow_the_code_live_at_their_time),
+		T(inline_with_a_piece_missing_is_dropped),
+		T(inline_scopes_past_the_memory_bound_are_counted_not_kept),
 		T(perfmap_methods_past_the_cap_are_counted_not_kept),
 		T(methods_past_the_memory_bound_are_counted_not_kept),
 		cmocka_unit_test(thread_id_resolves_to_its_process),

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <sys/sysmacros.h>
 
+#include "jt_log_format.h"
 #include "sources/ring_decode.h"
 #include "base/util.h"
 
@@ -373,6 +374,58 @@ static void mmap_decodes_range_file_and_path(void **state)
 	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	build_mmap(r, 0x1000, 0x5000, 0, 1, "/x", 0);
 	((struct jt_ev_mmap *)r->b)->path_len = JT_PATH_MAX;
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	free(r);
+}
+
+/* A piece of inlined scopes as BPF writes it: a fixed-size record, len bytes of data. */
+static void build_inline(struct rec *r, uint64_t id, uint32_t off, uint32_t len, uint32_t total)
+{
+	struct jt_ev_inline *in = (struct jt_ev_inline *)r->b;
+	uint32_t i;
+
+	memset(r->b, 0, sizeof(r->b));
+	in->id = id;
+	in->off = off;
+	in->len = len;
+	in->total = total;
+	for (i = 0; i < len && i < JT_INLINE_CHUNK; i++)
+		in->data[i] = (unsigned char)(off + i);
+	put_hdr(r, JT_EV_CODE_INLINE, sizeof(*in));
+}
+
+static void inline_piece_decodes_its_place_and_bytes(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
+
+	(void)state;
+	build_inline(r, 77, 4096, 1000, 5096);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_common(ev, JT_EV_CODE_INLINE);
+	assert_int_equal(ev->inl_of, 77);
+	assert_int_equal(ev->inl_off, 4096);
+	assert_int_equal(ev->inl_total, 5096);
+	assert_int_equal(ev->str_len, 1000);
+	assert_int_equal(((const unsigned char *)ev->tail)[999], (unsigned char)(4096 + 999));
+	assert_true(ev->len >= JT_EVENT_FIXED + 1000 && ev->len % 8 == 0);
+	/* a full piece, and the empty one BPF sends when it cannot read the agent's bytes */
+	build_inline(r, 77, 0, JT_INLINE_CHUNK, 5096);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	build_inline(r, 77, 0, 0, 5096);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	/* lies: past its slot, past the payload, a payload past the bound, a short record */
+	build_inline(r, 77, 0, JT_INLINE_CHUNK + 1, 8192);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_inline(r, 77, 4096, 1001, 5096);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_inline(r, 77, 5097, 0, 5096);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_inline(r, 77, 0, 16, JT_INLINE_BYTES_MAX + 1);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_inline(r, 77, 0, 16, 16);
+	hdr(r)->size = sizeof(struct jt_ev_inline) - 8;
 	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
 	free(r);
 }
@@ -966,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(exec_decodes_comm_and_path),
 		cmocka_unit_test(exec_decodes_its_command_line),
 		cmocka_unit_test(mmap_decodes_range_file_and_path),
+		cmocka_unit_test(inline_piece_decodes_its_place_and_bytes),
 		cmocka_unit_test(offcpu_decodes_its_wait_stacks_and_stack_copy),
 		cmocka_unit_test(exit_and_fork_decode_their_fields),
 		cmocka_unit_test(buffer_shorter_than_header_is_rejected),

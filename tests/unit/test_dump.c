@@ -440,6 +440,81 @@ static void dump_prints_lines_records(void **state)
 	free(out);
 }
 
+/* An inline record of method 1: its ranges, scopes and names_len bytes of names. */
+static void add_inline(struct jt_log_writer *w, uint64_t ts, const struct jt_inline_range *rg,
+		       unsigned nr, const struct jt_inline_scope *sc, unsigned ns,
+		       const char *names, size_t names_len)
+{
+	union recbuf rb;
+	struct jt_rec_inline *r = rec(&rb, JT_REC_INLINE, sizeof(*r),
+				      nr * sizeof(*rg) + ns * sizeof(*sc) + names_len, ts);
+	char *p = (char *)(r + 1);
+
+	r->method = 1;
+	r->pid = 4242;
+	r->head = (struct jt_inline_head){ .nr_ranges = nr, .nr_scopes = ns,
+					   .names_len = names_len };
+	memcpy(p, rg, nr * sizeof(*rg));
+	memcpy(p + nr * sizeof(*rg), sc, ns * sizeof(*sc));
+	memcpy(p + nr * sizeof(*rg) + ns * sizeof(*sc), names, names_len);
+	add(w, &rb);
+}
+
+/*
+ * An inline record on one line: each range's end and chain, innermost first; a crafted
+ * chain that loops is cut where a reader stops following it, names outside the record
+ * are "?", and counts past the record's end are said, not read.
+ */
+static void dump_prints_inline_records(void **state)
+{
+	static const char names[] = "Hot.run()\0Hot.java\0Hot.mix(long)";
+	const struct jt_inline_range rg[] = { { 0x10, 0 }, { 0x40, 2 } };
+	const struct jt_inline_scope sc[] = {
+		{ .name = 0, .file = 10, .line = 5, .caller = JT_INLINE_NONE },
+		{ .name = 0, .file = 10, .line = 6, .caller = JT_INLINE_NONE },
+		{ .name = 19, .file = 10, .line = 9, .caller = 1 },
+	};
+	const struct jt_inline_scope loop[] = {
+		{ .name = 0, .file = 999, .line = 1, .caller = 0 },
+	};
+	struct jt_log_header h = { .start_ns = T0, .ncpus = 2, .sample_hz = 99 };
+	struct tmp *t = *state;
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, false);
+	union recbuf rb;
+	struct jt_rec_inline *r;
+	char *out, *err, want[4096];
+	size_t len, n;
+	int i;
+
+	assert_non_null(w);
+	add_method(w, 3000, 1, 0x7f3a2c001000ULL, 0x80, 3000, JT_SRC_AGENT, 5, "run", 3);
+	add_inline(w, 3000, rg, 2, sc, 3, names, sizeof(names));
+	add_inline(w, 3100, rg, 1, loop, 1, "L", 2);
+	r = rec(&rb, JT_REC_INLINE, sizeof(*r), 0, 3200);
+	r->method = 1;
+	r->pid = 4242;
+	r->head.nr_ranges = 1000;
+	add(w, &rb);
+	assert_int_equal(jt_logw__close(w), 0);
+	assert_int_equal(dump_to_mem(t, &out), 0);
+	n = snprintf(want, sizeof(want),
+		     "3000 method id=1 pid=4242 start=0x7f3a2c001000 size=0x80 load=3000 "
+		     "src=agent agent_id=5 name=run\n"
+		     "3000 inline method=1 pid=4242 ranges=2 scopes=3 "
+		     "at=0x10:Hot.run()@Hot.java:5,0x40:Hot.mix(long)@Hot.java:9<Hot.run()@Hot.java:6\n"
+		     "3100 inline method=1 pid=4242 ranges=1 scopes=1 at=0x10:L@?:1");
+	for (i = 1; i < JT_INLINE_DEPTH_MAX; i++)
+		n += snprintf(want + n, sizeof(want) - n, "<L@?:1");
+	snprintf(want + n, sizeof(want) - n,
+		 "\n3200 inline method=1 pid=4242 ranges=1000 scopes=0 past_end\n"
+		 "3200 end records=4\n");
+	assert_string_equal(out, want);
+	err = slurp(t->err, &len);
+	assert_string_equal(err, "");
+	free(err);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +524,7 @@ int main(void)
 		T(dump_of_corrupt_log_fails_with_the_reason),
 		T(dump_of_log_breaking_a_promise_fails_unless_salvaged),
 		T(dump_prints_lines_records),
+		T(dump_prints_inline_records),
 #undef T
 	};
 

@@ -883,7 +883,9 @@ static void test_unknown_extension_is_explained(void **state)
 
 /* What a decoded profile's locations and functions say, read back from pprof_text(). */
 struct ploc {
-	uint64_t addr, func, line;
+	uint64_t addr, func, line;	/* its last line's: the location's own function */
+	uint64_t lfunc[4], lline[4];	/* every line's, innermost (inlined) first */
+	unsigned int nr_lines;
 };
 
 struct pfunc {
@@ -924,10 +926,13 @@ static void pview_parse(char *text, struct pview *v)
 			in = NONE;
 		} else if (in == LOC && sscanf(line, "  address: %llu", &x) == 1) {
 			l->addr = x;
+		} else if (in == LOC && !strcmp(line, "  line {")) {
+			assert_true(l->nr_lines < 4);
+			l->nr_lines++;
 		} else if (in == LOC && sscanf(line, "    function_id: %llu", &x) == 1) {
-			l->func = x;
+			l->func = l->lfunc[l->nr_lines - 1] = x;
 		} else if (in == LOC && sscanf(line, "    line: %llu", &x) == 1) {
-			l->line = x;
+			l->line = l->lline[l->nr_lines - 1] = x;
 		} else if (in == FUNC && sscanf(line, "  id: %llu", &x) == 1) {
 			f->id = x;
 		} else if (in == FUNC && sscanf(line, "  name: %llu", &x) == 1) {
@@ -1045,6 +1050,95 @@ static void test_pprof_source_lines(void **state)
 	assert_string_equal(ploc_at(&v, HOT + 0x10, 0), "hot hot.toy 20 21");	/* not 20 */
 	assert_string_equal(ploc_at(&v, HOT + 0x24, 0), "hot lib.toy 7 7");
 	assert_string_equal(ploc_at(&v, PLAIN + 0x4, 0), "plain [jit] 0 0");
+	free(text);
+}
+
+/* The j-th line of the k-th location at addr as "name file line", or NULL. */
+static const char *pline_at(const struct pview *v, uint64_t addr, int k, unsigned j)
+{
+	static char buf[256];
+	size_t i, f;
+
+	for (i = 0; i < v->nr_locs; i++) {
+		if (v->locs[i].addr != addr || k--)
+			continue;
+		if (j >= v->locs[i].nr_lines)
+			return NULL;
+		for (f = 0; f < v->nr_funcs && v->funcs[f].id != v->locs[i].lfunc[j]; f++)
+			;
+		assert_true(f < v->nr_funcs);
+		snprintf(buf, sizeof(buf), "%s %s %llu", v->strings[v->funcs[f].name],
+			 v->strings[v->funcs[f].file], (unsigned long long)v->locs[i].lline[j]);
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * pid 400: run (scopes: [0, 0x10) itself at Run.java:5, [0x10, 0x40) mix at Mix.java:9
+ * inlined at Run.java:6) called by main (no lines): a sample in mix (+0x20), one in run
+ * itself (+0x4), and one where run's call ending at +0x40 (mix's) called main.
+ */
+static void write_inline_log(const char *path)
+{
+	static const char names[] = "Run.run()\0Run.java\0Mix.mix(long)\0Mix.java";
+	const struct jt_inline_range ranges[] = { { 0x10, 0 }, { 0x40, 2 } };
+	const struct jt_inline_scope scopes[] = {
+		{ .name = 0, .file = 10, .line = 5, .caller = JT_INLINE_NONE },
+		{ .name = 0, .file = 10, .line = 6, .caller = JT_INLINE_NONE },
+		{ .name = 19, .file = 33, .line = 9, .caller = 1 },
+	};
+	const struct jt_frame in_mix[] = { F(METHOD, 1, 0x20), F(METHOD, 2, 0x8) };
+	const struct jt_frame in_run[] = { F(METHOD, 1, 0x4), F(METHOD, 2, 0x8) };
+	const struct jt_frame calling[] = { F(METHOD, 2, 0x8), F(METHOD, 1, 0x40) };
+	struct jt_log_header h = { .start_ns = T0, .sample_hz = HZ };
+	struct jt_log_writer *w = jt_logw__create(path, &h, false);
+	struct jt_rec_inline *r;
+	union recbuf rb;
+	char *p;
+
+	assert_non_null(w);
+	add_proc(w, 0, 400, "inl");
+	add_method(w, 10, 400, 1, HOT, "Run.run()", 9);
+	r = rec(&rb, JT_REC_INLINE, sizeof(*r), sizeof(ranges) + sizeof(scopes) + sizeof(names),
+		10);
+	r->method = 1;
+	r->pid = 400;
+	r->head = (struct jt_inline_head){ .nr_ranges = 2, .nr_scopes = 3,
+					   .names_len = sizeof(names) };
+	p = (char *)(r + 1);
+	memcpy(p, ranges, sizeof(ranges));
+	memcpy(p + sizeof(ranges), scopes, sizeof(scopes));
+	memcpy(p + sizeof(ranges) + sizeof(scopes), names, sizeof(names));
+	add(w, &rb);
+	add_method(w, 10, 400, 2, MAIN, "Main.main()", 11);
+	add_sample(w, 100, 400, 400, in_mix, 2);
+	add_sample(w, 200, 400, 400, in_run, 2);
+	add_sample(w, 300, 400, 400, calling, 2);
+	assert_int_equal(jt_logw__close(w), 0);
+}
+
+/*
+ * Inlined methods are lines of one location, innermost first, each its own function in
+ * its file; the method's own line, its call's, last. A return address looks up its call.
+ */
+static void test_pprof_inlined_lines(void **state)
+{
+	struct tmp *t = *state;
+	struct pview v;
+	size_t len;
+	char *text;
+
+	write_inline_log(t->log);
+	text = pprof_text(t, NULL, &len);
+	pview_parse(text, &v);
+	assert_string_equal(pline_at(&v, HOT + 0x20, 0, 0), "Mix.mix(long) Mix.java 9");
+	assert_string_equal(pline_at(&v, HOT + 0x20, 0, 1), "Run.run() Run.java 6");
+	assert_null(pline_at(&v, HOT + 0x20, 0, 2));
+	assert_string_equal(pline_at(&v, HOT + 0x4, 0, 0), "Run.run() Run.java 5");
+	assert_null(pline_at(&v, HOT + 0x4, 0, 1));
+	assert_string_equal(pline_at(&v, HOT + 0x40, 0, 0), "Mix.mix(long) Mix.java 9");
+	assert_string_equal(pline_at(&v, HOT + 0x40, 0, 1), "Run.run() Run.java 6");
 	free(text);
 }
 
@@ -1452,6 +1546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_speedscope_sample_without_frames, tmp_setup,
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_source_lines, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_inlined_lines, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_without_calls_is_an_error, tmp_setup,
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_output_is_replaced_only_with_force, tmp_setup,

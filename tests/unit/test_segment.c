@@ -116,6 +116,26 @@ static void lines(struct jt_segdefs *d, uint64_t ts, uint64_t id, uint32_t pid)
 	feed(d, &r.h);
 }
 
+/* Inlined scopes of method id: one range in one scope named "f". */
+static void scopes(struct jt_segdefs *d, uint64_t ts, uint64_t id, uint32_t pid, uint32_t line)
+{
+	union rb r;
+	struct jt_rec_inline *in = (void *)mk(&r, JT_REC_INLINE, sizeof(*in),
+					      sizeof(struct jt_inline_range) +
+					      sizeof(struct jt_inline_scope) + 2, ts);
+	struct jt_inline_range *rg = (void *)(in + 1);
+	struct jt_inline_scope *sc = (void *)(rg + 1);
+
+	in->method = id;
+	in->pid = pid;
+	in->head = (struct jt_inline_head){ .nr_ranges = 1, .nr_scopes = 1, .names_len = 2 };
+	*rg = (struct jt_inline_range){ .off = 0x10 };
+	*sc = (struct jt_inline_scope){ .file = JT_INLINE_NONE, .line = line,
+					.caller = JT_INLINE_NONE };
+	memcpy(sc + 1, "f", 2);
+	feed(d, &r.h);
+}
+
 static void call(struct jt_segdefs *d, unsigned type, uint64_t ts, uint64_t id, uint32_t pid)
 {
 	union rb r;
@@ -199,7 +219,7 @@ static const char *types(const struct capture *c, char *buf)
 		[JT_REC_LEAVE] = 'X', [JT_REC_SAMPLE] = 'S', [JT_REC_EXEC] = 'x',
 		[JT_REC_EXIT] = 'q', [JT_REC_DROP] = 'd', [JT_REC_PROC] = 'P',
 		[JT_REC_MODULE] = 'm', [JT_REC_SYMBOL] = 's', [JT_REC_LINES] = 'L',
-		[JT_REC_OFFCPU] = 'O',
+		[JT_REC_OFFCPU] = 'O', [JT_REC_INLINE] = 'I',
 	};
 	size_t i;
 
@@ -207,6 +227,38 @@ static const char *types(const struct capture *c, char *buf)
 		buf[i] = letter[c->recs[i]->type];
 	buf[i] = 0;
 	return buf;
+}
+
+/* A method's inlined scopes come again with it, its latest ones, after its lines. */
+static void inlined_scopes_come_again_with_their_method(void **state)
+{
+	struct jt_segdefs *d = jt_segdefs__new();
+	struct capture one = { 0 }, two = { 0 };
+	struct jt_sink s1 = { capture_record, &one }, s2 = { capture_record, &two };
+	const struct jt_rec_inline *in;
+	char buf[64];
+
+	(void)state;
+	assert_non_null(d);
+	jt_segdefs__begin(d, &s1);
+	proc(d, 10, 42);
+	method(d, 11, 1, 42);
+	lines(d, 11, 1, 42);
+	scopes(d, 11, 1, 42, 7);
+	scopes(d, 12, 1, 42, 8);	/* replaces the first */
+	sample(d, 13, 42, 1, 1);
+	assert_string_equal(types(&one, buf), "PMLIIS");
+	jt_segdefs__begin(d, &s2);
+	sample(d, 20, 42, 1, 1);
+	assert_string_equal(types(&two, buf), "PMLIS");
+	in = (const void *)two.recs[3];
+	assert_int_equal(in->method, 1);
+	assert_int_equal(((const struct jt_inline_scope *)((const char *)(in + 1) +
+							   sizeof(struct jt_inline_range)))->line, 8);
+	assert_int_equal(in->h.ts, 20);
+	capture_free(&one);
+	capture_free(&two);
+	jt_segdefs__free(d);
 }
 
 static void definitions_come_again_before_their_first_use(void **state)
@@ -650,6 +702,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(definitions_come_again_before_their_first_use),
+		cmocka_unit_test(inlined_scopes_come_again_with_their_method),
 		cmocka_unit_test(offcpu_stacks_bring_their_definitions),
 		cmocka_unit_test(an_exec_makes_the_process_say_who_it_is_again),
 		cmocka_unit_test(a_segment_ends_with_every_kind_of_loss),

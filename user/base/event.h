@@ -55,6 +55,12 @@ struct jt_event {
 			uint32_t nr_lines;
 			uint32_t names_len;
 		};
+		struct {		/* a piece of inlined scopes: tail holds str_len bytes
+					 * of a JT_REC_INLINE payload, from inl_off of inl_total */
+			uint64_t inl_of;	/* the method id */
+			uint32_t inl_off;
+			uint32_t inl_total;
+		};
 		struct {		/* exec, exit, fork */
 			uint32_t child_pid;	/* fork */
 			uint32_t exit_code;	/* exit */

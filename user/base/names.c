@@ -23,6 +23,7 @@ static const char *const drop_names[] = {
 	[JT_DROP_OFFCPU_UNPAIRED] = "offcpu_unpaired",
 	[JT_DROP_MEMORY_PERFMAP] = "memory_perfmap",
 	[JT_DROP_MEMORY_CODE] = "memory_code",
+	[JT_DROP_MEMORY_SCOPES] = "memory_scopes",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 
@@ -67,6 +68,7 @@ static const char *const rec_names[] = {
 	[JT_REC_LATE] = "late",
 	[JT_REC_THREAD] = "thread",
 	[JT_REC_OFFCPU] = "offcpu",
+	[JT_REC_INLINE] = "inline",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
 

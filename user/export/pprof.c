@@ -66,6 +66,12 @@ struct pmap {
 	uint64_t last;		/* the stack (nr_stacks) that last counted in a weight */
 };
 
+/* A line of a method inlined at a location: its function and line (0: not known). */
+struct pline {
+	uint32_t func;
+	uint32_t line;
+};
+
 /* The mappings that are no module. */
 enum { MAP_JIT, MAP_KERNEL, MAP_UNKNOWN, NR_SPECIAL };
 
@@ -84,6 +90,10 @@ struct pprof {
 	uint64_t *loc_addr;		/* by location index */
 	uint32_t *loc_func;		/* function index by location index */
 	uint32_t *loc_line;		/* source line by location index, 0 if none */
+	uint32_t *loc_inl;		/* by location index: its first inlined line + 1, 0 none */
+	uint32_t *loc_nr_inl;		/* by location index: how many inlined lines */
+	struct pline *inl;		/* inlined lines of every location, innermost first */
+	size_t nr_inl, cap_inl, cap_inl_first, cap_inl_nr;
 	uint32_t *func_start;		/* start_line by function index, 0 if not known */
 	uint64_t *counts;		/* by sample index: CPU samples */
 	uint64_t *off_ns;		/* by sample index: time off the CPU */
@@ -293,8 +303,38 @@ static int grow_locations(struct pprof *p, long loc)
 	if (jt_array_grow(&p->loc_addr, &p->cap_locs, loc + 1, sizeof(*p->loc_addr)) ||
 	    jt_array_grow(&p->loc_func, &cap_func, loc + 1, sizeof(*p->loc_func)) ||
 	    jt_array_grow(&p->loc_map, &cap_map, loc + 1, sizeof(*p->loc_map)) ||
-	    jt_array_grow(&p->loc_line, &p->cap_lines, loc + 1, sizeof(*p->loc_line)))
+	    jt_array_grow(&p->loc_line, &p->cap_lines, loc + 1, sizeof(*p->loc_line)) ||
+	    jt_array_grow(&p->loc_inl, &p->cap_inl_first, loc + 1, sizeof(*p->loc_inl)) ||
+	    jt_array_grow(&p->loc_nr_inl, &p->cap_inl_nr, loc + 1, sizeof(*p->loc_nr_inl)))
 		return -ENOMEM;
+	p->loc_inl[loc] = 0;
+	p->loc_nr_inl[loc] = 0;
+	return 0;
+}
+
+/*
+ * The lines of the methods inlined at location loc (sc[0, n): innermost first), each its
+ * own function in its source file, as pprof lists them before the location's own line.
+ * 0 or -ENOMEM.
+ */
+static int inlined_lines(struct pprof *p, long loc, const struct jt_lv_scope *sc, unsigned n)
+{
+	unsigned int k;
+	bool added;
+	long fn;
+
+	if (jt_array_grow(&p->inl, &p->cap_inl, p->nr_inl + n, sizeof(*p->inl)))
+		return -ENOMEM;
+	p->loc_inl[loc] = p->nr_inl + 1;
+	p->loc_nr_inl[loc] = n;
+	for (k = 0; k < n; k++) {
+		fn = function(p, sc[k].name, jt_lv__file(p->src.lv, sc[k].file), &added);
+		if (fn < 0)
+			return -ENOMEM;
+		if (added)
+			p->func_start[fn] = 0;
+		p->inl[p->nr_inl++] = (struct pline){ .func = fn, .line = sc[k].line };
+	}
 	return 0;
 }
 
@@ -302,7 +342,8 @@ static int grow_locations(struct pprof *p, long loc)
  * The location of a frame, with its function, created at first sight. Returns its index.
  * A JIT frame whose method has source lines gets its line (a caller's: that of its call,
  * so the same address as a leaf is another location) and a function named by its source
- * file, starting at the lowest line of the method there.
+ * file, starting at the lowest line of the method there. One whose code there inlined
+ * other methods gets a line for each of them before its own (the call's in it).
  */
 static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 {
@@ -310,11 +351,13 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 	unsigned char lkey[sizeof(*f) + 1];
 	uint64_t id = JT_FRAME_ID(f->ref);
 	bool method = JT_FRAME_KIND(f->ref) == JT_FRAME_METHOD, added, has_line;
+	struct jt_lv_scope sc[JT_LV_DEPTH_MAX];
 	size_t klen = sizeof(*f);
 	const char *name, *file;
 	uint32_t src_file = 0, line = 0;
 	enum jt_lv_kind kind;
 	long loc, fn, map;
+	unsigned int n;
 	uint64_t addr;
 
 	memcpy(lkey, f, sizeof(*f));
@@ -324,7 +367,14 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 	if (loc < 0 || !added)
 		return loc;
 	name = jt_logsrc__frame(&p->src, f, buf, &file, &kind);
-	has_line = jt_lv__frame_line(p->src.lv, f, caller, &src_file, &line);
+	n = jt_lv__frame_scopes(p->src.lv, f, caller, sc, JT_LV_DEPTH_MAX);
+	if (n > 1) {	/* its own line is its outermost scope's */
+		src_file = sc[n - 1].file;
+		line = sc[n - 1].line;
+		has_line = line != 0;
+	} else {
+		has_line = jt_lv__frame_line(p->src.lv, f, caller, &src_file, &line);
+	}
 	if (has_line)
 		file = jt_lv__file(p->src.lv, src_file);
 	fn = function(p, name, file, &added);
@@ -332,7 +382,7 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 		return -ENOMEM;
 	if (added)
 		p->func_start[fn] = has_line ? jt_lv__first_line(p->src.lv, id, src_file) : 0;
-	if (grow_locations(p, loc))
+	if (grow_locations(p, loc) || (n > 1 && inlined_lines(p, loc, sc, n - 1)))
 		return -ENOMEM;
 	map = frame_map(p, f, &addr);
 	if (map < 0)
@@ -612,7 +662,7 @@ static int encode(struct pprof *p, struct jt_pb *b)
 	long s_ns = p->s[S_NS], s_pid = p->s[S_PID], s_tid = p->s[S_TID];
 	long s_comm = p->s[S_COMM], s_host = p->s[S_HOST], s_off = 0;
 	bool off = has_offcpu(p);
-	size_t i, j, m, mm, len;
+	size_t i, j, k, m, mm, len;
 
 	/*
 	 * The heaviest stacks first: pprof meets mappings in the order of its samples and
@@ -674,6 +724,15 @@ static int encode(struct pprof *p, struct jt_pb *b)
 			jt_pb__uint(b, 2, map_ids[p->loc_map[i]]);
 		if (p->loc_addr[i])
 			jt_pb__uint(b, 3, p->loc_addr[i]);
+		for (k = 0; k < p->loc_nr_inl[i]; k++) {	/* inlined, innermost first */
+			const struct pline *l = &p->inl[p->loc_inl[i] - 1 + k];
+
+			mm = jt_pb__begin(b, 4);
+			jt_pb__uint(b, 1, l->func + 1);
+			if (l->line)
+				jt_pb__uint(b, 2, l->line);
+			jt_pb__end(b, mm);
+		}
 		mm = jt_pb__begin(b, 4);		/* line */
 		jt_pb__uint(b, 1, p->loc_func[i] + 1);
 		if (p->loc_line[i])
@@ -795,6 +854,9 @@ cleanup:
 	free(p.loc_addr);
 	free(p.loc_func);
 	free(p.loc_line);
+	free(p.loc_inl);
+	free(p.loc_nr_inl);
+	free(p.inl);
 	free(p.loc_map);
 	free(p.maps);
 	free(p.func_start);

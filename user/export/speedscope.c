@@ -112,19 +112,41 @@ static struct sthread *thread(struct sscope *s, uint32_t pid, uint32_t tid)
 	return t;
 }
 
-/* s->stack, root first, from r's frames (leaf first); 0 or -ENOMEM. */
-static int root_first(struct sscope *s, const struct jt_rec_sample *r)
+/*
+ * s->stack, root first, from r's frames (leaf first), a frame for each method inlined
+ * there after its own (jt_lv__expands: far fewer than the stack's room). Returns how many,
+ * or -ENOMEM.
+ */
+static long root_first(struct sscope *s, const struct jt_rec_sample *r)
 {
-	unsigned i, n = r->nr_frames;
+	unsigned int i, n = r->nr_frames, user = 0, k, nr;
+	struct jt_lv_scope sc[JT_LV_DEPTH_MAX];
+	char buf[JT_LOGSRC_NAME_CAP];
+	long at = 0;
 
+	if (jt_lv__has_lines(s->src.lv))
+		user = jt_lv__user_leaf(s->src.lv, r);
 	for (i = 0; i < n; i++) {
-		long idx = raw_idx(s, &r->frames[n - 1 - i]);
+		const struct jt_frame *f = &r->frames[n - 1 - i];
+		long idx = raw_idx(s, f);
 
 		if (idx < 0)
 			return -ENOMEM;
-		s->stack[i] = idx;
+		s->stack[at++] = idx;
+		if (!jt_lv__expands(r))
+			continue;
+		nr = jt_lv__frame_scopes(s->src.lv, f, n - 1 - i > user, sc, JT_LV_DEPTH_MAX);
+		if (nr < 2)
+			continue;
+		for (k = nr - 1; k-- > 0;) {
+			idx = frame_idx(s, jt_lv__inlined_name(sc[k].name, buf, sizeof(buf)),
+					jt_lv__file(s->src.lv, sc[k].file));
+			if (idx < 0)
+				return -ENOMEM;
+			s->stack[at++] = idx;
+		}
 	}
-	return 0;
+	return at;
 }
 
 /* The n frames of s->stack as t's next sample, weighing weight ns; 0 or -ENOMEM. */
@@ -156,11 +178,12 @@ static int push_sample(struct sscope *s, struct sthread *t, unsigned n, uint64_t
 static int add_sample(struct sscope *s, const struct jt_rec_sample *r)
 {
 	struct sthread *t = thread(s, r->pid, r->tid);
+	long n = t ? root_first(s, r) : -ENOMEM;
 
-	if (!t || root_first(s, r))
+	if (n < 0)
 		return -ENOMEM;
 	t->count++;
-	return push_sample(s, t, r->nr_frames, s->period);
+	return push_sample(s, t, n, s->period);
 }
 
 /*
@@ -174,10 +197,12 @@ static int add_wait(struct sscope *s, const struct jt_rec_offcpu *r)
 {
 	struct sthread *t = thread(s, r->smp.pid, r->smp.tid);
 	char name[JT_XOFF_NAME_CAP], buf[JT_XOFF_NAME_CAP + 2];
-	unsigned n = r->state == JT_OFF_SHORT ? 0 : r->smp.nr_frames;
+	long n = r->state == JT_OFF_SHORT ? 0 : r->smp.nr_frames;
 	long f = (long)s->state_frame[r->state] - 1;	/* the reader checked the state */
 
-	if (!t || (n && root_first(s, &r->smp)))
+	if (t && n)
+		n = root_first(s, &r->smp);
+	if (!t || n < 0)
 		return -ENOMEM;
 	if (f < 0) {
 		snprintf(buf, sizeof(buf), "[%s]", jt_xoff__name(r->state, name));
@@ -367,7 +392,8 @@ int jt_export_speedscope(FILE *out, const char *path, const struct jt_filter *fi
 		return 1;
 	if (s.src.hdr->sample_hz)
 		s.period = 1000000000ULL / s.src.hdr->sample_hz;
-	s.stack = malloc((UINT16_MAX + 1) * sizeof(*s.stack));	/* + a wait's state */
+	/* a stack's frames, or 512 expanded to 64 each (jt_lv__expands), + a wait's state */
+	s.stack = malloc((UINT16_MAX + 1) * sizeof(*s.stack));
 	if (!s.stack)
 		goto nomem;
 	while ((rec = jt_logsrc__next(&s.src, &kept))) {

@@ -72,6 +72,7 @@ static void proc_reset(struct proc *p)
 		jt_coll_method_let_go(p, val);
 	jt_idmap__fini(&ids);
 	jt_hash__fini(&p->lines);	/* emptied as its methods went */
+	jt_coll_pieces_forget(p);
 	jt_late__fini(&p->late);
 	threads_fini(p);
 	jt_hash__fini(&p->syms);
@@ -282,6 +283,8 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		return jt_coll_on_code_move(c, p, ev);
 	case JT_EV_CODE_LINES:
 		return jt_coll_on_code_lines(c, p, ev);
+	case JT_EV_CODE_INLINE:
+		return jt_coll_on_code_inline(c, p, ev);
 	case JT_EV_ENTER:
 	case JT_EV_LEAVE:
 		return jt_coll_on_call(c, p, ev);

@@ -54,6 +54,7 @@ struct jt_collector_stats {
 	uint64_t perfmap_capped; /* perf map lines past a process's cap, not kept */
 	uint64_t memory_perfmap; /* perf map lines past the memory bound, not kept */
 	uint64_t memory_code;	/* other code loads past the memory bound, not kept */
+	uint64_t memory_scopes;	/* inlined scopes past the memory bound, not kept */
 	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
 };
 

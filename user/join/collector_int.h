@@ -35,6 +35,7 @@ struct proc {
 	struct jt_vmas vmas;
 	struct jt_hash syms;	/* module id << SYM_IDX_BITS | symbol index -> log symbol id */
 	struct jt_hash lines;	/* method -> struct lines, until the method is defined */
+	struct jt_hash pieces;	/* agent id -> inlined scopes half-sent (livecode.c) */
 	char *cmdline;		/* from its exec, NULL: read from /proc when needed */
 	uint64_t life_ts;	/* its exec, 0: it began before we did */
 	struct jt_late late;	/* what a late perf-map line may name */
@@ -110,6 +111,8 @@ int jt_coll_late_flush(struct jt_collector *c, uint64_t ts, uint32_t pid);
 int jt_coll_on_code_load(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 int jt_coll_on_code_move(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 int jt_coll_on_code_lines(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
+int jt_coll_on_code_inline(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
+void jt_coll_pieces_forget(struct proc *p);
 int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 int jt_coll_on_unload(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 

@@ -5,6 +5,7 @@
  * perf-map lines read after samples met their code.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,69 @@
 #include "base/membound.h"
 #include "base/util.h"
 
-/* A method's source lines, as its JT_REC_LINES carries them after the fixed part. */
+/*
+ * A method's source lines, as its JT_REC_LINES carries them after the fixed part, or its
+ * inlined scopes, as its JT_REC_INLINE does; a method with both holds a chain of two.
+ */
 struct lines {
+	struct lines *next;
+	uint16_t type;		/* JT_REC_LINES or JT_REC_INLINE */
 	uint16_t nr_lines;
 	uint16_t names_len;
 	uint32_t bytes;		/* of payload */
-	char payload[];		/* nr_lines struct jt_line, then the names */
+	char payload[];		/* lines: nr_lines struct jt_line, then the names;
+				 * inline: struct jt_inline_head, ranges, scopes, names */
 };
+
+/* A JT_REC_INLINE payload arriving in pieces (JT_EV_CODE_INLINE), by agent id. */
+struct pieces {
+	uint32_t total, have;
+	char bytes[];
+};
+
+/* Payloads a process may have half-sent at once: one a compiling thread. */
+#define PIECES_MAX 64
+
+/*
+ * What l holds, charged to the memory bound while it waits for its method's definition:
+ * inlined scopes (a JVM sends them for every method it compiles, most never sampled);
+ * jitdump lines are not charged, as before scopes were.
+ */
+static uint64_t lines_cost(const struct lines *l)
+{
+	return l->type == JT_REC_INLINE ? sizeof(*l) + l->bytes : 0;
+}
+
+/* Free the chain l, giving back what it was charged. */
+static void lines_free(struct jt_membound *mem, struct lines *l)
+{
+	while (l) {
+		struct lines *next = l->next;
+
+		jt_membound__give(mem, lines_cost(l));
+		free(l);
+		l = next;
+	}
+}
+
+/* Free half-sent pieces, giving back what they were charged. */
+static void pieces_free(struct jt_membound *mem, struct pieces *pc)
+{
+	if (pc)
+		jt_membound__give(mem, sizeof(*pc) + pc->total);
+	free(pc);
+}
+
+void jt_coll_pieces_forget(struct proc *p)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&p->pieces, &pos, &key, &val))
+		pieces_free(p->mem, val);
+	jt_hash__fini(&p->pieces);
+}
 
 /*
  * A process owns its methods; its code map (what is live at each address), its id map
@@ -37,7 +94,7 @@ void jt_coll_method_let_go(struct proc *p, struct jt_method *m)
 	if (jt_coll_in_ids(p, m) || jt_codemap__holds(&p->code, m) || m->late_pending)
 		return;
 	if (m->has_lines)
-		free(jt_hash__del(&p->lines, (uintptr_t)m));
+		lines_free(p->mem, jt_hash__del(&p->lines, (uintptr_t)m));
 	jt_membound__give(p->mem, jt_method__cost(m->name_len));
 	free(m);
 }
@@ -64,25 +121,36 @@ static void code_remove(struct proc *p, struct jt_method *m, uint64_t ts)
 	jt_late__gone(&p->late, m->start, m->size, ts);
 }
 
-/* Write m's source lines, m being defined. */
+/* Write m's source lines or inlined scopes, m being defined. */
 static int lines_define(struct jt_collector *c, struct proc *p, struct jt_method *m,
 			const struct lines *l, uint64_t ts)
 {
-	size_t size = jt_round8(sizeof(struct jt_rec_lines) + l->bytes);
-	struct jt_rec_lines *rec = calloc(1, size);
+	bool inl = l->type == JT_REC_INLINE;
+	size_t fixed = inl ? offsetof(struct jt_rec_inline, head) : sizeof(struct jt_rec_lines);
+	size_t size = jt_round8(fixed + l->bytes);
+	struct jt_rec_hdr *rec = calloc(1, size);
 	int err;
 
 	if (!rec) {
 		jt_err("out of memory for the source lines of pid %u", p->pid);
 		return -ENOMEM;
 	}
-	rec->h = (struct jt_rec_hdr){ .type = JT_REC_LINES, .size = size, .ts = ts };
-	rec->method = m->log_id;
-	rec->pid = p->pid;
-	rec->nr_lines = l->nr_lines;
-	rec->names_len = l->names_len;
-	memcpy(rec->lines, l->payload, l->bytes);
-	err = jt_sink__emit(&c->sink, &rec->h);
+	*rec = (struct jt_rec_hdr){ .type = l->type, .size = size, .ts = ts };
+	if (inl) {
+		struct jt_rec_inline *r = (void *)rec;
+
+		r->method = m->log_id;
+		r->pid = p->pid;
+	} else {
+		struct jt_rec_lines *r = (void *)rec;
+
+		r->method = m->log_id;
+		r->pid = p->pid;
+		r->nr_lines = l->nr_lines;
+		r->names_len = l->names_len;
+	}
+	memcpy((char *)rec + fixed, l->payload, l->bytes);
+	err = jt_sink__emit(&c->sink, rec);
 	free(rec);
 	return err;
 }
@@ -90,7 +158,7 @@ static int lines_define(struct jt_collector *c, struct proc *p, struct jt_method
 int jt_coll_method_define(struct jt_collector *c, struct proc *p, struct jt_method *m,
 			  uint64_t ts)
 {
-	struct lines *l;
+	struct lines *l, *k;
 	int err;
 
 	if (m->log_id)
@@ -104,9 +172,54 @@ int jt_coll_method_define(struct jt_collector *c, struct proc *p, struct jt_meth
 	/* its lines follow the definition at once: nothing can reference them before */
 	l = jt_hash__del(&p->lines, (uintptr_t)m);
 	m->has_lines = false;
-	err = l ? lines_define(c, p, m, l, ts) : 0;
-	free(l);
+	for (k = l; k && !err; k = k->next)
+		err = lines_define(c, p, m, k, ts);
+	lines_free(p->mem, l);
 	return err;
+}
+
+/*
+ * Keep l (source lines or inlined scopes of m) until m is defined, or write it now. It
+ * replaces what m had of its type. Inlined scopes past the memory bound are counted and
+ * not kept. Takes l.
+ */
+static int lines_take(struct jt_collector *c, struct proc *p, struct jt_method *m,
+		      struct lines *l, uint64_t ts)
+{
+	struct lines *old, **at;
+
+	if (m->log_id) {	/* already defined: its lines come now */
+		int err = lines_define(c, p, m, l, ts);
+
+		free(l);
+		return err;
+	}
+	old = m->has_lines ? jt_hash__del(&p->lines, (uintptr_t)m) : NULL;
+	for (at = &old; *at; at = &(*at)->next) {
+		if ((*at)->type == l->type) {
+			struct lines *gone = *at;
+
+			*at = gone->next;
+			gone->next = NULL;
+			lines_free(p->mem, gone);
+			break;
+		}
+	}
+	if (jt_membound__take(p->mem, lines_cost(l))) {
+		l->next = old;
+	} else {
+		c->st.memory_scopes++;
+		free(l);
+		l = old;
+	}
+	m->has_lines = l != NULL;
+	if (l && jt_hash__put(&p->lines, (uintptr_t)m, l)) {
+		m->has_lines = false;
+		lines_free(p->mem, l);
+		jt_err("out of memory for the source lines of pid %u", p->pid);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* A method's source lines (jitdump debug info): kept until it is defined, or written now. */
@@ -120,28 +233,72 @@ int jt_coll_on_code_lines(struct jt_collector *c, struct proc *p, const struct j
 	    ev->names_len > JT_LINES_NAMES_MAX || JT_EVENT_FIXED + bytes > ev->len)
 		return 0;	/* lines of code we do not know, or not lines at all */
 	l = malloc(sizeof(*l) + bytes);
-	if (!l)
-		goto oom;
-	*l = (struct lines){ .nr_lines = ev->nr_lines, .names_len = ev->names_len,
-			     .bytes = bytes };
+	if (!l) {
+		jt_err("out of memory for the source lines of pid %u", p->pid);
+		return -ENOMEM;
+	}
+	*l = (struct lines){ .type = JT_REC_LINES, .nr_lines = ev->nr_lines,
+			     .names_len = ev->names_len, .bytes = bytes };
 	memcpy(l->payload, ev->tail, bytes);
-	if (m->log_id) {	/* already defined: its lines come now */
-		int err = lines_define(c, p, m, l, ev->ts);
+	return lines_take(c, p, m, l, ev->ts);
+}
 
-		free(l);
-		return err;
+/*
+ * A piece of code's inlined scopes (the agent's, in order, right after its load): joined
+ * by agent id, then kept like source lines. A piece out of order (one before it lost from
+ * the ring buffer, already counted there) drops the payload.
+ */
+int jt_coll_on_code_inline(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_method *m = jt_idmap__get(&p->ids, ev->inl_of);
+	struct pieces *pc = jt_hash__get(&p->pieces, ev->inl_of);
+	struct lines *l;
+
+	if (!ev->inl_off) {
+		pieces_free(p->mem, jt_hash__del(&p->pieces, ev->inl_of));
+		pc = NULL;
+		if (m && ev->inl_total >= sizeof(struct jt_inline_head) &&
+		    p->pieces.count < PIECES_MAX) {
+			if (!jt_membound__take(p->mem, sizeof(*pc) + ev->inl_total)) {
+				c->st.memory_scopes++;
+				return 0;
+			}
+			pc = malloc(sizeof(*pc) + ev->inl_total);
+			if (pc)
+				*pc = (struct pieces){ .total = ev->inl_total };
+			if (!pc || jt_hash__put(&p->pieces, ev->inl_of, pc)) {
+				jt_membound__give(p->mem, sizeof(*pc) + ev->inl_total);
+				free(pc);
+				jt_err("out of memory for the inlined scopes of pid %u", p->pid);
+				return -ENOMEM;
+			}
+		}
 	}
-	if (m->has_lines)
-		free(jt_hash__del(&p->lines, (uintptr_t)m));
-	if (jt_hash__put(&p->lines, (uintptr_t)m, l)) {
-		free(l);
-		goto oom;
+	if (!pc)
+		return 0;	/* code we do not know, or its first piece was lost */
+	if (pc->have != ev->inl_off || pc->total != ev->inl_total ||
+	    ev->str_len > pc->total - pc->have) {
+		pieces_free(p->mem, jt_hash__del(&p->pieces, ev->inl_of));
+		return 0;
 	}
-	m->has_lines = true;
-	return 0;
-oom:
-	jt_err("out of memory for the source lines of pid %u", p->pid);
-	return -ENOMEM;
+	memcpy(pc->bytes + pc->have, ev->tail, ev->str_len);
+	pc->have += ev->str_len;
+	if (pc->have < pc->total)
+		return 0;
+	jt_hash__del(&p->pieces, ev->inl_of);
+	l = m ? malloc(sizeof(*l) + pc->total) : NULL;
+	if (l) {
+		*l = (struct lines){ .type = JT_REC_INLINE, .bytes = pc->total };
+		memcpy(l->payload, pc->bytes, pc->total);
+	}
+	pieces_free(p->mem, pc);
+	if (!m)
+		return 0;
+	if (!l) {
+		jt_err("out of memory for the inlined scopes of pid %u", p->pid);
+		return -ENOMEM;
+	}
+	return lines_take(c, p, m, l, ev->ts);
 }
 
 /* Whether live code that an exact source told of overlaps [start, start + size). */

@@ -21,6 +21,7 @@ struct def {
 	uint32_t pid;			/* its process (0: the kernel's symbols) */
 	struct jt_rec_hdr *rec;
 	struct jt_rec_hdr *lines;	/* a method's source lines, written after it */
+	struct jt_rec_hdr *inl;		/* a method's inlined scopes, written after it */
 };
 
 struct proc {
@@ -51,9 +52,11 @@ struct jt_segdefs *jt_segdefs__new(void)
 static void def_free(struct jt_segdefs *d, struct def *f)
 {
 	d->st.held--;
-	d->st.held_bytes -= f->rec->size + (f->lines ? f->lines->size : 0);
+	d->st.held_bytes -= f->rec->size + (f->lines ? f->lines->size : 0) +
+			    (f->inl ? f->inl->size : 0);
 	free(f->rec);
 	free(f->lines);
+	free(f->inl);
 	free(f);
 }
 
@@ -156,6 +159,8 @@ static int need(struct jt_segdefs *d, unsigned int kind, uint64_t id, uint64_t t
 	err = need_proc(d, f->pid, ts) ?: emit_again(d, f->rec, ts);
 	if (!err && lines && f->lines)
 		err = emit_again(d, f->lines, ts);
+	if (!err && lines && f->inl)
+		err = emit_again(d, f->inl, ts);
 	return err;
 }
 
@@ -223,20 +228,22 @@ static int keep_proc(struct jt_segdefs *d, const struct jt_rec_proc *rec)
 	return 0;
 }
 
-static int keep_lines(struct jt_segdefs *d, const struct jt_rec_lines *rec)
+/* A method's source lines or inlined scopes (rec of type JT_REC_LINES or JT_REC_INLINE). */
+static int keep_lines(struct jt_segdefs *d, uint64_t method, const struct jt_rec_hdr *rec)
 {
-	struct def *f = jt_hash__get(&d->defs[JT_FRAME_METHOD], rec->method);
-	struct jt_rec_hdr *c;
+	struct def *f = jt_hash__get(&d->defs[JT_FRAME_METHOD], method);
+	struct jt_rec_hdr *c, **slot;
 
 	if (!f)
 		return 0;
-	c = copy_rec(&rec->h);
+	c = copy_rec(rec);
 	if (!c)
 		return -ENOMEM;
-	if (f->lines)
-		d->st.held_bytes -= f->lines->size;
-	free(f->lines);
-	f->lines = c;
+	slot = rec->type == JT_REC_INLINE ? &f->inl : &f->lines;
+	if (*slot)
+		d->st.held_bytes -= (*slot)->size;
+	free(*slot);
+	*slot = c;
 	d->st.held_bytes += c->size;
 	return 0;
 }
@@ -298,6 +305,9 @@ static int before(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 	case JT_REC_LINES:	/* the method, not its old lines: these replace them */
 		return need(d, JT_FRAME_METHOD, ((const struct jt_rec_lines *)rec)->method, ts,
 			    false);
+	case JT_REC_INLINE:
+		return need(d, JT_FRAME_METHOD, ((const struct jt_rec_inline *)rec)->method, ts,
+			    false);
 	case JT_REC_LATE:	/* names frames of samples before it: not written again */
 		return need(d, JT_FRAME_METHOD, ((const struct jt_rec_late *)rec)->method, ts,
 			    true);
@@ -336,7 +346,9 @@ static int after(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 		return keep(d, JT_FRAME_SYMBOL, y->id, y->pid, rec);
 	}
 	case JT_REC_LINES:
-		return keep_lines(d, (const void *)rec);
+		return keep_lines(d, ((const struct jt_rec_lines *)rec)->method, rec);
+	case JT_REC_INLINE:
+		return keep_lines(d, ((const struct jt_rec_inline *)rec)->method, rec);
 	case JT_REC_THREAD: {
 		const struct jt_rec_thread *t = (const void *)rec;
 

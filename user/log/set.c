@@ -474,6 +474,9 @@ static const struct jt_rec_hdr *renumber(struct jt_logset *s, const struct file 
 	case JT_REC_LINES:
 		ids[0] = &((struct jt_rec_lines *)c)->method;
 		break;
+	case JT_REC_INLINE:
+		ids[0] = &((struct jt_rec_inline *)c)->method;
+		break;
 	case JT_REC_LATE:
 		ids[0] = &((struct jt_rec_late *)c)->method;
 		break;

@@ -2,6 +2,7 @@
 /* The definitions a log has made so far, and a name for every frame. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,21 @@ struct lv_lines {
 	struct lv_line v[];
 };
 
+/* A method's inlined scopes (JT_REC_INLINE), checked once as they are read. */
+struct lv_scope {
+	uint32_t name;		/* offset into names */
+	uint32_t file;		/* index into jt_lv's files, or LV_NO_FILE */
+	uint32_t line;
+	uint32_t caller;	/* a lower index, or JT_INLINE_NONE */
+};
+
+struct lv_inline {
+	uint32_t nr_ranges, nr_scopes;
+	struct jt_inline_range *ranges;	/* sorted by off; each scope below nr_scopes */
+	struct lv_scope *scopes;
+	char *names;		/* NUL-terminated, a NUL added after the last */
+};
+
 /* A source file's name, numbered once over the log. */
 struct lv_file {
 	char *name;		/* as the log has it, NUL added */
@@ -47,6 +63,7 @@ struct jt_lv {
 	struct jt_hash procs;	/* pid -> struct jt_lv_proc */
 	struct jt_hash threads;	/* tid -> its name, NUL-terminated (17 bytes) */
 	struct jt_hash lines;	/* method id -> struct lv_lines, for methods that have them */
+	struct jt_hash inl;	/* method id -> struct lv_inline, for methods that have them */
 	struct lv_file *files;	/* by number */
 	size_t nr_files, cap_files;
 	struct jt_hash file_hash;	/* hash of a name -> the last file with it, + 1 */
@@ -98,6 +115,16 @@ static void free_proc(void *p)
 	free(p);
 }
 
+static void free_inline(void *p)
+{
+	struct lv_inline *in = p;
+
+	free(in->ranges);
+	free(in->scopes);
+	free(in->names);
+	free(in);
+}
+
 static void drain(struct jt_hash *h, void (*free_val)(void *))
 {
 	size_t pos = 0;
@@ -118,6 +145,7 @@ void jt_lv__free(struct jt_lv *lv)
 	drain(&lv->modules, free_module);
 	drain(&lv->procs, free_proc);
 	drain(&lv->lines, free);
+	drain(&lv->inl, free_inline);
 	drain(&lv->threads, free);
 	while (lv->nr_files)
 		free(lv->files[--lv->nr_files].name);
@@ -142,7 +170,14 @@ static int add_method(struct jt_lv *lv, const struct jt_rec_method *r)
 		free(m);
 		return -ENOMEM;
 	}
-	free(jt_hash__del(&lv->lines, r->id));	/* a new definition: its lines, if any, follow */
+	/* a new definition: its lines and scopes, if any, follow */
+	free(jt_hash__del(&lv->lines, r->id));
+	if (lv->inl.count) {
+		void *in = jt_hash__del(&lv->inl, r->id);
+
+		if (in)
+			free_inline(in);
+	}
 	return 0;
 }
 
@@ -238,6 +273,91 @@ static int add_lines(struct jt_lv *lv, const struct jt_rec_lines *r)
 	}
 	lv->any_lines = true;
 	return 0;
+}
+
+static int cmp_ranges(const void *a, const void *b)
+{
+	const struct jt_inline_range *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->scope < y->scope ? -1 : x->scope > y->scope;	/* a crafted log's ties */
+}
+
+/* Whether a name offset lies inside names (len bytes, a NUL after the last). */
+static bool name_ok(uint32_t at, uint32_t len)
+{
+	return at < len;
+}
+
+/*
+ * A JT_REC_INLINE taken in if it keeps its promises: every range names a scope, every
+ * scope a caller before it (so no chain loops) and names inside the record; otherwise
+ * ignored, like lines that do not.
+ */
+static int add_inline(struct jt_lv *lv, const struct jt_rec_inline *r)
+{
+	const struct jt_lv_method *m = jt_hash__get(&lv->methods, r->method);
+	const struct jt_inline_head *h = &r->head;
+	const struct jt_inline_range *ranges = (const void *)(r + 1);
+	const struct jt_inline_scope *scopes;
+	const char *names;
+	struct lv_inline *in;
+	uint64_t need;
+	uint32_t i;
+	long idx;
+
+	if (!m || m->pid != r->pid || !h->nr_ranges || h->nr_ranges > JT_INLINE_RANGES_MAX ||
+	    h->nr_scopes > JT_INLINE_SCOPES_MAX || h->names_len > JT_INLINE_BYTES_MAX)
+		return 0;
+	need = sizeof(*r) + (uint64_t)h->nr_ranges * sizeof(*ranges) +
+	       (uint64_t)h->nr_scopes * sizeof(*scopes) + h->names_len;
+	if (r->h.size < need)
+		return 0;
+	scopes = (const void *)(ranges + h->nr_ranges);
+	names = (const char *)(scopes + h->nr_scopes);
+	for (i = 0; i < h->nr_ranges; i++)
+		if (ranges[i].scope >= h->nr_scopes)
+			return 0;
+	for (i = 0; i < h->nr_scopes; i++)
+		if (!name_ok(scopes[i].name, h->names_len) ||
+		    (scopes[i].file != JT_INLINE_NONE && !name_ok(scopes[i].file, h->names_len)) ||
+		    (scopes[i].caller != JT_INLINE_NONE && scopes[i].caller >= i))
+			return 0;
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	in->nr_ranges = h->nr_ranges;
+	in->nr_scopes = h->nr_scopes;
+	in->ranges = malloc(h->nr_ranges * sizeof(*in->ranges));
+	in->scopes = malloc((h->nr_scopes ?: 1) * sizeof(*in->scopes));
+	in->names = malloc(h->names_len + 1);
+	if (!in->ranges || !in->scopes || !in->names)
+		goto nomem;
+	memcpy(in->ranges, ranges, h->nr_ranges * sizeof(*in->ranges));
+	qsort(in->ranges, in->nr_ranges, sizeof(*in->ranges), cmp_ranges);
+	memcpy(in->names, names, h->names_len);
+	in->names[h->names_len] = '\0';
+	for (i = 0; i < h->nr_scopes; i++) {
+		uint32_t f = scopes[i].file;
+
+		idx = LV_NO_FILE;
+		if (f != JT_INLINE_NONE) {
+			idx = file_index(lv, in->names + f, strlen(in->names + f));
+			if (idx < 0)
+				goto nomem;
+		}
+		in->scopes[i] = (struct lv_scope){ .name = scopes[i].name, .file = idx,
+						   .line = scopes[i].line,
+						   .caller = scopes[i].caller };
+	}
+	if (put(&lv->inl, r->method, in, free_inline))
+		goto nomem;
+	lv->any_lines = true;
+	return 0;
+nomem:
+	free_inline(in);
+	return -ENOMEM;
 }
 
 static int add_symbol(struct jt_lv *lv, const struct jt_rec_symbol *r)
@@ -337,6 +457,9 @@ int jt_lv__add(struct jt_lv *lv, const struct jt_rec_hdr *rec)
 		break;
 	case JT_REC_LINES:
 		err = add_lines(lv, (const void *)rec);
+		break;
+	case JT_REC_INLINE:
+		err = add_inline(lv, (const void *)rec);
 		break;
 	case JT_REC_PROC: {
 		const struct jt_rec_proc *p = (const void *)rec;
@@ -473,31 +596,90 @@ bool jt_lv__has_lines(const struct jt_lv *lv)
 
 bool jt_lv__method_has_lines(const struct jt_lv *lv, uint64_t id)
 {
-	return lv->lines.count && jt_hash__get(&lv->lines, id);
+	return (lv->lines.count && jt_hash__get(&lv->lines, id)) ||
+	       (lv->inl.count && jt_hash__get(&lv->inl, id));
+}
+
+/* Whether byte off is inside method id (a method of size 0 holds every offset). */
+static bool inside(const struct jt_lv *lv, uint64_t id, uint64_t off)
+{
+	const struct jt_lv_method *m = jt_hash__get(&lv->methods, id);
+
+	return m && (!m->size || off < m->size);
+}
+
+/*
+ * The first of n entries sorted by offset whose offset is past off (n: none): source lines
+ * and inlined ranges both, each entry stride bytes beginning with its uint32_t offset.
+ */
+_Static_assert(offsetof(struct lv_line, off) == 0, "lv_line begins with its offset");
+_Static_assert(offsetof(struct jt_inline_range, off) == 0, "a range begins with its offset");
+static size_t first_past(const void *v, size_t n, size_t stride, uint64_t off)
+{
+	size_t lo = 0, hi = n, mid;
+	uint32_t at;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		memcpy(&at, (const char *)v + mid * stride, sizeof(at));
+		if (at <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+unsigned int jt_lv__scopes(const struct jt_lv *lv, uint64_t id, uint64_t off,
+			   struct jt_lv_scope *out, unsigned int max)
+{
+	const struct lv_inline *in;
+	unsigned int n = 0;
+	uint32_t at;
+	size_t lo;
+
+	if (!lv->inl.count || !(in = jt_hash__get(&lv->inl, id)) || !inside(lv, id, off))
+		return 0;
+	lo = first_past(in->ranges, in->nr_ranges, sizeof(*in->ranges), off);
+	if (lo == in->nr_ranges)
+		return 0;
+	for (at = in->ranges[lo].scope; at != JT_INLINE_NONE && n < max;
+	     at = in->scopes[at].caller) {
+		const struct lv_scope *s = &in->scopes[at];
+
+		out[n++] = (struct jt_lv_scope){ .name = in->names + s->name, .file = s->file,
+						 .line = s->line };
+	}
+	return n;
+}
+
+const char *jt_lv__inlined_name(const char *name, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%.*s" JT_LV_INLINED, (int)(cap - sizeof(JT_LV_INLINED)), name);
+	return buf;
+}
+
+unsigned int jt_lv__frame_scopes(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
+				 struct jt_lv_scope *out, unsigned int max)
+{
+	if (JT_FRAME_KIND(f->ref) != JT_FRAME_METHOD || !lv->inl.count)
+		return 0;
+	return jt_lv__scopes(lv, JT_FRAME_ID(f->ref), caller && f->off ? f->off - 1 : f->off,
+			     out, max);
 }
 
 bool jt_lv__line(const struct jt_lv *lv, uint64_t id, uint64_t off, uint32_t *file,
 		 uint32_t *line)
 {
-	const struct jt_lv_method *m;
 	const struct lv_lines *l;
-	size_t lo = 0, hi, mid;
+	size_t lo;
 
 	if (!lv->lines.count)
 		return false;
 	l = jt_hash__get(&lv->lines, id);
-	if (!l)
+	if (!l || !inside(lv, id, off))
 		return false;
-	m = jt_hash__get(&lv->methods, id);
-	if (!m || (m->size && off >= m->size))
-		return false;
-	for (hi = l->n; lo < hi;) {	/* the first entry past off */
-		mid = lo + (hi - lo) / 2;
-		if (l->v[mid].off <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = first_past(l->v, l->n, sizeof(l->v[0]), off);
 	if (!lo || l->v[lo - 1].file == LV_NO_FILE)
 		return false;
 	*file = l->v[lo - 1].file;
@@ -509,8 +691,16 @@ bool jt_lv__frame_line(const struct jt_lv *lv, const struct jt_frame *f, bool ca
 		       uint32_t *file, uint32_t *line)
 {
 	uint64_t off = f->off;
+	struct jt_lv_scope s;
 
-	if (JT_FRAME_KIND(f->ref) != JT_FRAME_METHOD || !lv->lines.count)
+	if (JT_FRAME_KIND(f->ref) != JT_FRAME_METHOD)
+		return false;
+	if (jt_lv__frame_scopes(lv, f, caller, &s, 1) && s.file != LV_NO_FILE && s.line) {
+		*file = s.file;
+		*line = s.line;
+		return true;
+	}
+	if (!lv->lines.count)
 		return false;
 	if (caller && off)
 		off--;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jt_log_format.h"
 
@@ -77,8 +78,8 @@ const struct jt_lv_proc *jt_lv__proc(const struct jt_lv *lv, uint32_t pid);
 const char *jt_lv__thread(const struct jt_lv *lv, uint32_t tid);
 
 /*
- * Source lines (JT_REC_LINES, from a jitdump's debug info): kept only for the methods that
- * have them. Files are numbered once over the whole log; their names are as the log has
+ * Source lines (JT_REC_LINES, from a jitdump's debug info, or JT_REC_INLINE's scopes): kept
+ * only for the methods that have them. Files are numbered once over the whole log; their names are as the log has
  * them (a traced process chose them: escape them for text, as for a terminal or XML).
  */
 bool jt_lv__has_lines(const struct jt_lv *lv);	/* any method has had lines */
@@ -93,9 +94,51 @@ bool jt_lv__line(const struct jt_lv *lv, uint64_t id, uint64_t off, uint32_t *fi
 /*
  * The same for a frame (false unless it is a method's). A caller's frame holds a return
  * address, just after its call: caller looks up the byte before it, the call's own line.
+ * A method with inlined scopes gives its innermost scope's line there.
  */
 bool jt_lv__frame_line(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
 		       uint32_t *file, uint32_t *line);
+/*
+ * Inlined scopes (JT_REC_INLINE, from a runtime's agent): the chain of methods whose code
+ * byte off of method id is, innermost first, the method itself last, at most max into out.
+ * Returns how many, 0 when the method has none there. A chain of one is the method alone
+ * (its line).
+ */
+#define JT_LV_DEPTH_MAX JT_INLINE_DEPTH_MAX
+#define JT_LV_INLINED "_[i]"	/* how views mark an inlined frame, as async-profiler does */
+
+struct jt_lv_scope {
+	const char *name;	/* the method's, kept by lv; NUL-terminated */
+	uint32_t file;		/* for jt_lv__file */
+	uint32_t line;		/* 0: not known */
+};
+
+unsigned int jt_lv__scopes(const struct jt_lv *lv, uint64_t id, uint64_t off,
+			   struct jt_lv_scope *out, unsigned int max);
+/*
+ * Whether views expand the inlined scopes of smp's frames: real stacks (255 frames at most)
+ * always; a crafted record of thousands of frames not, so that 64 scopes a frame cannot
+ * make it millions of nodes.
+ */
+#define JT_LV_EXPAND_FRAMES 512
+static inline bool jt_lv__expands(const struct jt_rec_sample *smp)
+{
+	return smp->nr_frames <= JT_LV_EXPAND_FRAMES;
+}
+
+/* Whether a frame's name is an inlined scope's, as jt_lv__inlined_name made it. */
+static inline bool jt_lv__is_inlined(const char *name, size_t len)
+{
+	size_t n = sizeof(JT_LV_INLINED) - 1;
+
+	return len >= n && !memcmp(name + len - n, JT_LV_INLINED, n);
+}
+
+/* An inlined scope's name as views show it: name JT_LV_INLINED into buf (cut to cap). */
+const char *jt_lv__inlined_name(const char *name, char *buf, size_t cap);
+/* The same for a frame (0 unless it is a method's); a caller's, as jt_lv__frame_line. */
+unsigned int jt_lv__frame_scopes(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
+				 struct jt_lv_scope *out, unsigned int max);
 /* The name of file number file (from jt_lv__line), "?" if there is none such. */
 const char *jt_lv__file(const struct jt_lv *lv, uint32_t file);
 /* The lowest line of method id's code in file, 0 if none. */

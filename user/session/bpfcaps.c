@@ -16,6 +16,7 @@ const char *jt_bpfcaps__gives(const char *name)
 		{ "jt_leave", "method exits (--calls)" },
 		{ "jt_code_load", "names from the agent's code records" },
 		{ "jt_code_unload", "the agent's code unloads" },
+		{ "jt_code_inline", "inlined frames and source lines from the agent" },
 		{ "jt_jvm_load", "HotSpot's USDT code records" },
 		{ "jt_jvm_unload", "HotSpot's USDT code unloads" },
 		{ "jt_jvm_enter", "HotSpot's USDT method entries" },
@@ -46,7 +47,8 @@ bool jt_bpfcaps__wanted(const char *name, const struct jt_bpf_opts *o, bool exit
 
 	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
 		return stubs && o->calls;
-	if (!strcmp(name, "jt_code_load") || !strcmp(name, "jt_code_unload"))
+	if (!strcmp(name, "jt_code_load") || !strcmp(name, "jt_code_unload") ||
+	    !strcmp(name, "jt_code_inline"))
 		return stubs;
 	if (!strcmp(name, "jt_jvm_enter") || !strcmp(name, "jt_jvm_return"))
 		return o->usdt && o->calls;

@@ -279,6 +279,8 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 				  "jitrace_stub_code_load", false);
 		err = err ?: attach_stub(b, s->progs.jt_code_unload, o->agent_path,
 					 "jitrace_stub_code_unload", false);
+		err = err ?: attach_stub(b, s->progs.jt_code_inline, o->agent_path,
+					 "jitrace_stub_code_inline", false);
 		if (!err && o->calls) {
 			err = attach_stub(b, s->progs.jt_enter, o->agent_path,
 					  "jitrace_method_enter", true);

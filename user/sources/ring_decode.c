@@ -6,7 +6,9 @@
 #include <sys/sysmacros.h>
 
 #include "sources/ring_decode.h"
+#include "host/procfs.h"
 #include "jt_javaname.h"
+#include "jt_log_format.h"
 
 static size_t bounded_len(const char *s, size_t max)
 {
@@ -140,6 +142,18 @@ static int decode_exec(const struct jt_ev_exec *e, size_t len, struct jt_event *
 	return 0;
 }
 
+static int decode_inline(const struct jt_ev_inline *in, size_t len, struct jt_event *ev)
+{
+	if (len < sizeof(*in) || in->len > JT_INLINE_CHUNK || in->off > in->total ||
+	    in->len > in->total - in->off || in->total > JT_INLINE_BYTES_MAX)
+		return -EINVAL;
+	ev->inl_of = in->id;
+	ev->inl_off = in->off;
+	ev->inl_total = in->total;
+	jt_event__put_str(ev, (const char *)in->data, in->len);
+	return 0;
+}
+
 static int decode_mmap(const struct jt_ev_mmap *m, size_t len, struct jt_event *ev)
 {
 	if (len < JT_EV_MMAP_FIXED || m->path_len >= JT_PATH_MAX ||
@@ -156,10 +170,12 @@ static int decode_mmap(const struct jt_ev_mmap *m, size_t len, struct jt_event *
 		jt_event__put_str(ev, "", 0);
 		return 0;
 	}
-
-	ev->map_ino = m->ino;
-	ev->map_dev = makedev(m->dev >> 20, m->dev & 0xfffff);
 	jt_event__put_str(ev, m->path, bounded_len(m->path, m->path_len));
+	/* a memfd is its process's own memory (JIT code): no file to read symbols from */
+	if (!jt_procfs__anon_path(jt_event__str(ev))) {
+		ev->map_ino = m->ino;
+		ev->map_dev = makedev(m->dev >> 20, m->dev & 0xfffff);
+	}
 	return 0;
 }
 
@@ -198,6 +214,8 @@ int jt_decode(const void *data, size_t len, union jt_event_buf *out)
 		return decode_exec(data, len, ev);
 	case JT_EV_MMAP:
 		return decode_mmap(data, len, ev);
+	case JT_EV_CODE_INLINE:
+		return decode_inline(data, len, ev);
 	case JT_EV_EXIT:
 	case JT_EV_FORK: {
 		const struct jt_ev_proc *p = data;

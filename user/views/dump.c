@@ -214,6 +214,63 @@ static void put_lines(struct out *o, const struct jt_rec_lines *l)
 	}
 }
 
+/* A scope's name or file from an inline record's names (len bytes), escaped; "?" if outside. */
+static void put_scope_str(struct out *o, const char *names, uint32_t len, uint32_t at)
+{
+	if (at >= len) {
+		PUT(o, "?");
+		return;
+	}
+	put_esc(o, names + at, strnlen(names + at, len - at), true);
+}
+
+/*
+ * " method=ID pid=PID ranges=N scopes=N at=OFF:NAME@FILE:LINE<NAME@FILE:LINE...,..." each
+ * range's end and its chain, innermost first; a record whose counts run past its size is
+ * said " past_end" and its entries not shown.
+ */
+static void put_inline(struct out *o, const struct jt_rec_inline *r)
+{
+	const struct jt_inline_head *h = &r->head;
+	const struct jt_inline_range *ranges = (const void *)(r + 1);
+	const struct jt_inline_scope *scopes;
+	uint64_t need = sizeof(*r) + (uint64_t)h->nr_ranges * sizeof(*ranges) +
+			(uint64_t)h->nr_scopes * sizeof(*scopes) + h->names_len;
+	uint32_t i, at, depth;
+	const char *names;
+
+	U64(o, "method", r->method);
+	U64(o, "pid", r->pid);
+	U64(o, "ranges", h->nr_ranges);
+	U64(o, "scopes", h->nr_scopes);
+	if (need > r->h.size) {
+		PUT(o, " past_end");
+		return;
+	}
+	scopes = (const void *)(ranges + h->nr_ranges);
+	names = (const char *)(scopes + h->nr_scopes);
+	PUT(o, " at=");
+	for (i = 0; i < h->nr_ranges; i++) {
+		if (i)
+			PUT(o, ",");
+		room(o, LINE_FIXED);
+		put_hex(o, ranges[i].off);
+		PUT(o, ":");
+		/* as deep as a reader follows: a crafted record's chain may loop */
+		for (at = ranges[i].scope, depth = 0;
+		     at < h->nr_scopes && depth < JT_INLINE_DEPTH_MAX;
+		     at = scopes[at].caller, depth++) {
+			if (depth)
+				PUT(o, "<");
+			put_scope_str(o, names, h->names_len, scopes[at].name);
+			PUT(o, "@");
+			put_scope_str(o, names, h->names_len, scopes[at].file);
+			PUT(o, ":");
+			put_u64(o, scopes[at].line);
+		}
+	}
+}
+
 /* TIME TYPE key=value ...: the type by its name (log/format.h), "unknown" for a newer one's. */
 static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_hdr *rec,
 		    uint64_t start)
@@ -322,6 +379,9 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 	}
 	case JT_REC_LINES:
 		put_lines(o, (const void *)rec);
+		break;
+	case JT_REC_INLINE:
+		put_inline(o, (const void *)rec);
 		break;
 	case JT_REC_THREAD: {
 		const struct jt_rec_thread *t = (const void *)rec;

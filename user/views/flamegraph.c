@@ -147,7 +147,10 @@ static uint32_t hash_str(const char *s)
 	return h;
 }
 
-/* A colour family per kind (JIT green, native warm, kernel blue), the shade from the name. */
+/*
+ * A colour family per kind (JIT green, inlined into it cyan as async-profiler draws it,
+ * native warm, kernel blue), the shade from the name.
+ */
 static void colour(char *buf, size_t cap, const char *name, int kind)
 {
 	uint32_t h = hash_str(name);
@@ -155,6 +158,11 @@ static void colour(char *buf, size_t cap, const char *name, int kind)
 
 	switch (kind) {
 	case JT_LV_JIT:
+		if (jt_lv__is_inlined(name, strlen(name))) {
+			snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(60 + 40 * a),
+				 (int)(190 + 40 * b), (int)(190 + 40 * a));
+			break;
+		}
 		snprintf(buf, cap, "rgb(%d,%d,%d)", (int)(60 + 70 * a), (int)(170 + 60 * b),
 			 (int)(60 + 50 * a));
 		break;
@@ -628,9 +636,22 @@ static int tally_sample(struct jt_hash *lines, const struct jt_stacks *s, const 
 	unsigned int i, user = jt_lv__user_leaf(lv, smp);
 	uint32_t node = leaf, file, line;
 
-	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first: node i is frame i's */
-		if (jt_lv__frame_line(lv, &smp->frames[i], i > user, &file, &line) &&
+	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first: frame i's nodes next */
+		struct jt_lv_scope sc[JT_LV_DEPTH_MAX];
+		/* as stacks.c expanded it */
+		unsigned int k, n = jt_lv__expands(smp) ?
+			jt_lv__frame_scopes(lv, &smp->frames[i], i > user, sc, JT_LV_DEPTH_MAX) : 0;
+
+		/* a frame with inlined scopes has a node for each, innermost first */
+		for (k = 0; k + 1 < n; k++) {
+			if (sc[k].line && tally(lines, node, sc[k].file, sc[k].line))
+				return -ENOMEM;
+			node = jt_stacks__node(s, node)->parent;
+		}
+		if (jt_lv__frame_line(lv, &smp->frames[i], i > user, &file, &line) && n <= 1 &&
 		    tally(lines, node, file, line))
+			return -ENOMEM;
+		if (n > 1 && sc[n - 1].line && tally(lines, node, sc[n - 1].file, sc[n - 1].line))
 			return -ENOMEM;
 		node = jt_stacks__node(s, node)->parent;
 	}

@@ -69,8 +69,10 @@ static int visit(struct walk *w, const struct jt_stk_node *n)
 	} else if (n->depth >= 2) {
 		enum jt_lv_kind kind;
 		const char *name = jt_stacks__name(w->s, n->name, &kind);
-		const char *sfx = !w->annotate ? "" : kind == JT_LV_JIT ? "_[j]" :
-				  kind == JT_LV_KERNEL ? "_[k]" : "";
+		/* an inlined frame is marked _[i] already, as async-profiler marks it */
+		const char *sfx = !w->annotate ? "" :
+				  kind == JT_LV_JIT && !jt_lv__is_inlined(name, strlen(name)) ?
+				  "_[j]" : kind == JT_LV_KERNEL ? "_[k]" : "";
 
 		if (put_name(&w->l, name, sfx))
 			return -ENOMEM;

@@ -259,10 +259,46 @@ static void off_add(struct jt_report_offtime *t, unsigned int state, uint64_t ns
 }
 
 /*
+ * An off-CPU record's wait to one name on its stack (once a record however often the name
+ * recurs), and, if inner, as where the thread blocked. 0 or -ENOMEM (reported, also for a
+ * name that could not be made, < 0).
+ */
+static int off_name(struct jt_report_model *r, struct jt_report_section **sec,
+		    const struct jt_rec_offcpu *rec, int64_t name, bool inner)
+{
+	struct jt_report_entry *e;
+	int k, first;
+
+	if (name < 0)
+		return -ENOMEM;		/* said where it was made */
+	first = first_in_record(r, name);
+	if (first < 0)
+		goto nomem;
+	if (!first && !inner)
+		return 0;
+	for (k = 0; k < 2 && sec[k]; k++) {
+		e = entry_get(sec[k], name);
+		if (!e)
+			goto nomem;
+		if (first) {
+			e->wait_ns += rec->off_ns;
+			e->waits += rec->count;
+		}
+		if (inner)
+			e->inner_ns += rec->off_ns;
+	}
+	return 0;
+nomem:
+	jt_err("%s", report__nomem);
+	return -ENOMEM;
+}
+
+/*
  * An off-CPU record: its time and waits to its thread, its process and (--threads) its
- * thread's section; to every name on its stack, once however often it recurs; and to the
- * innermost user frame's name as where the thread blocked. Short waits have no stack:
- * they count in the totals only.
+ * thread's section; to every name on its stack (the methods inlined at a JIT frame's
+ * address too, as the stacks tree expands them), once however often it recurs; and to the
+ * innermost user frame's innermost name as where the thread blocked. Short waits have no
+ * stack: they count in the totals only.
  */
 static int on_offcpu(struct jt_report_model *r, const struct jt_rec_offcpu *rec)
 {
@@ -272,9 +308,8 @@ static int on_offcpu(struct jt_report_model *r, const struct jt_rec_offcpu *rec)
 	/* the process's section, the thread's */
 	struct jt_report_section *sec[2] = { section_get(r, smp->pid), NULL };
 	struct jt_report_wall *w = wall_get(r, smp->pid, smp->tid);
-	struct jt_report_entry *e;
-	int64_t name;
-	int k, first;
+	bool expand = jt_lv__expands(smp);
+	int k;
 
 	if (!sec[0] || !w || (r->o->threads && !(sec[1] = tsec_get(r, smp->pid, smp->tid))))
 		goto nomem;
@@ -283,25 +318,17 @@ static int on_offcpu(struct jt_report_model *r, const struct jt_rec_offcpu *rec)
 		off_add(&sec[k]->off, st, rec->off_ns, rec->count);
 	r->stamp++;
 	for (i = 0; i < smp->nr_frames; i++) {	/* leaf first */
-		name = jt_stacks__frame(r->stk, r->src.lv, &smp->frames[i]);
-		if (name < 0)
+		struct jt_lv_scope sc[JT_LV_DEPTH_MAX];
+		unsigned int n = expand ? jt_lv__frame_scopes(r->src.lv, &smp->frames[i], i > user,
+							      sc, JT_LV_DEPTH_MAX) : 0, j;
+
+		for (j = 0; j + 1 < n; j++)	/* what it inlined there, innermost first */
+			if (off_name(r, sec, rec, jt_stacks__inlined(r->stk, sc[j].name),
+				     i == user && !j))
+				return -ENOMEM;
+		if (off_name(r, sec, rec, jt_stacks__frame(r->stk, r->src.lv, &smp->frames[i]),
+			     i == user && n < 2))
 			return -ENOMEM;
-		first = first_in_record(r, name);
-		if (first < 0)
-			goto nomem;
-		if (!first && i != user)
-			continue;
-		for (k = 0; k < 2 && sec[k]; k++) {
-			e = entry_get(sec[k], name);
-			if (!e)
-				goto nomem;
-			if (first) {
-				e->wait_ns += rec->off_ns;
-				e->waits += rec->count;
-			}
-			if (i == user)
-				e->inner_ns += rec->off_ns;
-		}
 	}
 	return 0;
 nomem:

@@ -294,6 +294,16 @@ nomem:
 	return -ENOMEM;
 }
 
+int64_t jt_stacks__inlined(struct jt_stacks *s, const char *name)
+{
+	char buf[1024 + sizeof(JT_LV_INLINED)];	/* the JVMTI agent's names are shorter */
+	int64_t idx = intern(s, jt_lv__inlined_name(name, buf, sizeof(buf)), JT_LV_JIT);
+
+	if (idx < 0)
+		jt_err("out of memory naming frames");
+	return idx;
+}
+
 /* The child of parent called name (a pid under the root), added if new; JT_STK_NONE. */
 static uint32_t child(struct jt_stacks *s, uint32_t parent, uint32_t name)
 {
@@ -338,7 +348,9 @@ static inline int add(struct jt_stacks *s, const struct jt_lv *lv,
 		      const struct jt_rec_sample *smp, uint64_t weight, uint32_t *leaf)
 {
 	uint32_t node = child(s, JT_STK_ROOT, smp->pid);
-	int i;
+	/* the user leaf is where it ran; frames past it hold return addresses */
+	int i, user = jt_lv__has_lines(lv) ? (int)jt_lv__user_leaf(lv, smp) : 0;
+	bool expand = jt_lv__expands(smp);
 
 	if (node == JT_STK_NONE)
 		goto nomem;
@@ -346,13 +358,25 @@ static inline int add(struct jt_stacks *s, const struct jt_lv *lv,
 	s->nodes[node].total += weight;
 	for (i = (int)smp->nr_frames - 1; i >= 0; i--) {	/* outermost caller first */
 		int64_t name = jt_stacks__frame(s, lv, &smp->frames[i]);
+		struct jt_lv_scope sc[JT_LV_DEPTH_MAX];
+		unsigned int k;
 
 		if (name < 0)
 			return -ENOMEM;
-		node = child(s, node, name);
-		if (node == JT_STK_NONE)
-			goto nomem;
-		s->nodes[node].total += weight;
+		/* the method itself, then what it inlined there, innermost last */
+		k = expand ? jt_lv__frame_scopes(lv, &smp->frames[i], i > user, sc,
+						 JT_LV_DEPTH_MAX) : 0;
+		for (k = k ? k - 1 : 0;; k--) {
+			node = child(s, node, name);
+			if (node == JT_STK_NONE)
+				goto nomem;
+			s->nodes[node].total += weight;
+			if (!k)
+				break;
+			name = jt_stacks__inlined(s, sc[k - 1].name);
+			if (name < 0)
+				return -ENOMEM;
+		}
 	}
 	s->nodes[node].self += weight;
 	*leaf = node;

@@ -44,8 +44,12 @@ int jt_stacks__saw(struct jt_stacks *s, const struct jt_rec_hdr *rec);
 /* The interned name of a frame, as of what lv has seen; -ENOMEM (reported) on failure. */
 int64_t jt_stacks__frame(struct jt_stacks *s, const struct jt_lv *lv, const struct jt_frame *f);
 
+/* The interned name of an inlined scope of name (marked JT_LV_INLINED); -ENOMEM (reported). */
+int64_t jt_stacks__inlined(struct jt_stacks *s, const char *name);
+
 /*
- * Add a sample under its process. *leaf gets the leaf node (the process node for a sample
+ * Add a sample under its process. A method frame with inlined scopes there (log/view.h) is
+ * the method's node and one node for each scope it inlined, innermost nearest the leaf. *leaf gets the leaf node (the process node for a sample
  * without frames). Returns 0 or -ENOMEM (reported).
  */
 int jt_stacks__add(struct jt_stacks *s, const struct jt_lv *lv, const struct jt_rec_sample *smp,
