@@ -28,6 +28,9 @@ enum jt_ev_type {
 	JT_EV_CODE_LINES,	/* collector only (jitdump): the source lines of code id */
 	JT_EV_MMAP,		/* an executable mapping of a file (or the vdso) was made */
 	JT_EV_OFFCPU,		/* a thread ran again after time off the CPU */
+	/* the agent made its calls region (jt_callbuf.h): a jt_ev_call, id its address; the
+	 * session takes it, the pipeline never sees it */
+	JT_EV_CALLS_REGION,
 	JT_EV_MAX,
 };
 
@@ -74,6 +77,10 @@ enum jt_drop {
 	JT_DROP_MEMORY_PERFMAP,
 	/* code load (agent, USDT, jitdump) at new addresses not kept: the memory bound */
 	JT_DROP_MEMORY_CODE,
+	/* enter/leave: a thread's ring in its process's calls region full (jt_callbuf.h) */
+	JT_DROP_CALLS_FULL,
+	/* enter/leave: a calls region record or index that made no sense (not delivered) */
+	JT_DROP_CALLS_BAD,
 	JT_DROP_MAX,
 };
 #define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\

@@ -14,6 +14,8 @@ const char *jt_bpfcaps__gives(const char *name)
 	} caps[] = {
 		{ "jt_enter", "method entries (--calls)" },
 		{ "jt_leave", "method exits (--calls)" },
+		{ "jt_calls_region", "calls through the agent's buffers (--calls; the stubs' uprobes "
+				     "serve instead)" },
 		{ "jt_code_load", "names from the agent's code records" },
 		{ "jt_code_unload", "the agent's code unloads" },
 		{ "jt_jvm_load", "HotSpot's USDT code records" },
@@ -46,6 +48,8 @@ bool jt_bpfcaps__wanted(const char *name, const struct jt_bpf_opts *o, bool exit
 
 	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
 		return stubs && o->calls;
+	if (!strcmp(name, "jt_calls_region"))
+		return stubs && o->calls && o->calls_buffers;
 	if (!strcmp(name, "jt_code_load") || !strcmp(name, "jt_code_unload"))
 		return stubs;
 	if (!strcmp(name, "jt_jvm_enter") || !strcmp(name, "jt_jvm_return"))
