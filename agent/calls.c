@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,6 +156,39 @@ JT_API void jitrace_method_leave(uint64_t method_id)
 }
 
 /*
+ * Hand the region's memfd to the collector listening on JT_CALLBUF_SOCK, if one does:
+ * true if it went. One datagram, never waiting (a full queue or no listener: false, and
+ * the region waits to be found through /proc and the stub as before).
+ */
+static bool hand_over(int fd)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX, .sun_path = JT_CALLBUF_SOCK };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint64_t magic = JT_CALLBUF_MAGIC;
+	struct iovec iov = { &magic, sizeof(magic) };
+	struct msghdr msg = {
+		.msg_name = &sun, .msg_namelen = sizeof(sun), .msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool sent;
+
+	if (s < 0)
+		return false;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	sent = sendmsg(s, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(magic);
+	close(s);
+	return sent;
+}
+
+/*
  * A sealed memfd of mode 0600, mapped shared and announced through the stub. Sparse: a
  * slot's pages are touched only by a thread that writes calls. NULL when the kernel says
  * no (said once); enter and leave then use the stubs.
@@ -183,13 +218,17 @@ static struct jt_callbuf_hdr *make_region(void)
 	r = mmap(NULL, JT_CALLBUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (r == MAP_FAILED)
 		goto fail;
-	close(fd);	/* the mapping keeps it; root finds it through /proc/PID/map_files */
 	r->version = JT_CALLBUF_VERSION;
 	r->owner = (uint32_t)getpid();
 	r->nr_slots = JT_CALLBUF_SLOTS;
 	r->nr_recs = JT_CALLBUF_RECS;
 	r->slot_size = JT_CALLBUF_SLOT_SIZE;
+	/* named before it is sent: the collector may look at once */
+	r->collector = JT_CALLBUF_HANDED;
 	__atomic_store_n(&r->magic, JT_CALLBUF_MAGIC, __ATOMIC_RELEASE);
+	if (!hand_over(fd))
+		__atomic_store_n(&r->collector, 0, __ATOMIC_RELEASE);
+	close(fd);	/* the mapping keeps it; root finds it through /proc/PID/map_files */
 	return r;
 fail:
 	fprintf(stderr, "jitrace-agent: calls go through the stubs: %s: %s\n", what,

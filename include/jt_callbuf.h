@@ -23,10 +23,19 @@
  * ring never waits: the record is counted in `dropped`. At thread exit the slot turns
  * EXITED; the collector drains it and frees it (EXITED -> FREE) for another thread.
  *
+ * A collector that wants new processes' calls from their first one (jitrace record -a, or
+ * the command it runs) listens on the datagram socket JT_CALLBUF_SOCK. An agent that finds
+ * it sends the region's memfd there (SCM_RIGHTS, never waiting: a full queue is a refusal)
+ * and, if it went, sets `collector` to JT_CALLBUF_HANDED at once: no call goes to the stubs
+ * before the collector has the region, and the collector has it even if the process is gone
+ * before it looks. The kernel tells the collector the sender's pid.
+ *
  * The process may write anything here: the collector copies the geometry once, checks it
  * against the memfd's size, and never trusts head, tail, state, tid or a record.
  */
 #define JT_CALLBUF_NAME "jitrace-calls"
+#define JT_CALLBUF_SOCK "/run/jitrace-calls.sock"
+#define JT_CALLBUF_HANDED 0xffffffffu	/* `collector`: sent to JT_CALLBUF_SOCK's listener */
 #define JT_CALLBUF_MAGIC 0x4c4c4143544a0001ULL	/* "\1\0JTCALL" little-endian, + version */
 #define JT_CALLBUF_VERSION 1
 #define JT_CALLBUF_SLOTS 64		/* threads that write at once; more use the stubs */

@@ -8,13 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sources/callbuf.h"
 #include "sources/dotnet_ipc.h"
+#include "session/calls.h"
 #include "session/live.h"
 #include "session/loader.h"
 #include "base/membound.h"
@@ -57,10 +56,7 @@ struct jt_live {
 	bool timed_out;		/* the duration ended the loop */
 	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to write their perf maps */
 	struct jt_membound mem;		/* what grows with the host, within --max-memory */
-	bool calls_buffers;		/* take the agents' calls regions */
-	struct jt_callbuf **regions;	/* taken, one a process */
-	int nr_regions, cap_regions;
-	uint64_t calls_lost[2];		/* full, bad: of regions closed */
+	struct jt_calls *calls;		/* the agents' calls regions (NULL: uprobes only) */
 };
 
 static int take_signals(struct jt_live *l)
@@ -267,64 +263,6 @@ static void ask_dotnet(struct jt_live *l)
 			"recording ends\n", n, n > 1 ? "es" : "", n > 1 ? "their" : "its");
 }
 
-static int emit_call(void *ctx, const struct jt_ev_call *ev)
-{
-	return jt_pipeline__raw(ctx, ev, sizeof(*ev));
-}
-
-/*
- * Give region i back (the agent's calls go to the stubs again), deliver all it holds then,
- * and drop it.
- */
-static int drop_region(struct jt_live *l, int i)
-{
-	struct jt_callbuf *cb = l->regions[i];
-	struct jt_callbuf_stats st;
-	long n;
-
-	jt_callbuf__release(cb);
-	n = jt_callbuf__drain(cb, UINT64_MAX, emit_call, l->pl);
-
-	jt_callbuf__stats(cb, &st);
-	l->calls_lost[0] += st.full;
-	l->calls_lost[1] += st.bad;
-	jt_callbuf__close(cb);
-	l->regions[i] = l->regions[--l->nr_regions];
-	return n < 0 ? -EIO : 0;
-}
-
-/*
- * Take pid's calls region, if it has one: its calls come through it from now on, and went
- * through the stubs' uprobes until now. A region pid had before (an exec made it a new
- * program) is drained and dropped first.
- */
-static int add_region(struct jt_live *l, uint32_t pid)
-{
-	struct jt_callbuf *cb;
-	int i, err = 0;
-
-	for (i = 0; i < l->nr_regions && !err; i++)
-		if (jt_callbuf__pid(l->regions[i]) == pid)
-			err = drop_region(l, i--);
-	if (err)
-		return err;
-	if (l->nr_regions == l->cap_regions) {
-		int cap = l->cap_regions ? 2 * l->cap_regions : 16;
-		struct jt_callbuf **r = realloc(l->regions, cap * sizeof(*r));
-
-		if (!r) {
-			jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
-			return 0;
-		}
-		l->regions = r;
-		l->cap_regions = cap;
-	}
-	cb = jt_callbuf__open("/proc", pid, (uint32_t)getpid());
-	if (cb)
-		l->regions[l->nr_regions++] = cb;
-	return 0;
-}
-
 /* The ring's records, less the agents' announcements of their regions, which are ours. */
 static int on_ring(void *ctx, const void *data, size_t len)
 {
@@ -332,56 +270,8 @@ static int on_ring(void *ctx, const void *data, size_t len)
 	const struct jt_ev_hdr *h = data;
 
 	if (len >= sizeof(struct jt_ev_call) && h->type == JT_EV_CALLS_REGION)
-		return l->calls_buffers ? add_region(l, h->pid) : 0;
+		return l->calls ? jt_calls__add(l->calls, h->pid) : 0;
 	return jt_pipeline__raw(l->pl, data, len);
-}
-
-/* Regions of processes already running: all of them (pid 0), or pid's. */
-static void scan_regions(struct jt_live *l, uint32_t pid)
-{
-	struct dirent *d;
-	DIR *dir;
-
-	if (pid) {
-		add_region(l, pid);
-		return;
-	}
-	dir = opendir("/proc");
-	if (!dir)
-		return;
-	while ((d = readdir(dir))) {
-		unsigned long v = strtoul(d->d_name, NULL, 10);
-
-		if (v && v < JT_PID_LIMIT && v != (unsigned long)getpid())
-			add_region(l, v);
-	}
-	closedir(dir);
-}
-
-/* Every region's calls so far, within max records a tick; regions of exited processes,
- * drained to the last, dropped (every second: check set). */
-static int drain_regions(struct jt_live *l, uint64_t max, bool check)
-{
-	uint64_t full = l->calls_lost[0], bad = l->calls_lost[1];
-	struct jt_callbuf_stats st;
-	int i, err = 0;
-
-	for (i = 0; i < l->nr_regions && !err; i++) {
-		if (check && kill((pid_t)jt_callbuf__pid(l->regions[i]), 0) && errno == ESRCH) {
-			err = drop_region(l, i--);
-			continue;
-		}
-		if (jt_callbuf__drain(l->regions[i], max, emit_call, l->pl) < 0)
-			err = -EIO;
-	}
-	for (i = 0; i < l->nr_regions; i++) {
-		jt_callbuf__stats(l->regions[i], &st);
-		full += st.full;
-		bad += st.bad;
-	}
-	jt_pipeline__source_drops(l->pl, JT_DROP_CALLS_FULL, full);
-	jt_pipeline__source_drops(l->pl, JT_DROP_CALLS_BAD, bad);
-	return err;
 }
 
 int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
@@ -398,7 +288,6 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	l->pl = jt_pipeline__new(&po, sink);
 	if (!l->pl)
 		return -ENOMEM;
-	l->calls_buffers = o->calls && !o->calls_via_uprobe && o->agent_path;
 	l->rb = jt_rb__new(jt_bpf__ringbuf_fd(l->bpf), on_ring, l);
 	if (!l->rb)
 		return -ENOMEM;
@@ -408,6 +297,12 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		err = spawn_command(l) ?: jt_bpf__add_pid(l->bpf, l->child);
 	if (err)
 		return err;
+	/* new processes (every one, or the command's) hand their regions over as they start */
+	if (o->calls && !o->calls_via_uprobe && o->agent_path && !o->load_only) {
+		l->calls = jt_calls__new(l->pl, !o->nr_pids, l->child);
+		if (!l->calls)
+			return -ENOMEM;
+	}
 	if (o->load_only)
 		return 0;
 	if (!o->no_perfmap || o->dotnet_module)
@@ -418,10 +313,10 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	for (i = 0; i < o->nr_pids; i++)
 		jt_pipeline__scan(l->pl, o->pids[i], l->start_ns);
 	/* a process that made its region before we came tells no one: look for it */
-	if (l->calls_buffers && !o->nr_pids && !o->command)
-		scan_regions(l, 0);
-	for (i = 0; l->calls_buffers && i < o->nr_pids; i++)
-		scan_regions(l, o->pids[i]);
+	if (l->calls && !o->nr_pids && !o->command)
+		jt_calls__scan_all(l->calls);
+	for (i = 0; l->calls && i < o->nr_pids; i++)
+		jt_calls__add(l->calls, o->pids[i]);
 	return 0;
 }
 
@@ -493,7 +388,7 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 			break;
 		}
 		now = jt_now_ns();
-		err = drain_regions(l, CALLS_TICK_MAX, now >= next_second);
+		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, now >= next_second) : 0;
 		err = err ?: jt_pipeline__tick(l->pl, now);
 		if (!err && now >= next_second) {
 			err = update_drops(l);
@@ -514,9 +409,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	/* what is in the ring now, not what producers add after the end */
 	if (!err && jt_rb__consume_until(l->rb, UINT64_MAX) < 0)
 		err = -EIO;
-	while (!err && l->nr_regions)	/* given back: the agents' calls go to the stubs */
-		err = drop_region(l, l->nr_regions - 1);
-	err = err ?: drain_regions(l, 0, false);	/* the totals of those dropped */
+	if (!err && l->calls)	/* given back: the agents' calls go to the stubs */
+		err = jt_calls__finish(l->calls);
 	err = err ?: update_drops(l);
 	return err ?: jt_pipeline__finish(l->pl);
 }
@@ -536,9 +430,7 @@ void jt_live__close(struct jt_live *l)
 	if (l->child_err >= 0)
 		close(l->child_err);
 	jt_dotnet_ipc__free(l->dotnet);
-	while (l->nr_regions)
-		jt_callbuf__close(l->regions[--l->nr_regions]);
-	free(l->regions);
+	jt_calls__free(l->calls);
 	jt_rb__free(l->rb);
 	jt_pipeline__free(l->pl);
 	jt_bpf__close(l->bpf);

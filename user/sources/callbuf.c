@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,11 +102,12 @@ static const char *bad_geometry(const struct jt_callbuf *cb, uint64_t magic, uin
 /* A collector that has the region and still runs; a dead one's claim is void. */
 static bool other_collector(uint32_t pid, uint32_t me)
 {
-	return pid && pid != me && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	/* JT_CALLBUF_HANDED (or any pid out of range) names no process: kill(-1) never */
+	return pid && pid != me && pid < JT_PID_LIMIT && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
 struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32_t me,
-				    const char **why)
+				    bool handed, const char **why)
 {
 	struct jt_callbuf *cb;
 	struct jt_callbuf_hdr *h = mem;
@@ -137,6 +140,17 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 		goto fail;
 	old = load32(&h->collector);
 	*why = "another jitrace drains its calls";
+	if (old == me || (handed && old == JT_CALLBUF_HANDED)) {
+		/* ours from its first record: the agent handed it to us */
+		for (i = 0; i < cb->nr_slots; i++)
+			cb->seen[i].tail = load64(&slot_at(cb, i)->tail);
+		if (old == me || __atomic_compare_exchange_n(&h->collector, &old, me, false,
+							     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			*why = NULL;
+			return cb;
+		}
+		goto fail;
+	}
 	if (other_collector(old, me))
 		goto fail;
 	/* what the rings hold now was written before us (no collector, or a dead one) */
@@ -385,46 +399,49 @@ static const char *not_region(int fd, const struct stat *st, uid_t uid)
 	return NULL;
 }
 
-struct jt_callbuf *jt_callbuf__open(const char *proc_root, uint32_t pid, uint32_t me)
+int jt_callbuf__find(const char *proc_root, uint32_t pid, uid_t *uid)
 {
 	char path[128];
 	unsigned long start = 0, end = 0;
-	struct stat proc, st;
-	struct jt_callbuf *cb;
-	const char *why;
-	void *mem;
-	int fd, err;
+	struct stat proc;
+	int fd;
 
-	err = find_region(proc_root, pid, &start, &end);
-	if (err)
-		return NULL;	/* no agent with a region, or the process is gone */
+	if (find_region(proc_root, pid, &start, &end))
+		return -1;	/* no agent with a region, or the process is gone */
 	snprintf(path, sizeof(path), "%s/%u", proc_root, pid);
 	if (stat(path, &proc))
-		return NULL;
+		return -1;
+	*uid = proc.st_uid;	/* the process's effective uid */
 	snprintf(path, sizeof(path), "%s/%u/map_files/%lx-%lx", proc_root, pid, start, end);
 	/* a magic link to the mapped file itself, never resolved by name: nothing to plant */
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
+	if (fd < 0)
 		jt_err("warning: pid %u's calls go through uprobes: opening %s: %s", pid, path,
 		       strerror(errno));
-		return NULL;
-	}
-	why = fstat(fd, &st) ? strerror(errno) : not_region(fd, &st, proc.st_uid);
+	return fd;
+}
+
+struct jt_callbuf *jt_callbuf__map(int fd, uint32_t pid, uid_t uid, uint32_t me, bool handed)
+{
+	struct jt_callbuf *cb;
+	struct stat st;
+	const char *why;
+	void *mem;
+
+	why = fstat(fd, &st) ? strerror(errno) : not_region(fd, &st, uid);
 	if (why) {
-		jt_err("warning: pid %u's calls go through uprobes: %s: %s", pid, path, why);
-		close(fd);
+		jt_err("warning: pid %u's calls go through uprobes: its calls region: %s", pid, why);
 		return NULL;
 	}
 	mem = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (mem == MAP_FAILED) {
-		jt_err("warning: pid %u's calls go through uprobes: mapping %s: %s", pid, path,
-		       strerror(errno));
+		jt_err("warning: pid %u's calls go through uprobes: mapping its calls region: %s",
+		       pid, strerror(errno));
 		return NULL;
 	}
-	cb = jt_callbuf__take(mem, st.st_size, pid, me, &why);
+	cb = jt_callbuf__take(mem, st.st_size, pid, me, handed, &why);
 	if (!cb) {
-		jt_err("warning: pid %u's calls go through uprobes: %s: %s", pid, path, why);
+		jt_err("warning: pid %u's calls go through uprobes: its calls region: %s", pid, why);
 		munmap(mem, st.st_size);
 		return NULL;
 	}
@@ -432,4 +449,78 @@ struct jt_callbuf *jt_callbuf__open(const char *proc_root, uint32_t pid, uint32_
 	cb->dev = st.st_dev;
 	cb->ino = st.st_ino;
 	return cb;
+}
+
+int jt_callbuf__listen(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int s, on = 1, err;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	/* a socket left by a recording that is gone (or one running: the newest wins) */
+	if (unlink(path) && errno != ENOENT)
+		goto fail;
+	/* every agent may send (the kernel names the sender), only root listens */
+	if (setsockopt(s, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) ||
+	    bind(s, (struct sockaddr *)&sun, sizeof(sun)) || chmod(path, 0666))
+		goto fail;
+	return s;
+fail:
+	err = -errno;
+	close(s);
+	return err;
+}
+
+int jt_callbuf__receive(int sock, uint32_t *pid, uid_t *uid)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint64_t magic = 0;
+	struct iovec iov = { &magic, sizeof(magic) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
+	struct ucred cred = { 0 };
+	struct cmsghdr *c;
+	bool has_cred = false;
+	int fd = -1, n, k;
+	ssize_t len = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (len < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len == CMSG_LEN(sizeof(cred))) {
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			has_cred = true;
+		} else if (c->cmsg_type == SCM_RIGHTS) {
+			/* every fd sent is ours to close; only a lone one is a region */
+			n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (k = 0; k < n; k++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+				if (fd < 0 && n == 1)
+					fd = f;
+				else
+					close(f);
+			}
+		}
+	}
+	if (fd < 0 || !has_cred || len != sizeof(magic) || magic != JT_CALLBUF_MAGIC ||
+	    (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || cred.pid <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADMSG;
+	}
+	*pid = (uint32_t)cred.pid;
+	*uid = cred.uid;
+	return fd;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "jt_events.h"
 
@@ -25,19 +26,34 @@ struct jt_callbuf;
 
 /*
  * Take the region of size bytes at mem, the memory of process pid, for collector me: its
- * geometry is checked against size and copied once; what it held before is skipped (it was
- * written before this recording). NULL with *why set when it is not a region of ours or
- * another live collector drains it. mem stays the caller's unless given with
- * jt_callbuf__open.
+ * geometry is checked against size and copied once. What it held before is skipped (it was
+ * written before this recording), unless it is ours from its first record: named me, or
+ * (handed) JT_CALLBUF_HANDED, sent to the socket we listen on. NULL with *why set when it
+ * is not a region of ours or another live collector drains it. mem stays the caller's
+ * unless given with jt_callbuf__map.
  */
 struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32_t me,
-				    const char **why);
+				    bool handed, const char **why);
 /*
- * Find pid's region in proc_root/PID/maps, open it through map_files (root only), check
- * that it is a sealed memfd of mode 0600 owned by the process's user, map it and take it.
- * NULL if pid has none; a region refused is said once with why.
+ * pid's region found in proc_root/PID/maps and opened through map_files (root only): its
+ * fd, the process's uid into *uid; -1 if it has none (an open refused is said).
  */
-struct jt_callbuf *jt_callbuf__open(const char *proc_root, uint32_t pid, uint32_t me);
+int jt_callbuf__find(const char *proc_root, uint32_t pid, uid_t *uid);
+/*
+ * Check that the file at fd is a sealed memfd of mode 0600 owned by uid, map it and take
+ * it (the caller closes fd). NULL when refused, said once with why.
+ */
+struct jt_callbuf *jt_callbuf__map(int fd, uint32_t pid, uid_t uid, uint32_t me, bool handed);
+/*
+ * The datagram socket at path agents hand their regions to (JT_CALLBUF_SOCK): the fd, or
+ * -errno. Any user may send; the kernel says who did.
+ */
+int jt_callbuf__listen(const char *path);
+/*
+ * One region handed over: its fd, and its sender's pid and uid as the kernel says them;
+ * -EAGAIN when none waits, -EBADMSG for a message that is not one (its fds closed).
+ */
+int jt_callbuf__receive(int sock, uint32_t *pid, uid_t *uid);
 /*
  * Deliver at most max records, each checked: an index that does not fit the ring skips the
  * slot's records, a time later than the clock's when the index was read (or 0), or a thread
