@@ -293,6 +293,8 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
 		ev.h.tid = c->tid;
 		ev.id = c->v & ~JT_CALLBUF_LEAVE;
 		stop = emit(ctx, &ev);
+		if (stop)
+			break;	/* this one is read again next time */
 		done++;
 		c->pos++;
 		if (!cursor_load(cb, c)) {
