@@ -157,8 +157,9 @@ JT_API void jitrace_method_leave(uint64_t method_id)
 
 /*
  * Hand the region's memfd to the collector listening on JT_CALLBUF_SOCK, if one does:
- * true if it went. One datagram, never waiting (a full queue or no listener: false, and
- * the region waits to be found through /proc and the stub as before).
+ * true if it went. A connection the kernel queues until the collector accepts it, and one
+ * message on it, neither waiting (no listener, or a full backlog: false, and the region
+ * waits to be found through /proc and the stub as before).
  */
 static bool hand_over(int fd)
 {
@@ -170,11 +171,11 @@ static bool hand_over(int fd)
 	uint64_t magic = JT_CALLBUF_MAGIC;
 	struct iovec iov = { &magic, sizeof(magic) };
 	struct msghdr msg = {
-		.msg_name = &sun, .msg_namelen = sizeof(sun), .msg_iov = &iov, .msg_iovlen = 1,
+		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	bool sent;
 
 	if (s < 0)
@@ -183,8 +184,9 @@ static bool hand_over(int fd)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	sent = sendmsg(s, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(magic);
-	close(s);
+	sent = !connect(s, (struct sockaddr *)&sun, sizeof(sun)) &&
+	       sendmsg(s, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(magic);
+	close(s);	/* what was sent stays queued for the collector */
 	return sent;
 }
 

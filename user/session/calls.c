@@ -14,10 +14,18 @@
 #include "session/calls.h"
 #include "base/util.h"
 
-/* Regions handed over that a tick takes at most: a flood of them never holds the loop. */
+/* Connections a tick accepts at most: a flood of them never holds the loop. */
 #define RECEIVE_MAX 64
 /* How far up a process's parents the command is looked for. */
 #define ANCESTRY_MAX 64
+
+/* How many ticks a connection that has sent nothing yet is given. */
+#define WAIT_TICKS 10
+
+struct waiting {
+	int fd;
+	int ticks;
+};
 
 struct jt_calls {
 	struct jt_pipeline *pl;
@@ -25,6 +33,8 @@ struct jt_calls {
 	uint32_t root_pid;		/* 0: every process's regions */
 	int sock;			/* -1: not listening */
 	ino_t sock_ino;			/* ours at JT_CALLBUF_SOCK, to remove only ours */
+	struct waiting waiting[RECEIVE_MAX];	/* connections that sent nothing yet */
+	int nr_waiting;
 	struct jt_callbuf **v;		/* taken, one a process */
 	int n, cap;
 	uint64_t full, bad;		/* of regions dropped */
@@ -156,25 +166,56 @@ static bool descends(uint32_t pid, uint32_t root)
 	return pid == root;
 }
 
-/* Regions agents handed over since the last tick, RECEIVE_MAX at most. */
+/*
+ * The region sent on connection conn: 1 when done with conn (taken, refused or noise),
+ * 0 when nothing was sent yet (the agent connected between two of its instructions), or
+ * -errno when the log failed.
+ */
+static int receive_on(struct jt_calls *c, int conn)
+{
+	uint32_t pid;
+	uid_t uid;
+	int fd = jt_callbuf__receive(conn, &pid, &uid), err = 0;
+
+	if (fd == -EAGAIN || fd == -EWOULDBLOCK)
+		return 0;
+	if (fd < 0)
+		return 1;	/* not a region: anyone may send noise; it costs no call */
+	/* a process the recording does not trace: its calls are not ours to log (its region
+	 * stays handed over, and a recording that traces it takes it) */
+	if (!c->root_pid || descends(pid, c->root_pid))
+		err = keep_region(c, fd, pid, uid);
+	close(fd);
+	return err ?: 1;
+}
+
+/*
+ * Regions agents handed over since the last tick, RECEIVE_MAX connections at most; one
+ * that has sent nothing yet waits a few ticks more.
+ */
 static int receive(struct jt_calls *c)
 {
-	int i, fd, err = 0;
+	int i, conn, ret, err = 0;
 
-	for (i = 0; i < RECEIVE_MAX && !err; i++) {
-		uint32_t pid;
-		uid_t uid;
-
-		fd = jt_callbuf__receive(c->sock, &pid, &uid);
-		if (fd == -EAGAIN || fd == -EWOULDBLOCK)
+	for (i = 0; i < c->nr_waiting && !err; i++) {
+		ret = receive_on(c, c->waiting[i].fd);
+		if (ret == 0 && ++c->waiting[i].ticks < WAIT_TICKS)
+			continue;
+		close(c->waiting[i].fd);
+		c->waiting[i--] = c->waiting[--c->nr_waiting];
+		err = ret < 0 ? ret : 0;
+	}
+	for (i = 0; i < RECEIVE_MAX && !err && c->nr_waiting < RECEIVE_MAX; i++) {
+		conn = jt_callbuf__accept(c->sock);
+		if (conn < 0)
 			break;
-		if (fd < 0)
-			continue;	/* not a region: anyone may send noise; it costs no call */
-		/* a process the recording does not trace: its calls are not ours to log (its
-		 * region stays handed over, and a recording that traces it takes it) */
-		if (!c->root_pid || descends(pid, c->root_pid))
-			err = keep_region(c, fd, pid, uid);
-		close(fd);
+		ret = receive_on(c, conn);
+		if (ret == 0) {
+			c->waiting[c->nr_waiting++] = (struct waiting){ conn, 0 };
+			continue;
+		}
+		close(conn);
+		err = ret < 0 ? ret : 0;
 	}
 	return err;
 }
@@ -208,6 +249,8 @@ static void unlisten(struct jt_calls *c)
 {
 	struct stat st;
 
+	while (c->nr_waiting)
+		close(c->waiting[--c->nr_waiting].fd);
 	if (c->sock < 0)
 		return;
 	if (!stat(JT_CALLBUF_SOCK, &st) && st.st_ino == c->sock_ino)

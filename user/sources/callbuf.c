@@ -456,20 +456,21 @@ struct jt_callbuf *jt_callbuf__map(int fd, uint32_t pid, uid_t uid, uint32_t me,
 int jt_callbuf__listen(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int s, on = 1, err;
+	int s, err;
 
 	if (strlen(path) >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sun.sun_path, path);
-	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -errno;
 	/* a socket left by a recording that is gone (or one running: the newest wins) */
 	if (unlink(path) && errno != ENOENT)
 		goto fail;
-	/* every agent may send (the kernel names the sender), only root listens */
-	if (setsockopt(s, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) ||
-	    bind(s, (struct sockaddr *)&sun, sizeof(sun)) || chmod(path, 0666))
+	/* every agent may connect (the kernel names it), only root listens; the backlog
+	 * holds a burst of processes starting between two ticks */
+	if (bind(s, (struct sockaddr *)&sun, sizeof(sun)) || chmod(path, 0666) ||
+	    listen(s, SOMAXCONN))
 		goto fail;
 	return s;
 fail:
@@ -478,10 +479,17 @@ fail:
 	return err;
 }
 
-int jt_callbuf__receive(int sock, uint32_t *pid, uid_t *uid)
+int jt_callbuf__accept(int sock)
+{
+	int c = accept4(sock, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	return c < 0 ? -errno : c;
+}
+
+int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	uint64_t magic = 0;
@@ -489,35 +497,32 @@ int jt_callbuf__receive(int sock, uint32_t *pid, uid_t *uid)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
 			      .msg_controllen = sizeof(ctl.buf) };
 	struct ucred cred = { 0 };
+	socklen_t cl = sizeof(cred);
 	struct cmsghdr *c;
-	bool has_cred = false;
 	int fd = -1, n, k;
-	ssize_t len = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	ssize_t len = recvmsg(conn, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
 	if (len < 0)
 		return -errno;
 	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET)
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
-		if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len == CMSG_LEN(sizeof(cred))) {
-			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-			has_cred = true;
-		} else if (c->cmsg_type == SCM_RIGHTS) {
-			/* every fd sent is ours to close; only a lone one is a region */
-			n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (k = 0; k < n; k++) {
-				int f;
+		/* every fd sent is ours to close; only a lone one is a region */
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < n; k++) {
+			int f;
 
-				memcpy(&f, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-				if (fd < 0 && n == 1)
-					fd = f;
-				else
-					close(f);
-			}
+			memcpy(&f, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			if (fd < 0 && n == 1)
+				fd = f;
+			else
+				close(f);
 		}
 	}
-	if (fd < 0 || !has_cred || len != sizeof(magic) || magic != JT_CALLBUF_MAGIC ||
-	    (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || cred.pid <= 0) {
+	/* who connected, as the kernel saw it then, in our pid namespace */
+	if (fd < 0 || len != sizeof(magic) || magic != JT_CALLBUF_MAGIC ||
+	    (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.pid <= 0) {
 		if (fd >= 0)
 			close(fd);
 		return -EBADMSG;

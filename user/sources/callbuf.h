@@ -45,15 +45,18 @@ int jt_callbuf__find(const char *proc_root, uint32_t pid, uid_t *uid);
  */
 struct jt_callbuf *jt_callbuf__map(int fd, uint32_t pid, uid_t uid, uint32_t me, bool handed);
 /*
- * The datagram socket at path agents hand their regions to (JT_CALLBUF_SOCK): the fd, or
- * -errno. Any user may send; the kernel says who did.
+ * The socket at path agents hand their regions to (JT_CALLBUF_SOCK), listening: its fd, or
+ * -errno. Any user may connect; the kernel says who did.
  */
 int jt_callbuf__listen(const char *path);
+/* A connection waiting on sock: its fd (nonblocking), -EAGAIN when none waits. */
+int jt_callbuf__accept(int sock);
 /*
- * One region handed over: its fd, and its sender's pid and uid as the kernel says them;
- * -EAGAIN when none waits, -EBADMSG for a message that is not one (its fds closed).
+ * The region sent on connection conn: its fd, and its sender's pid and uid as the kernel
+ * says them; -EAGAIN when nothing was sent yet, -EBADMSG for anything else (a message that
+ * is not one, its fds closed; a sender that closed sending nothing).
  */
-int jt_callbuf__receive(int sock, uint32_t *pid, uid_t *uid);
+int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid);
 /*
  * Deliver at most max records, each checked: an index that does not fit the ring skips the
  * slot's records, a time later than the clock's when the index was read (or 0), or a thread
