@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -163,7 +164,9 @@ JT_API void jitrace_method_leave(uint64_t method_id)
  */
 static bool hand_over(int fd)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX, .sun_path = JT_CALLBUF_SOCK };
+	/* JITRACE_CALLS_SOCK: another listener's path, or empty for none (tests) */
+	const char *path = secure_getenv("JITRACE_CALLS_SOCK") ?: JT_CALLBUF_SOCK;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -175,9 +178,13 @@ static bool hand_over(int fd)
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	bool sent;
+	int s;
 
+	if (!*path || strlen(path) >= sizeof(sun.sun_path))
+		return false;
+	strcpy(sun.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return false;
 	c->cmsg_level = SOL_SOCKET;

@@ -233,6 +233,8 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check)
 		}
 		if (jt_callbuf__drain(c->v[i], max, emit_call, c->pl) < 0)
 			err = -EIO;
+		if (check)
+			jt_callbuf__trim(c->v[i]);
 	}
 	for (i = 0; i < c->n; i++) {
 		jt_callbuf__stats(c->v[i], &st);

@@ -309,6 +309,15 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
 	return stop ? -1 : done;
 }
 
+void jt_callbuf__trim(struct jt_callbuf *cb)
+{
+	size_t off = JT_CALLBUF_HDR_SIZE, len = (size_t)cb->nr_slots * cb->slot_size;
+
+	/* shared memory: only our page tables go, the process's rings stay as they are */
+	if (cb->mapped)
+		madvise((char *)cb->hdr + off, len, MADV_DONTNEED);
+}
+
 void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), void *ctx)
 {
 	cb->clock = clock;

@@ -64,6 +64,11 @@ int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid);
  * given back. Returns the records delivered, or -1 when the emitter said stop.
  */
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx);
+/*
+ * Let go of the pages of the rings read so far (they are the process's; mapped, they count
+ * in the recorder's resident size): the next drain maps again what it reads.
+ */
+void jt_callbuf__trim(struct jt_callbuf *cb);
 /* The clock drains check times against (default CLOCK_MONOTONIC ns): tests set theirs. */
 void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), void *ctx);
 void jt_callbuf__stats(const struct jt_callbuf *cb, struct jt_callbuf_stats *st);
