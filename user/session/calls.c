@@ -220,19 +220,24 @@ static int receive(struct jt_calls *c)
 	return err;
 }
 
-int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check)
+int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drained)
 {
 	uint64_t full = c->full, bad = c->bad;
 	struct jt_callbuf_stats st;
 	int i, err = c->sock >= 0 ? receive(c) : 0;
+	long n;
 
+	*drained = 0;
 	for (i = 0; i < c->n && !err; i++) {
 		if (check && kill((pid_t)jt_callbuf__pid(c->v[i]), 0) && errno == ESRCH) {
 			err = drop_region(c, i--);
 			continue;
 		}
-		if (jt_callbuf__drain(c->v[i], max, emit_call, c->pl) < 0)
+		n = jt_callbuf__drain(c->v[i], max, emit_call, c->pl);
+		if (n < 0)
 			err = -EIO;
+		else
+			*drained += n;
 		if (check)
 			jt_callbuf__trim(c->v[i]);
 	}
@@ -268,7 +273,9 @@ int jt_calls__finish(struct jt_calls *c)
 	unlisten(c);	/* agents starting now keep their calls to the stubs */
 	while (!err && c->n)
 		err = drop_region(c, c->n - 1);
-	return err ?: jt_calls__tick(c, 0, false);	/* the totals */
+	uint64_t n;
+
+	return err ?: jt_calls__tick(c, 0, false, &n);	/* the totals */
 }
 
 struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, uint32_t root_pid)
