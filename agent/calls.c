@@ -34,16 +34,23 @@ void jt_stub_enter_direct(uint64_t id);	/* jitrace_stub_method_enter */
 void jt_stub_leave_direct(uint64_t id);	/* jitrace_stub_method_leave */
 void jitrace_stub_calls_region(const void *addr, uint64_t size);
 
+/*
+ * What enter and leave read while the process has no region (none yet, or refused): a
+ * header with no collector, so that they test one field, never a NULL pointer first.
+ */
+static struct jt_callbuf_hdr no_region;
+
 /* Per process by nature, as agent.c's state (see there). */
 static struct {
 	pthread_mutex_t lock;		/* guards making the region */
 	pthread_once_t once;		/* the thread-exit key and the fork handler */
 	pthread_key_t key;		/* its destructor gives a thread's slot back */
 	pid_t pid;			/* the process the region was made for */
-	_Atomic(struct jt_callbuf_hdr *) region;	/* NULL: none (refused, or not yet) */
+	_Atomic(struct jt_callbuf_hdr *) region;	/* &no_region: none (refused, or not yet) */
 } calls = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.once = PTHREAD_ONCE_INIT,
+	.region = &no_region,
 };
 
 static JT_TLS struct jt_callbuf_slot *my_slot;
@@ -132,15 +139,15 @@ static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uin
 }
 
 /*
- * Untraced, a load and a test more than calling the stub directly (the region's pointer),
- * and a second once the region exists (its collector): no collector, the stub as before,
- * reached by a jump. Both ways end in a jump, so this needs no frame of its own.
+ * Untraced, two loads (the region's pointer, its collector) and a test more than calling
+ * the stub directly: no collector, the stub as before, reached by a jump. Both ways end in
+ * a jump, so this needs no frame of its own.
  */
 JT_API void jitrace_method_enter(uint64_t method_id)
 {
 	struct jt_callbuf_hdr *r = atomic_load_explicit(&calls.region, memory_order_acquire);
 
-	if (__builtin_expect(r && __atomic_load_n(&r->collector, __ATOMIC_RELAXED), 0))
+	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, false);
 	else
 		jt_stub_enter_direct(method_id);
@@ -150,7 +157,7 @@ JT_API void jitrace_method_leave(uint64_t method_id)
 {
 	struct jt_callbuf_hdr *r = atomic_load_explicit(&calls.region, memory_order_acquire);
 
-	if (__builtin_expect(r && __atomic_load_n(&r->collector, __ATOMIC_RELAXED), 0))
+	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, true);
 	else
 		jt_stub_leave_direct(method_id);
@@ -250,9 +257,10 @@ fail:
 static void publish(struct jt_callbuf_hdr *r)
 {
 	calls.pid = getpid();
+	if (!r)
+		return;
 	atomic_store_explicit(&calls.region, r, memory_order_release);
-	if (r)
-		jitrace_stub_calls_region(r, JT_CALLBUF_SIZE);
+	jitrace_stub_calls_region(r, JT_CALLBUF_SIZE);
 }
 
 /*
@@ -268,8 +276,8 @@ static void on_fork_child(void)
 	my_backoff = 0;
 	pthread_setspecific(calls.key, NULL);
 	pthread_mutex_init(&calls.lock, NULL);
-	atomic_store_explicit(&calls.region, NULL, memory_order_relaxed);
-	if (old) {
+	atomic_store_explicit(&calls.region, &no_region, memory_order_relaxed);
+	if (old != &no_region) {
 		munmap(old, JT_CALLBUF_SIZE);
 		publish(make_region());
 	}
