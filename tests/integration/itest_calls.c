@@ -174,15 +174,16 @@ static void test_more_threads_than_slots(void **state)
 
 /*
  * A recording started after the process finds its region in its maps: every call made
- * after it took the region is there. (Methods loaded before the recording are known by
- * address only, so the calls are counted by process, not by name.)
+ * after it took the region is there, and every call of a child it forks then. (Methods
+ * loaded before the recording are known by address only, so the calls are counted by
+ * process, not by name.)
  */
 static void test_a_late_collector_finds_the_region(void **state)
 {
 	char *log_path = it_path_dup("late.jtl"), *out = it_path_dup("late.out");
 	char *err = it_path_dup("late.err");
 	char *prog[] = { CALLERS, "--wait-taken", "30000", "--pairs", "10000", "--threads", "2",
-			 "--waves", "2", NULL };
+			 "--waves", "2", "--fork", NULL };
 	char pid_arg[16];
 	char *rec[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-d", "3", "-p", pid_arg,
 			"-o", log_path, NULL };
@@ -206,6 +207,10 @@ static void test_a_late_collector_finds_the_region(void **state)
 			 made(&r, "callers_main") * 2 + made(&r, "callers_thread"));
 	assert_int_equal(calls_of(&log, p, JT_REC_LEAVE),
 			 made(&r, "callers_main") * 2 + made(&r, "callers_thread"));
+	/* its child wrote into a region of its own from its first call, taken when announced */
+	assert_int_equal(r.child_taken, 1);
+	assert_int_equal(calls_of(&log, r.child, JT_REC_ENTER), made(&r, "callers_child"));
+	assert_int_equal(calls_of(&log, r.child, JT_REC_LEAVE), made(&r, "callers_child"));
 	it_log_free(&log);
 	free(log_path);
 	free(out);

@@ -30,7 +30,8 @@ struct waiting {
 struct jt_calls {
 	struct jt_pipeline *pl;
 	uint32_t me;
-	uint32_t root_pid;		/* 0: every process's regions */
+	uint32_t *roots;		/* the processes traced with their children */
+	int nr_roots;			/* 0: every process's regions */
 	int sock;			/* -1: not listening */
 	ino_t sock_ino;			/* ours at JT_CALLBUF_SOCK, to remove only ours */
 	struct waiting waiting[RECEIVE_MAX];	/* connections that sent nothing yet */
@@ -71,7 +72,7 @@ static int drop_region(struct jt_calls *c, int i)
  * has already is kept if it is the same file, else (an exec made pid a new program)
  * drained and dropped first.
  */
-static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid)
+static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool fresh)
 {
 	struct jt_callbuf *cb;
 	uint64_t dev, ino;
@@ -101,21 +102,25 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid)
 		c->v = v;
 		c->cap = cap;
 	}
-	/* a region marked handed over is ours from its first record if we listen */
-	cb = jt_callbuf__map(fd, pid, uid, c->me, c->sock >= 0);
+	/*
+	 * A region marked handed over is ours from its first record if it is new (handed to
+	 * our socket, or announced since we run: a forked child's, written from its first
+	 * call); one found at start may be a recording's gone before us.
+	 */
+	cb = jt_callbuf__map(fd, pid, uid, c->me, fresh);
 	if (cb)
 		c->v[c->n++] = cb;
 	return 0;
 }
 
-int jt_calls__add(struct jt_calls *c, uint32_t pid)
+int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh)
 {
 	uid_t uid;
 	int fd = jt_callbuf__find("/proc", pid, &uid), err;
 
 	if (fd < 0)
 		return 0;
-	err = keep_region(c, fd, pid, uid);
+	err = keep_region(c, fd, pid, uid, fresh);
 	close(fd);
 	return err;
 }
@@ -131,27 +136,28 @@ void jt_calls__scan_all(struct jt_calls *c)
 		unsigned long v = strtoul(d->d_name, NULL, 10);
 
 		if (v && v < JT_PID_LIMIT && v != c->me)
-			jt_calls__add(c, v);
+			jt_calls__add(c, v, false);
 	}
 	closedir(dir);
 }
 
 /*
- * Whether pid is root or descends from it (within ANCESTRY_MAX generations); a process
- * already gone is given the benefit of the doubt: a child of the command that called and
- * ended within a tick must not have its calls lost.
+ * Whether pid is one of the roots or descends from one (within ANCESTRY_MAX generations); a
+ * process already gone is given the benefit of the doubt: a child that called and ended
+ * within a tick must not have its calls lost.
  */
-static bool descends(uint32_t pid, uint32_t root)
+static bool descends(const struct jt_calls *c, uint32_t pid)
 {
 	char path[64], buf[512], *p;
-	int i;
+	int i, k;
 
 	for (i = 0; i < ANCESTRY_MAX && pid > 1; i++) {
 		FILE *f;
 		size_t n;
 
-		if (pid == root)
-			return true;
+		for (k = 0; k < c->nr_roots; k++)
+			if (pid == c->roots[k])
+				return true;
 		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 		f = fopen(path, "re");
 		if (!f)
@@ -163,7 +169,7 @@ static bool descends(uint32_t pid, uint32_t root)
 		if (!p || sscanf(p + 1, " %*c %u", &pid) != 1)
 			return false;
 	}
-	return pid == root;
+	return false;
 }
 
 /*
@@ -183,8 +189,8 @@ static int receive_on(struct jt_calls *c, int conn)
 		return 1;	/* not a region: anyone may send noise; it costs no call */
 	/* a process the recording does not trace: its calls are not ours to log (its region
 	 * stays handed over, and a recording that traces it takes it) */
-	if (!c->root_pid || descends(pid, c->root_pid))
-		err = keep_region(c, fd, pid, uid);
+	if (!c->nr_roots || descends(c, pid))
+		err = keep_region(c, fd, pid, uid, true);
 	close(fd);
 	return err ?: 1;
 }
@@ -278,18 +284,25 @@ int jt_calls__finish(struct jt_calls *c)
 	return err ?: jt_calls__tick(c, 0, false, &n);	/* the totals */
 }
 
-struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, uint32_t root_pid)
+struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,
+			       int nr_roots)
 {
 	struct jt_calls *c = calloc(1, sizeof(*c));
 	struct stat st;
 
-	if (!c) {
+	if (c && nr_roots) {
+		c->roots = malloc(nr_roots * sizeof(*roots));
+		if (c->roots)
+			memcpy(c->roots, roots, nr_roots * sizeof(*roots));
+	}
+	if (!c || (nr_roots && !c->roots)) {
 		jt_err("out of memory");
+		free(c);
 		return NULL;
 	}
 	c->pl = pl;
 	c->me = (uint32_t)getpid();
-	c->root_pid = root_pid;
+	c->nr_roots = nr_roots;
 	c->sock = listen ? jt_callbuf__listen(JT_CALLBUF_SOCK) : -1;
 	if (listen && c->sock < 0)
 		jt_err("warning: calls before jitrace finds a new process's buffers go through "
@@ -307,5 +320,6 @@ void jt_calls__free(struct jt_calls *c)
 	while (c->n)
 		jt_callbuf__close(c->v[--c->n]);
 	free(c->v);
+	free(c->roots);
 	free(c);
 }

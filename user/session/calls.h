@@ -12,13 +12,18 @@ struct jt_calls;
 
 /*
  * Regions drained into pl. listen: take new processes' regions from their first call, on
- * the socket agents hand them to (JT_CALLBUF_SOCK); only those of root_pid and its
- * descendants when root_pid is nonzero (the command a recording runs), every process's
- * otherwise. NULL when out of memory (said). Not listening is said, and recording goes on.
+ * the socket agents hand them to (JT_CALLBUF_SOCK); only those of the nr_roots roots and
+ * their descendants when there are roots (the command a recording runs, the processes of
+ * -p), every process's otherwise. NULL when out of memory (said). Not listening is said,
+ * and recording goes on.
  */
-struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, uint32_t root_pid);
-/* pid's region, if it has one (found in its maps): announced by its agent, or at start. */
-int jt_calls__add(struct jt_calls *c, uint32_t pid);
+struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,
+			       int nr_roots);
+/*
+ * pid's region, if it has one (found in its maps): announced by its agent as it made it
+ * (fresh: what it holds is ours), or found at start (what it holds is older than us).
+ */
+int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh);
 /* Every process's region (at start, with -a). */
 void jt_calls__scan_all(struct jt_calls *c);
 /*

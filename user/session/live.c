@@ -276,7 +276,7 @@ static int on_ring(void *ctx, const void *data, size_t len)
 	const struct jt_ev_hdr *h = data;
 
 	if (len >= sizeof(struct jt_ev_call) && h->type == JT_EV_CALLS_REGION)
-		return l->calls ? jt_calls__add(l->calls, h->pid) : 0;
+		return l->calls ? jt_calls__add(l->calls, h->pid, true) : 0;
 	return jt_pipeline__raw(l->pl, data, len);
 }
 
@@ -303,9 +303,16 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		err = spawn_command(l) ?: jt_bpf__add_pid(l->bpf, l->child);
 	if (err)
 		return err;
-	/* new processes (every one, or the command's) hand their regions over as they start */
+	/*
+	 * New processes (every one; or the command and its children, or those of the processes
+	 * of -p) hand their regions over as they start: a child forked and gone within a tick
+	 * keeps its calls.
+	 */
 	if (o->calls && !o->calls_via_uprobe && o->agent_path && !o->load_only) {
-		l->calls = jt_calls__new(l->pl, !o->nr_pids, l->child);
+		uint32_t child = (uint32_t)l->child;
+
+		l->calls = o->command ? jt_calls__new(l->pl, true, &child, 1) :
+			   jt_calls__new(l->pl, true, o->pids, o->nr_pids);
 		if (!l->calls)
 			return -ENOMEM;
 	}
@@ -322,7 +329,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	if (l->calls && !o->nr_pids && !o->command)
 		jt_calls__scan_all(l->calls);
 	for (i = 0; l->calls && i < o->nr_pids; i++)
-		jt_calls__add(l->calls, o->pids[i]);
+		jt_calls__add(l->calls, o->pids[i], false);
 	return 0;
 }
 
