@@ -104,8 +104,9 @@ $(1)/agent/%.o: agent/%.S | $(1)/agent
 $(1)/libjitrace-agent.so: $$(patsubst $$(OUT)/%,$(1)/%,$$(AGENT_OBJS))
 	$$(CC) -shared $(3) -pthread -Wl,-soname,libjitrace-agent.so $$^ -o $$@
 
-# The agent's test links the agent library, not the collector's modules.
-$(1)/tests/test_agent: tests/unit/test_agent.c $(1)/libjitrace-agent.so | $(1)/tests
+# The agent's tests link the agent library, not the collector's modules.
+$(1)/tests/test_agent $(1)/tests/test_agent_calls: $(1)/tests/%: tests/unit/%.c \
+		$(1)/libjitrace-agent.so | $(1)/tests
 	$$(CC) $(2) $$< -L$(1) -ljitrace-agent -Wl,-rpath,'$$$$ORIGIN/..' -pthread -lcmocka -o $$@
 
 $(1)/tests/test_%: tests/unit/test_%.c $$(call PLAIN_LIBS,$(1)) | $(1)/tests

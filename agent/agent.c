@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "jitrace/agent.h"
+#include "calls.h"
 
 #define JT_API __attribute__((visibility("default")))
 #define JT_MAP_LINE_MAX 4096
@@ -168,6 +169,7 @@ JT_API uint64_t jitrace_code_load(const void *code, size_t size, const char *nam
 
 	if (!name)
 		name = "";
+	jt_agent_calls_start();
 	if (size)	/* a definition for calls only covers no code: nothing for perf */
 		write_map_line(code, size, name);
 	jitrace_stub_code_load(id, code, size, name);

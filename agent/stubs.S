@@ -17,13 +17,38 @@
 	.size \name, . - \name
 .endm
 
-/* Public API: these are the stubs themselves, so enter/leave is one call. */
-JT_STUB jitrace_method_enter		/* (uint64_t id) */
-JT_STUB jitrace_method_leave		/* (uint64_t id) */
+/*
+ * Called by agent.c's jitrace_method_enter/leave while no collector drains the process's
+ * calls region (jt_callbuf.h): jitrace's uprobe path. Agents before the region had the
+ * public functions themselves as stubs, and jitrace still probes those where these are not.
+ */
+JT_STUB jitrace_stub_method_enter	/* (uint64_t id) */
+JT_STUB jitrace_stub_method_leave	/* (uint64_t id) */
+/* The same two for agent.c's own calls: hidden names are reached without the PLT's jump. */
+	.globl jt_stub_enter_direct
+	.hidden jt_stub_enter_direct
+	.set jt_stub_enter_direct, jitrace_stub_method_enter
+	.globl jt_stub_leave_direct
+	.hidden jt_stub_leave_direct
+	.set jt_stub_leave_direct, jitrace_stub_method_leave
 /* Called by agent.c once the perf map line is written. */
 JT_STUB jitrace_stub_code_load		/* (uint64_t id, const void *code, uint64_t size, const char *name) */
 JT_STUB jitrace_stub_code_unload	/* (uint64_t id) */
 /* (uint64_t id, const void *piece, uint32_t off, uint32_t len, uint32_t total) */
 JT_STUB jitrace_stub_code_inline
+
+/*
+ * Called by agent.c once the process's calls region is made, and again in a forked child.
+ * Not a 5-byte NOP: once hit, the kernel (6.18) rewrites that into a call to a trampoline
+ * page that a forked child does not inherit, and the child's first call there faults. Its
+ * one hit a process costs the int3 path instead.
+ */
+	.globl jitrace_stub_calls_region
+	.type jitrace_stub_calls_region, @function
+	.p2align 4
+jitrace_stub_calls_region:		/* (const void *addr, uint64_t size) */
+	nop
+	ret
+	.size jitrace_stub_calls_region, . - jitrace_stub_calls_region
 
 	.section .note.GNU-stack, "", @progbits

@@ -113,6 +113,13 @@ int BPF_KPROBE(jt_leave, __u64 id)
 	return emit_call(JT_EV_LEAVE, id, JT_DROP_RB_CALL);
 }
 
+/* The agent's calls region, once a process: the session maps it (user/sources/callbuf.h). */
+SEC("uprobe")
+int BPF_KPROBE(jt_calls_region, __u64 addr)
+{
+	return emit_call(JT_EV_CALLS_REGION, addr, JT_DROP_RB_CODE);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(jt_code_unload, __u64 id)
 {

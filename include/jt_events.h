@@ -29,6 +29,9 @@ enum jt_ev_type {
 	JT_EV_MMAP,		/* an executable mapping of a file (or the vdso) was made */
 	JT_EV_OFFCPU,		/* a thread ran again after time off the CPU */
 	JT_EV_CODE_INLINE,	/* agent stub: a piece of code id's inlined scopes */
+	/* the agent made its calls region (jt_callbuf.h): a jt_ev_call, id its address; the
+	 * session takes it, the pipeline never sees it */
+	JT_EV_CALLS_REGION,
 	JT_EV_MAX,
 };
 
@@ -77,6 +80,10 @@ enum jt_drop {
 	JT_DROP_MEMORY_CODE,
 	/* a method's inlined scopes (agent) not kept until it was defined: the memory bound */
 	JT_DROP_MEMORY_SCOPES,
+	/* enter/leave: a thread's ring in its process's calls region full (jt_callbuf.h) */
+	JT_DROP_CALLS_FULL,
+	/* enter/leave: a calls region record or index that made no sense (not delivered) */
+	JT_DROP_CALLS_BAD,
 	JT_DROP_MAX,
 };
 #define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\

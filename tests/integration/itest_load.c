@@ -165,17 +165,20 @@ static void test_64_jits_10k_methods_each_for_60s(void **state)
 		unlink(outs[i]);
 		free(outs[i]);
 	}
-	/* an enter or leave lost anywhere: ring buffer full, too late to order, malformed */
-	lost_calls = t.lost[JT_DROP_RB_CALL] + t.lost[JT_DROP_REORDER] + t.lost[JT_DROP_DECODE];
+	/* an enter or leave lost anywhere: ring buffer full, a thread's calls buffer full or
+	 * forged, too late to order, malformed */
+	lost_calls = t.lost[JT_DROP_RB_CALL] + t.lost[JT_DROP_REORDER] + t.lost[JT_DROP_DECODE] +
+		     t.lost[JT_DROP_CALLS_FULL] + t.lost[JT_DROP_CALLS_BAD];
 	print_message("log: %llu methods, %llu enters, %llu samples, %llu procs; toys made "
-		      "%llu enters and leaves, %llu written, %llu counted lost (ring %llu, reorder "
-		      "%llu); %llu records of other processes\n",
+		      "%llu enters and leaves, %llu written, %llu counted lost (ring %llu, buffers "
+		      "%llu, reorder %llu); %llu records of other processes\n",
 		      (unsigned long long)t.by_type[JT_REC_METHOD],
 		      (unsigned long long)t.by_type[JT_REC_ENTER],
 		      (unsigned long long)t.by_type[JT_REC_SAMPLE],
 		      (unsigned long long)t.by_type[JT_REC_PROC], (unsigned long long)produced,
 		      (unsigned long long)t.calls_ours, (unsigned long long)lost_calls,
 		      (unsigned long long)t.lost[JT_DROP_RB_CALL],
+		      (unsigned long long)t.lost[JT_DROP_CALLS_FULL],
 		      (unsigned long long)t.lost[JT_DROP_REORDER], (unsigned long long)t.others);
 	/*
 	 * How much gets through depends on how much CPU the 64 spinning processes leave the

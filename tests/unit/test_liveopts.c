@@ -128,6 +128,7 @@ static void test_defaults_are_record_s(void **state)
 	assert_int_equal(o.window_ns, 100000000ULL);
 	assert_true(o.duration == 0);
 	assert_false(o.calls || o.kstack || o.no_perfmap || o.no_usdt || o.verbose);
+	assert_false(o.calls_via_uprobe);
 	assert_true(o.no_agent);
 	assert_null(o.agent_path);
 	assert_int_equal(o.nr_pids, 0);
@@ -158,6 +159,23 @@ static void test_every_shared_option_is_read(void **state)
 	assert_string_equal(o.command[0], "cmd");
 	assert_string_equal(o.command[1], "-F");
 	assert_null(o.command[3]);
+	free(errs);
+}
+
+/* --calls-via says how calls come and implies --calls; buffers by default. */
+static void test_calls_via_picks_the_path(void **state)
+{
+	char *up[] = { "record", "--no-agent", "--calls-via", "uprobe", NULL };
+	char *buf[] = { "record", "--no-agent", "--calls-via", "buffers", NULL };
+	struct jt_live_opts o;
+	char *errs;
+
+	(void)state;
+	assert_int_equal(parse(&record_cli, &o, up, ARGC(up), &errs), 0);
+	assert_true(o.calls && o.calls_via_uprobe);
+	free(errs);
+	assert_int_equal(parse(&record_cli, &o, buf, ARGC(buf), &errs), 0);
+	assert_true(o.calls && !o.calls_via_uprobe);
 	free(errs);
 }
 
@@ -256,6 +274,7 @@ static void test_bad_values_are_said_once(void **state)
 		{ "--ringbuf", "8192",
 		  "jitrace: --ringbuf: '8192' is not a whole number from 0 to 4096\n" },
 		{ "--window", "0", "jitrace: --window: give 1 to 60000 ms\n" },
+		{ "--calls-via", "ring", "jitrace: --calls-via: 'ring' is neither buffers nor uprobe\n" },
 		{ "--agent", "/nonexistent/libjitrace-agent.so",
 		  "jitrace: --agent /nonexistent/libjitrace-agent.so: No such file or directory\n" },
 	};
@@ -437,6 +456,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_are_record_s),
 		cmocka_unit_test(test_every_shared_option_is_read),
+		cmocka_unit_test(test_calls_via_picks_the_path),
 		cmocka_unit_test(test_options_end_where_the_command_begins),
 		cmocka_unit_test(test_a_command_takes_only_its_shared_options),
 		cmocka_unit_test(test_least_frequency_is_the_command_s),

@@ -24,6 +24,8 @@ static const char *const drop_names[] = {
 	[JT_DROP_MEMORY_PERFMAP] = "memory_perfmap",
 	[JT_DROP_MEMORY_CODE] = "memory_code",
 	[JT_DROP_MEMORY_SCOPES] = "memory_scopes",
+	[JT_DROP_CALLS_FULL] = "calls_full",
+	[JT_DROP_CALLS_BAD] = "calls_bad",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 

@@ -28,6 +28,7 @@ enum {
 	OPT_MAX_MEMORY,
 	OPT_NO_ATTACH,
 	OPT_JVM_AGENT,
+	OPT_CALLS_VIA,
 };
 
 #define MAX_OPTS 48
@@ -40,6 +41,7 @@ static const struct shared_opt {
 	{ JT_LIVE_OPT_FREQ, { "freq", required_argument, NULL, 'F' } },
 	{ JT_LIVE_OPT_DURATION, { "duration", required_argument, NULL, 'd' } },
 	{ JT_LIVE_OPT_CALLS, { "calls", no_argument, NULL, 'c' } },
+	{ JT_LIVE_OPT_CALLS, { "calls-via", required_argument, NULL, OPT_CALLS_VIA } },
 	{ JT_LIVE_OPT_KSTACK, { "kernel-stack", no_argument, NULL, 'g' } },
 	{ JT_LIVE_OPT_AGENT, { "agent", required_argument, NULL, OPT_AGENT } },
 	{ JT_LIVE_OPT_AGENT, { "no-agent", no_argument, NULL, OPT_NO_AGENT } },
@@ -135,6 +137,15 @@ static int shared_option(struct jt_live_opts *o, const struct jt_live_cli *cli, 
 		}
 		return 0;
 	case 'c':
+		o->calls = true;
+		return 0;
+	case OPT_CALLS_VIA:
+		/* buffers: the agents' calls regions, uprobes where an agent has none */
+		if (strcmp(arg, "buffers") && strcmp(arg, "uprobe")) {
+			jt_err("--calls-via: '%s' is neither buffers nor uprobe", arg);
+			return -EINVAL;
+		}
+		o->calls_via_uprobe = !strcmp(arg, "uprobe");
 		o->calls = true;
 		return 0;
 	case 'g':

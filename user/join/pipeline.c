@@ -314,6 +314,12 @@ int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals)
 	return log_drops(pl, false);
 }
 
+void jt_pipeline__source_drops(struct jt_pipeline *pl, unsigned int what, uint64_t total)
+{
+	if (what < JT_DROP_MAX)
+		pl->lost[what] = total;
+}
+
 int jt_pipeline__finish(struct jt_pipeline *pl)
 {
 	poll_files(pl, jt_now_ns());

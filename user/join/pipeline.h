@@ -77,6 +77,11 @@ int jt_pipeline__tick(struct jt_pipeline *pl, uint64_t now);
 /* BPF's drop counters, totals since start (JT_DROP_MAX of them, the kinds JT_DROP_BY_BPF
  * names read): record what grew. */
 int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals);
+/*
+ * A count of a kind the session's own sources keep (the agents' calls regions: the
+ * JT_DROP_CALLS_* kinds), total since start: written with the next drop records.
+ */
+void jt_pipeline__source_drops(struct jt_pipeline *pl, unsigned int what, uint64_t total);
 /* Let out everything and record the final loss counts, zero or not. */
 int jt_pipeline__finish(struct jt_pipeline *pl);
 void jt_pipeline__stats(const struct jt_pipeline *pl, struct jt_pipeline_stats *st);

@@ -14,6 +14,8 @@ const char *jt_bpfcaps__gives(const char *name)
 	} caps[] = {
 		{ "jt_enter", "method entries (--calls)" },
 		{ "jt_leave", "method exits (--calls)" },
+		{ "jt_calls_region", "calls through the agent's buffers (--calls; the stubs' uprobes "
+				     "serve instead)" },
 		{ "jt_code_load", "names from the agent's code records" },
 		{ "jt_code_unload", "the agent's code unloads" },
 		{ "jt_code_inline", "inlined frames and source lines from the agent" },
@@ -47,6 +49,8 @@ bool jt_bpfcaps__wanted(const char *name, const struct jt_bpf_opts *o, bool exit
 
 	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
 		return stubs && o->calls;
+	if (!strcmp(name, "jt_calls_region"))
+		return stubs && o->calls && o->calls_buffers;
 	if (!strcmp(name, "jt_code_load") || !strcmp(name, "jt_code_unload") ||
 	    !strcmp(name, "jt_code_inline"))
 		return stubs;

@@ -15,6 +15,7 @@
 #include "sources/dotnet_ipc.h"
 #include "session/dotnet_guard.h"
 #include "session/jvms.h"
+#include "session/calls.h"
 #include "session/live.h"
 #include "session/loader.h"
 #include "base/membound.h"
@@ -41,6 +42,17 @@
  */
 #define JVM_ATTACH_MS 10000
 #define JVMTI_SO "libjitrace-jvmti.so"
+/*
+ * Calls regions: what a tick may read of them (a thread's ring holds 65,536, 13 ms at 5M
+ * calls/s; the ticks come every 10 ms), well inside the reorder window of 100 ms.
+ */
+#define CALLS_TICK_MAX (4u << 20)
+/*
+ * A tick that drained this many calls comes again after BUSY_TICK_MS, not TICK_MS: one
+ * thread calling 5 million times a second fills its ring (65,536) in 6.5 ms.
+ */
+#define CALLS_BUSY 4096
+#define BUSY_TICK_MS 1
 
 struct jt_live {
 	const struct jt_live_opts *o;
@@ -59,6 +71,7 @@ struct jt_live {
 	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to load the module */
 	struct jt_dotnet_guard *guard;	/* what turns .NET perf maps on, and off after */
 	struct jt_membound mem;		/* what grows with the host, within --max-memory */
+	struct jt_calls *calls;		/* the agents' calls regions (NULL: uprobes only) */
 };
 
 static int take_signals(struct jt_live *l)
@@ -105,6 +118,7 @@ struct jt_live *jt_live__open(const struct jt_live_opts *o)
 	struct jt_bpf_opts bo = {
 		.agent_path = o->agent_path, .sample_hz = o->hz,
 		.ringbuf_bytes = o->ringbuf_bytes, .calls = o->calls, .kstack = o->kstack,
+		.calls_buffers = !o->calls_via_uprobe,
 		.offcpu = o->offcpu, .offcpu_min_ns = o->offcpu_min_ns,
 		.usdt = !o->no_usdt, .filter_pids = o->nr_pids || o->command,
 		.attach = !o->load_only, .verbose = o->verbose,
@@ -336,6 +350,17 @@ static void ask_dotnet(struct jt_live *l)
 			"recording ends\n", n, n > 1 ? "es" : "", n > 1 ? "their" : "its");
 }
 
+/* The ring's records, less the agents' announcements of their regions, which are ours. */
+static int on_ring(void *ctx, const void *data, size_t len)
+{
+	struct jt_live *l = ctx;
+	const struct jt_ev_hdr *h = data;
+
+	if (len >= sizeof(struct jt_ev_call) && h->type == JT_EV_CALLS_REGION)
+		return l->calls ? jt_calls__add(l->calls, h->pid, true) : 0;
+	return jt_pipeline__raw(l->pl, data, len);
+}
+
 int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 {
 	const struct jt_live_opts *o = l->o;
@@ -350,7 +375,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	l->pl = jt_pipeline__new(&po, sink);
 	if (!l->pl)
 		return -ENOMEM;
-	l->rb = jt_rb__new(jt_bpf__ringbuf_fd(l->bpf), jt_pipeline__on_ring, l->pl);
+	l->rb = jt_rb__new(jt_bpf__ringbuf_fd(l->bpf), on_ring, l);
 	if (!l->rb)
 		return -ENOMEM;
 	for (i = 0; i < o->nr_pids && !err; i++)
@@ -359,6 +384,19 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		err = spawn_command(l) ?: jt_bpf__add_pid(l->bpf, l->child);
 	if (err)
 		return err;
+	/*
+	 * New processes (every one; or the command and its children, or those of the processes
+	 * of -p) hand their regions over as they start: a child forked and gone within a tick
+	 * keeps its calls.
+	 */
+	if (o->calls && !o->calls_via_uprobe && o->agent_path && !o->load_only) {
+		uint32_t child = (uint32_t)l->child;
+
+		l->calls = o->command ? jt_calls__new(l->pl, true, &child, 1) :
+			   jt_calls__new(l->pl, true, o->pids, o->nr_pids);
+		if (!l->calls)
+			return -ENOMEM;
+	}
 	if (o->load_only)
 		return 0;
 	if (!o->no_perfmap || o->dotnet_module)
@@ -370,6 +408,11 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		jt_pipeline__scan(l->pl, 0, l->start_ns);
 	for (i = 0; i < o->nr_pids; i++)
 		jt_pipeline__scan(l->pl, o->pids[i], l->start_ns);
+	/* a process that made its region before we came tells no one: look for it */
+	if (l->calls && !o->nr_pids && !o->command)
+		jt_calls__scan_all(l->calls);
+	for (i = 0; l->calls && i < o->nr_pids; i++)
+		jt_calls__add(l->calls, o->pids[i], false);
 	return 0;
 }
 
@@ -425,7 +468,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	uint64_t deadline = secs > 0 ? l->start_ns + (uint64_t)(secs * 1e9) : UINT64_MAX;
 	uint64_t next_second = l->start_ns + SECOND_NS;
 	struct pollfd pfd = { .fd = l->sfd, .events = POLLIN };
-	bool stop = false;
+	bool stop = false, calls_busy = false;
+	uint64_t drained = 0;
 	int err = jt_live__exec(l);
 
 	if (err)
@@ -433,7 +477,7 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	while (!err && !stop) {
 		uint64_t now, until;
 
-		if (poll(&pfd, 1, TICK_MS) > 0)
+		if (poll(&pfd, 1, calls_busy ? BUSY_TICK_MS : TICK_MS) > 0)
 			stop = on_signal(l);
 		until = jt_now_ns() + RING_SLICE_NS;
 		if (jt_rb__consume_until(l->rb, until < deadline ? until : deadline) < 0) {
@@ -441,7 +485,10 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 			break;
 		}
 		now = jt_now_ns();
-		err = jt_pipeline__tick(l->pl, now);
+		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, now >= next_second,
+						&drained) : 0;
+		calls_busy = l->calls && drained >= CALLS_BUSY;
+		err = err ?: jt_pipeline__tick(l->pl, now);
 		if (!err && now >= next_second) {
 			err = update_drops(l);
 			next_second = now + SECOND_NS;
@@ -461,6 +508,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	/* what is in the ring now, not what producers add after the end */
 	if (!err && jt_rb__consume_until(l->rb, UINT64_MAX) < 0)
 		err = -EIO;
+	if (!err && l->calls)	/* given back: the agents' calls go to the stubs */
+		err = jt_calls__finish(l->calls);
 	err = err ?: update_drops(l);
 	return err ?: jt_pipeline__finish(l->pl);
 }
@@ -481,6 +530,7 @@ void jt_live__close(struct jt_live *l)
 		close(l->child_err);
 	jt_dotnet_ipc__free(l->dotnet);
 	jt_dotnet_guard__stop(l->guard);
+	jt_calls__free(l->calls);
 	jt_rb__free(l->rb);
 	jt_pipeline__free(l->pl);
 	jt_bpf__close(l->bpf);

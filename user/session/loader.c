@@ -98,6 +98,34 @@ static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *p
 	return keep_link(b, link);
 }
 
+/*
+ * Enter or leave: the agent's stub jitrace_stub_method_WHAT, which its public function calls
+ * while no collector drains its calls region (and always, with --calls-via uprobe); in an
+ * agent from before the regions, the public function jitrace_method_WHAT is the stub.
+ */
+static int attach_calls(struct jt_bpf *b, struct bpf_program *prog, const char *path,
+			const char *what)
+{
+	char func[64];
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
+	struct bpf_link *link;
+
+	if (!bpf_program__autoload(prog))
+		return 0;
+	snprintf(func, sizeof(func), "jitrace_stub_method_%s", what);
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
+	if (link)
+		return keep_link(b, link);
+	if (errno != ENOENT) {
+		int err = -errno;
+
+		jt_err("attaching a uprobe to %s in %s: %s", func, path, strerror(-err));
+		return err;
+	}
+	snprintf(func, sizeof(func), "jitrace_method_%s", what);
+	return attach_stub(b, prog, path, func, true);
+}
+
 static int attach_usdt(struct jt_bpf *b, struct bpf_program *prog, const char *path,
 		       const char *probe)
 {
@@ -282,10 +310,10 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 		err = err ?: attach_stub(b, s->progs.jt_code_inline, o->agent_path,
 					 "jitrace_stub_code_inline", false);
 		if (!err && o->calls) {
-			err = attach_stub(b, s->progs.jt_enter, o->agent_path,
-					  "jitrace_method_enter", true);
-			err = err ?: attach_stub(b, s->progs.jt_leave, o->agent_path,
-						 "jitrace_method_leave", true);
+			err = attach_calls(b, s->progs.jt_enter, o->agent_path, "enter");
+			err = err ?: attach_calls(b, s->progs.jt_leave, o->agent_path, "leave");
+			err = err ?: attach_stub(b, s->progs.jt_calls_region, o->agent_path,
+						 "jitrace_stub_calls_region", false);
 		}
 		if (err)
 			return err;

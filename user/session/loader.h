@@ -14,6 +14,7 @@ struct jt_bpf_opts {
 	unsigned int sample_hz;	/* 0: no sampling */
 	size_t ringbuf_bytes;	/* power of two */
 	bool calls;		/* attach enter/leave (agent stubs, and HotSpot's if usdt) */
+	bool calls_buffers;	/* and learn of agents' calls regions (jt_callbuf.h) */
 	bool usdt;		/* HotSpot's USDT probes in every libjvm.so found */
 	bool kstack;		/* samples carry kernel frames */
 	bool filter_pids;	/* only pids added with jt_bpf__add_pid, and their children */

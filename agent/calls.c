@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/* libjitrace-agent's enter and leave: into the thread's ring of the calls region, or to the stubs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jitrace/agent.h"
+#include "jt_callbuf.h"
+#include "calls.h"
+
+#define JT_API __attribute__((visibility("default")))
+/*
+ * Thread-local state read on every call: initial-exec, one %fs-relative load, where the
+ * default model of a shared library costs a call to __tls_get_addr. Sixteen bytes fit the
+ * static TLS that glibc keeps for libraries loaded by dlopen.
+ */
+#define JT_TLS __thread __attribute__((tls_model("initial-exec")))
+/* Calls a thread that found no free slot makes through the stubs before it looks again. */
+#define NO_SLOT_BACKOFF 4096
+
+/* Defined in stubs.S. */
+void jt_stub_enter_direct(uint64_t id);	/* jitrace_stub_method_enter */
+void jt_stub_leave_direct(uint64_t id);	/* jitrace_stub_method_leave */
+void jitrace_stub_calls_region(const void *addr, uint64_t size);
+
+/*
+ * What enter and leave read while the process has no region (none yet, or refused): a
+ * header with no collector, so that they test one field, never a NULL pointer first.
+ */
+static struct jt_callbuf_hdr no_region;
+
+/* Per process by nature, as agent.c's state (see there). */
+static struct {
+	pthread_mutex_t lock;		/* guards making the region */
+	pthread_once_t once;		/* the thread-exit key and the fork handler */
+	pthread_key_t key;		/* its destructor gives a thread's slot back */
+	pid_t pid;			/* the process the region was made for */
+	_Atomic(struct jt_callbuf_hdr *) region;	/* &no_region: none (refused, or not yet) */
+} calls = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.once = PTHREAD_ONCE_INIT,
+	.region = &no_region,
+};
+
+static JT_TLS struct jt_callbuf_slot *my_slot;
+static JT_TLS uint32_t my_backoff;
+
+static struct jt_callbuf_slot *slot_at(struct jt_callbuf_hdr *r, unsigned int i)
+{
+	return (struct jt_callbuf_slot *)((char *)r + JT_CALLBUF_HDR_SIZE +
+					   (size_t)i * JT_CALLBUF_SLOT_SIZE);
+}
+
+/* At thread exit: the slot is the collector's to drain, then to free for another thread. */
+static void slot_exit(void *arg)
+{
+	struct jt_callbuf_slot *s = arg;
+
+	my_slot = NULL;
+	__atomic_store_n(&s->state, JT_CALLBUF_EXITED, __ATOMIC_RELEASE);
+}
+
+static struct jt_callbuf_slot *claim_slot(struct jt_callbuf_hdr *r)
+{
+	unsigned int i;
+
+	if (my_backoff) {
+		my_backoff--;
+		return NULL;
+	}
+	for (i = 0; i < JT_CALLBUF_SLOTS; i++) {
+		struct jt_callbuf_slot *s = slot_at(r, i);
+		uint32_t free_state = JT_CALLBUF_FREE;
+
+		if (__atomic_load_n(&s->state, __ATOMIC_RELAXED) != JT_CALLBUF_FREE ||
+		    !__atomic_compare_exchange_n(&s->state, &free_state, JT_CALLBUF_CLAIMED, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		/* published to the collector with the first record's release of head */
+		s->tid = (uint32_t)gettid();
+		if (pthread_setspecific(calls.key, s)) {
+			__atomic_store_n(&s->state, JT_CALLBUF_EXITED, __ATOMIC_RELEASE);
+			break;	/* without a destructor the slot would never be given back */
+		}
+		my_slot = s;
+		return s;
+	}
+	__atomic_fetch_add(&r->no_slot, 1, __ATOMIC_RELAXED);
+	my_backoff = NO_SLOT_BACKOFF;
+	return NULL;
+}
+
+/*
+ * One record into the thread's ring: false sends the call to the stub. A full ring never
+ * waits on the collector: the record is counted lost, and the program runs on.
+ */
+static inline bool put(struct jt_callbuf_hdr *r, uint64_t id_kind)
+{
+	struct jt_callbuf_slot *s = my_slot;
+	struct jt_callbuf_rec *rec;
+	struct timespec ts;
+	uint64_t head;
+
+	if (__builtin_expect(!s, 0) && !(s = claim_slot(r)))
+		return false;
+	head = s->head;
+	if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) >= JT_CALLBUF_RECS) {
+		__atomic_store_n(&s->dropped, s->dropped + 1, __ATOMIC_RELAXED);
+		return true;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the vDSO: the clock BPF stamps with */
+	rec = &s->recs[head & (JT_CALLBUF_RECS - 1)];
+	rec->ts = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	rec->id_kind = id_kind;
+	__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The recording path, out of line: the stub when the thread has no slot. */
+static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uint64_t id, bool leave)
+{
+	if (put(r, leave ? id | JT_CALLBUF_LEAVE : id & ~JT_CALLBUF_LEAVE))
+		return;
+	if (leave)
+		jt_stub_leave_direct(id);
+	else
+		jt_stub_enter_direct(id);
+}
+
+/*
+ * Untraced, two loads (the region's pointer, its collector) and a test more than calling
+ * the stub directly: no collector, the stub as before, reached by a jump. Both ways end in
+ * a jump, so this needs no frame of its own.
+ */
+JT_API void jitrace_method_enter(uint64_t method_id)
+{
+	struct jt_callbuf_hdr *r = atomic_load_explicit(&calls.region, memory_order_acquire);
+
+	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
+		calls_record(r, method_id, false);
+	else
+		jt_stub_enter_direct(method_id);
+}
+
+JT_API void jitrace_method_leave(uint64_t method_id)
+{
+	struct jt_callbuf_hdr *r = atomic_load_explicit(&calls.region, memory_order_acquire);
+
+	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
+		calls_record(r, method_id, true);
+	else
+		jt_stub_leave_direct(method_id);
+}
+
+/*
+ * Hand the region's memfd to the collector listening on JT_CALLBUF_SOCK, if one does:
+ * true if it went. A connection the kernel queues until the collector accepts it, and one
+ * message on it, neither waiting (no listener, or a full backlog: false, and the region
+ * waits to be found through /proc and the stub as before).
+ */
+static bool hand_over(int fd)
+{
+	/* JITRACE_CALLS_SOCK: another listener's path, or empty for none (tests) */
+	const char *path = secure_getenv("JITRACE_CALLS_SOCK") ?: JT_CALLBUF_SOCK;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint64_t magic = JT_CALLBUF_MAGIC;
+	struct iovec iov = { &magic, sizeof(magic) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	bool sent;
+	int s;
+
+	if (!*path || strlen(path) >= sizeof(sun.sun_path))
+		return false;
+	strcpy(sun.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return false;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	sent = !connect(s, (struct sockaddr *)&sun, sizeof(sun)) &&
+	       sendmsg(s, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(magic);
+	close(s);	/* what was sent stays queued for the collector */
+	return sent;
+}
+
+/*
+ * A sealed memfd of mode 0600, mapped shared and announced through the stub. Sparse: a
+ * slot's pages are touched only by a thread that writes calls. NULL when the kernel says
+ * no (said once); enter and leave then use the stubs.
+ */
+static struct jt_callbuf_hdr *make_region(void)
+{
+	struct jt_callbuf_hdr *r;
+	const char *what;
+	int fd;
+
+	fd = memfd_create(JT_CALLBUF_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		what = "memfd_create";
+		goto fail;
+	}
+	what = "fchmod 0600";
+	if (fchmod(fd, 0600))
+		goto fail;
+	what = "ftruncate";
+	if (ftruncate(fd, JT_CALLBUF_SIZE))
+		goto fail;
+	/* no shrinking under a collector's mapping (it would fault), no growing either */
+	what = "sealing";
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto fail;
+	what = "mmap";
+	r = mmap(NULL, JT_CALLBUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r == MAP_FAILED)
+		goto fail;
+	r->version = JT_CALLBUF_VERSION;
+	r->owner = (uint32_t)getpid();
+	r->nr_slots = JT_CALLBUF_SLOTS;
+	r->nr_recs = JT_CALLBUF_RECS;
+	r->slot_size = JT_CALLBUF_SLOT_SIZE;
+	/* named before it is sent: the collector may look at once */
+	r->collector = JT_CALLBUF_HANDED;
+	__atomic_store_n(&r->magic, JT_CALLBUF_MAGIC, __ATOMIC_RELEASE);
+	if (!hand_over(fd))
+		__atomic_store_n(&r->collector, 0, __ATOMIC_RELEASE);
+	close(fd);	/* the mapping keeps it; root finds it through /proc/PID/map_files */
+	return r;
+fail:
+	fprintf(stderr, "jitrace-agent: calls go through the stubs: %s: %s\n", what,
+		strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void publish(struct jt_callbuf_hdr *r)
+{
+	calls.pid = getpid();
+	if (!r)
+		return;
+	atomic_store_explicit(&calls.region, r, memory_order_release);
+	jitrace_stub_calls_region(r, JT_CALLBUF_SIZE);
+}
+
+/*
+ * In a forked child: the parent's region is shared memory, so writing there would put the
+ * child's calls into the parent's rings. The child makes its own (its only thread is this
+ * one, whose slot was the parent's).
+ */
+static void on_fork_child(void)
+{
+	struct jt_callbuf_hdr *old = atomic_load_explicit(&calls.region, memory_order_relaxed);
+
+	my_slot = NULL;
+	my_backoff = 0;
+	pthread_setspecific(calls.key, NULL);
+	pthread_mutex_init(&calls.lock, NULL);
+	atomic_store_explicit(&calls.region, &no_region, memory_order_relaxed);
+	if (old != &no_region) {
+		munmap(old, JT_CALLBUF_SIZE);
+		publish(make_region());
+	}
+}
+
+static void setup_once(void)
+{
+	if (pthread_key_create(&calls.key, slot_exit) ||
+	    pthread_atfork(NULL, NULL, on_fork_child)) {
+		fprintf(stderr, "jitrace-agent: calls go through the stubs: no thread key\n");
+		calls.pid = -1;	/* never make a region: a thread's slot could not be freed */
+	}
+}
+
+void jt_agent_calls_start(void)
+{
+	pid_t pid = getpid();
+
+	if (calls.pid == pid)
+		return;		/* made, or refused, already */
+	pthread_once(&calls.once, setup_once);
+	pthread_mutex_lock(&calls.lock);
+	if (calls.pid != pid && calls.pid != -1)
+		publish(make_region());
+	pthread_mutex_unlock(&calls.lock);
+}

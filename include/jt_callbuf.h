@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* The calls region: per-thread rings of enter/leave records a traced process shares with jitrace. */
+#ifndef JT_CALLBUF_H
+#define JT_CALLBUF_H
+
+#include <stdint.h>
+
+/*
+ * One region a process, made by libjitrace-agent: a memfd named JT_CALLBUF_NAME (mode
+ * 0600, sealed against shrinking and growing, so that a collector that maps it can never
+ * fault on a page the process cut away), mapped shared. The agent announces it by calling
+ * jitrace_stub_calls_region(addr, size), which jitrace uprobes; a collector that starts
+ * later finds it in /proc/PID/maps. Only root can open it (/proc/PID/map_files).
+ *
+ * A collector takes the region by writing its pid into `collector` (compare-and-swap from
+ * 0, or from a collector that is gone). While `collector` is nonzero, enter/leave write
+ * into the calling thread's slot; while it is zero they call the uprobed stubs as before,
+ * so a collector that also probes the stubs sees every call across the handover.
+ *
+ * Each slot is one thread's single-producer single-consumer ring: the thread claims a free
+ * slot (state FREE -> CLAIMED, compare-and-swap), writes records at head and publishes head
+ * with a release store; the collector reads from tail to head and publishes tail. A full
+ * ring never waits: the record is counted in `dropped`. At thread exit the slot turns
+ * EXITED; the collector drains it and frees it (EXITED -> FREE) for another thread.
+ *
+ * A collector that wants new processes' calls from their first one (jitrace record -a, or
+ * the command it runs) listens on the datagram socket JT_CALLBUF_SOCK. An agent that finds
+ * it sends the region's memfd there (SCM_RIGHTS, never waiting: a full queue is a refusal)
+ * and, if it went, sets `collector` to JT_CALLBUF_HANDED at once: no call goes to the stubs
+ * before the collector has the region, and the collector has it even if the process is gone
+ * before it looks. The kernel tells the collector the sender's pid.
+ *
+ * The process may write anything here: the collector copies the geometry once, checks it
+ * against the memfd's size, and never trusts head, tail, state, tid or a record.
+ */
+#define JT_CALLBUF_NAME "jitrace-calls"
+#define JT_CALLBUF_SOCK "/run/jitrace-calls.sock"
+#define JT_CALLBUF_HANDED 0xffffffffu	/* `collector`: sent to JT_CALLBUF_SOCK's listener */
+#define JT_CALLBUF_MAGIC 0x4c4c4143544a0001ULL	/* "\1\0JTCALL" little-endian, + version */
+#define JT_CALLBUF_VERSION 1
+#define JT_CALLBUF_SLOTS 64		/* threads that write at once; more use the stubs */
+#define JT_CALLBUF_RECS (1u << 16)	/* records a slot (1 MiB): 13 ms at 5M calls/s */
+#define JT_CALLBUF_HDR_SIZE 4096
+
+enum jt_callbuf_state {
+	JT_CALLBUF_FREE = 0,
+	JT_CALLBUF_CLAIMED,
+	JT_CALLBUF_EXITED,
+};
+
+/* What a record's kind bits say: the top bit of id_kind. Agent ids count from 1 and
+ * never reach 2^63. */
+#define JT_CALLBUF_LEAVE (1ULL << 63)
+
+struct jt_callbuf_rec {
+	uint64_t ts;		/* CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns */
+	uint64_t id_kind;	/* method id, JT_CALLBUF_LEAVE set for a leave */
+};
+
+struct jt_callbuf_slot {
+	uint32_t state;		/* enum jt_callbuf_state */
+	uint32_t tid;		/* the thread that claimed it */
+	uint64_t head;		/* records written (the writer's) */
+	uint64_t dropped;	/* records lost to a full ring (the writer's) */
+	uint8_t pad1[40];	/* the reader's index on a line of its own */
+	uint64_t tail;		/* records read (the collector's) */
+	uint8_t pad2[56];
+	struct jt_callbuf_rec recs[JT_CALLBUF_RECS];
+};
+
+struct jt_callbuf_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t owner;		/* the process that made the region */
+	uint32_t nr_slots;
+	uint32_t nr_recs;	/* records a slot, a power of two */
+	uint32_t slot_size;	/* bytes from one slot to the next */
+	uint32_t collector;	/* pid of the collector that drains it, 0: none */
+	uint64_t no_slot;	/* calls sent to the stubs for want of a free slot */
+};
+
+_Static_assert(sizeof(struct jt_callbuf_rec) == 16, "jt_callbuf_rec layout");
+_Static_assert(sizeof(struct jt_callbuf_hdr) == 40, "jt_callbuf_hdr layout");
+_Static_assert(__builtin_offsetof(struct jt_callbuf_slot, tail) == 64, "jt_callbuf_slot tail");
+_Static_assert(__builtin_offsetof(struct jt_callbuf_slot, recs) == 128,
+	       "jt_callbuf_slot layout");
+#define JT_CALLBUF_SLOT_SIZE sizeof(struct jt_callbuf_slot)
+#define JT_CALLBUF_SIZE (JT_CALLBUF_HDR_SIZE + JT_CALLBUF_SLOTS * JT_CALLBUF_SLOT_SIZE)
+
+#endif

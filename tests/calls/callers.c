@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A workload of exact calls through libjitrace-agent for the calls-region tests: nested
+ * calls on the main thread, waves of threads that exit (their slots given back and taken
+ * again), more threads at once than the region has slots, and a forked child with calls
+ * of its own. With --wait-taken it waits until a collector drains its region (read from
+ * the region itself) before calling, so that the calls go through the buffers: a collector
+ * started after it (a late one) finds the region by itself. Prints what it did, as the toy
+ * JIT does: "pid N", "calls NAME=COUNT", "child N taken T", "done".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jitrace/agent.h"
+#include "jt_callbuf.h"
+
+struct opts {
+	int wait_ms;		/* wait for a collector this long (0: do not) */
+	int threads, waves;	/* waves of threads, each thread `pairs` calls */
+	int crowd;		/* threads at once, past the slot count (0: none) */
+	uint64_t pairs;
+	bool fork_child;
+	uint64_t rate;		/* calls a second on the main thread (0: as fast as it can) */
+	double seconds;		/* with rate: for this long */
+};
+
+static uint64_t id_main, id_inner, id_thread, id_child;
+static char code[256];	/* the "code" the methods are said to occupy (never run) */
+
+/* This process's own region, from its maps, or NULL. */
+static const struct jt_callbuf_hdr *own_region(void)
+{
+	char line[512];
+	unsigned long start = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/memfd:" JT_CALLBUF_NAME))
+			start = strtoul(line, NULL, 16);
+	fclose(f);
+	return (const struct jt_callbuf_hdr *)start;
+}
+
+/* Whether a collector drains our region within ms. */
+static int wait_taken(int ms)
+{
+	const struct jt_callbuf_hdr *r = own_region();
+	struct timespec pause = { 0, 1000000 };
+	int i;
+
+	for (i = 0; r && i < ms; i++) {
+		if (__atomic_load_n(&r->collector, __ATOMIC_ACQUIRE))
+			return 1;
+		nanosleep(&pause, NULL);
+	}
+	return r && __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE);
+}
+
+static void *thread_calls(void *arg)
+{
+	const struct opts *o = arg;
+	uint64_t i;
+
+	for (i = 0; i < o->pairs; i++) {
+		jitrace_method_enter(id_thread);
+		jitrace_method_leave(id_thread);
+	}
+	return NULL;
+}
+
+static int run_threads(const struct opts *o, int n)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+	int i, err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		err = pthread_create(&t[i], NULL, thread_calls, (void *)o);
+		if (err)
+			break;
+	}
+	while (i-- > 0)
+		pthread_join(t[i], NULL);
+	free(t);
+	return -err;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* Main-thread calls: nested pairs, as fast as it can or at o->rate for o->seconds. */
+static uint64_t main_calls(const struct opts *o)
+{
+	uint64_t i, n = o->pairs, start = now_ns();
+
+	if (o->rate)
+		n = (uint64_t)(o->rate * o->seconds / 2);	/* enters and leaves: 2 calls */
+	for (i = 0; i < n; i++) {
+		jitrace_method_enter(id_main);
+		jitrace_method_enter(id_inner);
+		jitrace_method_leave(id_inner);
+		jitrace_method_leave(id_main);
+		/* the pace, looked at every 1,024 turns: 2 calls (enter and leave pairs) a turn */
+		if (o->rate && !(i & 1023))
+			while (now_ns() - start < i * 2 * 1000000000ULL / o->rate)
+				;
+	}
+	return n;
+}
+
+static int child(const struct opts *o)
+{
+	int taken = o->wait_ms ? wait_taken(o->wait_ms) : 0;
+	uint64_t i;
+
+	printf("child %d taken %d\n", (int)getpid(), taken);
+	fflush(stdout);
+	for (i = 0; i < o->pairs; i++) {
+		jitrace_method_enter(id_child);
+		jitrace_method_leave(id_child);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .pairs = 1000 };
+	uint64_t t0, n_main;
+	int i, status, taken = 0;
+	pid_t pid;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "0";
+
+		if (!strcmp(a, "--fork")) {
+			o.fork_child = true;
+			continue;
+		}
+		i++;
+		if (!strcmp(a, "--wait-taken"))
+			o.wait_ms = atoi(v);
+		else if (!strcmp(a, "--threads"))
+			o.threads = atoi(v);
+		else if (!strcmp(a, "--waves"))
+			o.waves = atoi(v);
+		else if (!strcmp(a, "--crowd"))
+			o.crowd = atoi(v);
+		else if (!strcmp(a, "--pairs"))
+			o.pairs = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--rate"))
+			o.rate = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--seconds"))
+			o.seconds = atof(v);
+		else {
+			fprintf(stderr, "callers: unknown option %s\n", a);
+			return 2;
+		}
+	}
+	/* ranges of code, not definitions for calls only: a forked child inherits those */
+	id_main = jitrace_code_load(code, 64, "callers_main");
+	id_inner = jitrace_code_load(code + 64, 64, "callers_inner");
+	id_thread = jitrace_code_load(code + 128, 64, "callers_thread");
+	id_child = jitrace_code_load(code + 192, 64, "callers_child");
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
+	if (o.wait_ms)
+		taken = wait_taken(o.wait_ms);
+	printf("taken %d\n", taken);
+	t0 = now_ns();
+	n_main = main_calls(&o);
+	printf("main %" PRIu64 " pairs in %.3f s\n", n_main, (now_ns() - t0) / 1e9);
+	for (i = 0; i < o.waves; i++)
+		if (run_threads(&o, o.threads))
+			return 1;
+	if (o.crowd && run_threads(&o, o.crowd))
+		return 1;
+	if (o.fork_child) {
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			status = child(&o);
+			fflush(stdout);
+			_exit(status);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "callers: child %d ended with status 0x%x\n", (int)pid, status);
+			return 1;
+		}
+	}
+	printf("calls callers_main=%" PRIu64 "\n", n_main);
+	printf("calls callers_inner=%" PRIu64 "\n", n_main);
+	printf("calls callers_thread=%" PRIu64 "\n",
+	       ((uint64_t)o.waves * o.threads + o.crowd) * o.pairs);
+	printf("calls callers_child=%" PRIu64 "\n", o.fork_child ? o.pairs : 0);
+	printf("done\n");
+	return 0;
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the calls-region source (user/sources/callbuf.h) on a region a hostile
+ * process wrote. The input's first 40 bytes are the region's header, the rest its slots,
+ * in a buffer of exactly that size (ASan catches a read past it). It is taken, drained in
+ * small steps, rewritten under the reader (the input again, reversed, as a writer racing
+ * it would) and drained again: every call delivered must be well-formed and of the one pid,
+ * and the work bounded.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jt_callbuf.h"
+#include "sources/callbuf.h"
+
+#define PID 4242
+#define ME 7
+#define NOW (1ULL << 40)
+#define STEP 5		/* records a drain */
+#define DRAINS 8
+
+struct count {
+	uint64_t n;
+};
+
+static uint64_t fixed_now(void *ctx)
+{
+	(void)ctx;
+	return NOW;
+}
+
+static int check(void *ctx, const struct jt_ev_call *ev)
+{
+	struct count *c = ctx;
+
+	if (ev->h.pid != PID || ev->h.size != sizeof(*ev) || !ev->h.tid ||
+	    ev->h.tid >= JT_PID_LIMIT || !ev->h.ts || ev->h.ts > NOW ||
+	    (ev->h.type != JT_EV_ENTER && ev->h.type != JT_EV_LEAVE) ||
+	    (ev->id & JT_CALLBUF_LEAVE))
+		__builtin_trap();
+	c->n++;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t hdr = sizeof(struct jt_callbuf_hdr), len, i;
+	struct count c = { 0 };
+	struct jt_callbuf *cb;
+	const char *why;
+	long n;
+	char *mem;
+	int k;
+
+	if (size < hdr + 1)
+		return 0;
+	len = JT_CALLBUF_HDR_SIZE + (size - hdr - 1);
+	mem = aligned_alloc(64, (len + 63) & ~(size_t)63);
+	if (!mem)
+		return 0;
+	memset(mem, 0, len);
+	memcpy(mem, data + 1, hdr);
+	memcpy(mem + JT_CALLBUF_HDR_SIZE, data + 1 + hdr, size - hdr - 1);
+	/* the first byte: whether we listen (a region handed over is ours from the first) */
+	cb = jt_callbuf__take(mem, len, PID, ME, data[0] & 1, &why);
+	if (!cb) {
+		if (!why)
+			__builtin_trap();
+		free(mem);
+		return 0;
+	}
+	jt_callbuf__set_clock(cb, fixed_now, NULL);
+	for (k = 0; k < DRAINS; k++) {
+		n = jt_callbuf__drain(cb, STEP, check, &c);
+		if (n < 0 || n > STEP)
+			__builtin_trap();
+		if (k == DRAINS / 2)	/* the process rewrites its slots under us */
+			for (i = JT_CALLBUF_HDR_SIZE; i < len; i++)
+				mem[i] ^= data[size - 1 - (i - JT_CALLBUF_HDR_SIZE) % size];
+	}
+	jt_callbuf__close(cb);
+	free(mem);
+	return 0;
+}

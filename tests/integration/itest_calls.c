@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `jitrace record --calls` through the agents' per-thread buffers (include/jt_callbuf.h):
+ * exact counts through nesting, threads that exit and a fork; more threads than the region
+ * has slots (the rest through the uprobes); a recording that starts after the process; and
+ * the uprobe path kept (--calls-via uprobe). The workload is build/tests/callers.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jt_events.h"
+#include "lib.h"
+
+#define CALLERS "build/tests/callers"
+
+/* What callers printed: its pid, its child's, whether each saw its region taken. */
+struct run {
+	struct it_toy toy;	/* pid and "calls NAME=N" lines */
+	pid_t child;
+	int taken, child_taken;
+};
+
+static void parse(const char *out, struct run *r)
+{
+	char *text = it_slurp(out), *p;
+
+	memset(r, 0, sizeof(*r));
+	it_toy_parse(out, &r->toy);
+	r->taken = -1;
+	r->child_taken = -1;
+	if ((p = strstr(text, "\ntaken ")))
+		r->taken = atoi(p + 7);
+	if ((p = strstr(text, "child ")))
+		sscanf(p, "child %d taken %d", &r->child, &r->child_taken);
+	free(text);
+}
+
+static uint64_t made(const struct run *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->toy.nr_calls; i++)
+		if (!strcmp(r->toy.names[i], name))
+			return r->toy.calls[i];
+	fail_msg("callers did not say how many %s calls it made", name);
+	return 0;
+}
+
+/* Enter and leave records of pid, whatever their method (named or not). */
+static uint64_t calls_of(const struct it_log *log, uint32_t pid, uint16_t type)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_call *c = (const void *)log->recs[i];
+
+		n += c->h.type == type && c->pid == pid;
+	}
+	return n;
+}
+
+static void assert_exact(const struct it_log *log, uint32_t pid, const char *name, uint64_t want)
+{
+	uint64_t in = it_count_calls(log, pid, JT_REC_ENTER, name);
+	uint64_t out = it_count_calls(log, pid, JT_REC_LEAVE, name);
+
+	print_message("pid %u %s: %llu entered, %llu left, %llu made\n", pid, name,
+		      (unsigned long long)in, (unsigned long long)out, (unsigned long long)want);
+	assert_int_equal(in, want);
+	assert_int_equal(out, want);
+}
+
+/* Threads of pid that entered a method: more than one when the waves ran. */
+static int threads_of(const struct it_log *log, uint32_t pid)
+{
+	uint32_t seen[256];
+	int n = 0, k;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_call *c = (const void *)log->recs[i];
+
+		if (c->h.type != JT_REC_ENTER || c->pid != pid)
+			continue;
+		for (k = 0; k < n && seen[k] != c->tid; k++)
+			;
+		if (k == n && n < 256)
+			seen[n++] = c->tid;
+	}
+	return n;
+}
+
+static void test_calls_through_buffers_are_exact(void **state)
+{
+	char *log_path = it_path_dup("buffers.jtl"), *out = it_path_dup("buffers.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads", "4",
+			 "--waves", "3", "--fork", NULL };
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	/* the workload saw its region drained before its first call, and its child's */
+	assert_int_equal(r.taken, 1);
+	assert_int_equal(r.child_taken, 1);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
+	assert_exact(&log, r.toy.pid, "callers_inner", made(&r, "callers_inner"));
+	assert_exact(&log, r.toy.pid, "callers_thread", made(&r, "callers_thread"));
+	assert_exact(&log, r.child, "callers_child", made(&r, "callers_child"));
+	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER),
+			 made(&r, "callers_main") * 2 + made(&r, "callers_thread"));
+	assert_int_equal(threads_of(&log, r.toy.pid), 1 + 3 * 4);	/* main + 3 waves of 4 */
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+/*
+ * 80 threads at once: 64 slots, the rest through the stubs' uprobes. Exact where nothing
+ * was lost; where something was, the loss counted covers what is missing.
+ */
+static void test_more_threads_than_slots(void **state)
+{
+	char *log_path = it_path_dup("crowd.jtl"), *out = it_path_dup("crowd.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "2000", "--crowd", "80",
+			 NULL };
+	uint64_t want, in, out_n, lost;
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	want = made(&r, "callers_thread");
+	in = it_count_calls(&log, r.toy.pid, JT_REC_ENTER, "callers_thread");
+	out_n = it_count_calls(&log, r.toy.pid, JT_REC_LEAVE, "callers_thread");
+	lost = it_drops_total(&log);
+	print_message("%llu made, %llu entered, %llu left, %llu lost (%llu full, %llu ring, "
+		      "%llu reorder)\n", (unsigned long long)want, (unsigned long long)in,
+		      (unsigned long long)out_n, (unsigned long long)lost,
+		      (unsigned long long)it_drops_of(&log, JT_DROP_CALLS_FULL),
+		      (unsigned long long)it_drops_of(&log, JT_DROP_RB_CALL),
+		      (unsigned long long)it_drops_of(&log, JT_DROP_REORDER));
+	assert_true(in <= want && out_n <= want);
+	assert_true(2 * want <= in + out_n + lost);
+	if (!lost) {
+		assert_int_equal(in, want);
+		assert_int_equal(out_n, want);
+	}
+	assert_true(threads_of(&log, r.toy.pid) > 64);	/* both ways were taken */
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+/*
+ * A recording started after the process finds its region in its maps: every call made
+ * after it took the region is there, and every call of a child it forks then. (Methods
+ * loaded before the recording are known by address only, so the calls are counted by
+ * process, not by name.)
+ */
+static void test_a_late_collector_finds_the_region(void **state)
+{
+	char *log_path = it_path_dup("late.jtl"), *out = it_path_dup("late.out");
+	char *err = it_path_dup("late.err");
+	char *prog[] = { CALLERS, "--wait-taken", "30000", "--pairs", "10000", "--threads", "2",
+			 "--waves", "2", "--fork", NULL };
+	char pid_arg[16];
+	char *rec[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-d", "3", "-p", pid_arg,
+			"-o", log_path, NULL };
+	struct it_log log;
+	struct run r;
+	pid_t p;
+
+	(void)state;
+	p = it_spawn(prog, out, NULL);
+	assert_true(it_wait_for_text(out, "pid ", 5000));
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)p);
+	assert_int_equal(it_run(rec, NULL, err), 0);
+	assert_int_equal(it_wait(p), 0);
+	parse(out, &r);
+	assert_int_equal(r.toy.pid, p);
+	assert_int_equal(r.taken, 1);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	assert_int_equal(calls_of(&log, p, JT_REC_ENTER),
+			 made(&r, "callers_main") * 2 + made(&r, "callers_thread"));
+	assert_int_equal(calls_of(&log, p, JT_REC_LEAVE),
+			 made(&r, "callers_main") * 2 + made(&r, "callers_thread"));
+	/* its child wrote into a region of its own from its first call, taken when announced */
+	assert_int_equal(r.child_taken, 1);
+	assert_int_equal(calls_of(&log, r.child, JT_REC_ENTER), made(&r, "callers_child"));
+	assert_int_equal(calls_of(&log, r.child, JT_REC_LEAVE), made(&r, "callers_child"));
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+	free(err);
+}
+
+/* --calls-via uprobe: the region is left alone, every call goes through the stubs. */
+static void test_the_uprobe_path_is_kept(void **state)
+{
+	char *log_path = it_path_dup("uprobe.jtl"), *out = it_path_dup("uprobe.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls-via", "uprobe", "-F", "0", "-o",
+			 log_path, "--", CALLERS, "--wait-taken", "300", "--pairs", "2000",
+			 "--threads", "2", "--waves", "1", NULL };
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	assert_int_equal(r.taken, 0);	/* no collector took its region */
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
+	assert_exact(&log, r.toy.pid, "callers_thread", made(&r, "callers_thread"));
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calls_through_buffers_are_exact),
+		cmocka_unit_test(test_more_threads_than_slots),
+		cmocka_unit_test(test_a_late_collector_finds_the_region),
+		cmocka_unit_test(test_the_uprobe_path_is_kept),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libjitrace-agent's calls region (agent/calls.c), read as a collector would: a sealed
+ * memfd of mode 0600; nothing written while no collector wants calls; every call in the
+ * calling thread's slot, in order and timed, once one does; a full ring counted, never
+ * waited on; a thread's slot given back at its exit; a forked child writing into a region
+ * of its own, never its parent's. No root needed; each case runs in a child process, for a
+ * fresh agent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jitrace/agent.h"
+#include "jt_callbuf.h"
+
+#define FAKE_COLLECTOR 77	/* any pid: the agent only asks whether one is set */
+
+#define CHECK(cond)                                                                         \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);          \
+			return 1;                                                           \
+		}                                                                           \
+	} while (0)
+
+static int in_child(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* This process's region as its maps show it, and the file's inode; NULL if none. */
+static struct jt_callbuf_hdr *own_region(unsigned long *ino)
+{
+	char line[512];
+	unsigned long start = 0, i;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/memfd:" JT_CALLBUF_NAME) &&
+		    sscanf(line, "%lx-%*x %*s %*s %*s %lu", &start, &i) == 2 && ino)
+			*ino = i;
+	fclose(f);
+	return (struct jt_callbuf_hdr *)start;
+}
+
+static struct jt_callbuf_slot *slot(struct jt_callbuf_hdr *r, int i)
+{
+	return (struct jt_callbuf_slot *)((char *)r + JT_CALLBUF_HDR_SIZE +
+					   (size_t)i * r->slot_size);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* The agent with a method, its region found; no collector of a running jitrace meddles. */
+static struct jt_callbuf_hdr *start(uint64_t *id)
+{
+	setenv("JITRACE_CALLS_SOCK", "", 1);
+	*id = jitrace_code_load(NULL, 0, "test_method");
+	return own_region(NULL);
+}
+
+static int region_is_private_and_sealed(void)
+{
+	char path[64];
+	struct stat st;
+	uint64_t id;
+	struct jt_callbuf_hdr *r = start(&id);
+	int fd, seals;
+
+	CHECK(r);
+	CHECK(r->magic == JT_CALLBUF_MAGIC && r->version == JT_CALLBUF_VERSION);
+	CHECK(r->nr_slots == JT_CALLBUF_SLOTS && r->nr_recs == JT_CALLBUF_RECS);
+	CHECK(r->owner == (uint32_t)getpid() && r->collector == 0);
+	/* the memfd itself, through our own mapping's link */
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)r,
+		 (unsigned long)r + JT_CALLBUF_SIZE);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 && errno == EPERM)
+		return 0;	/* map_files needs CAP_SYS_ADMIN: checked as root only */
+	CHECK(fd >= 0 && !fstat(fd, &st));
+	CHECK((st.st_mode & 0777) == 0600);
+	CHECK(st.st_size == (off_t)JT_CALLBUF_SIZE);
+	seals = fcntl(fd, F_GET_SEALS);
+	CHECK(seals >= 0 && (seals & F_SEAL_SHRINK) && (seals & F_SEAL_GROW) &&
+	      (seals & F_SEAL_SEAL));
+	close(fd);
+	return 0;
+}
+
+static void test_region_is_private_and_sealed(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(region_is_private_and_sealed), 0);
+}
+
+static int every_call_in_order_once_wanted(void)
+{
+	uint64_t id, t0, t1, i;
+	struct jt_callbuf_hdr *r = start(&id);
+	struct jt_callbuf_slot *s;
+
+	CHECK(r);
+	for (i = 0; i < 100; i++) {	/* no collector: the stubs, nothing written */
+		jitrace_method_enter(id);
+		jitrace_method_leave(id);
+	}
+	s = slot(r, 0);
+	CHECK(s->state == JT_CALLBUF_FREE && s->head == 0);
+	r->collector = FAKE_COLLECTOR;
+	t0 = now_ns();
+	for (i = 0; i < 1000; i++) {
+		jitrace_method_enter(id + i);
+		jitrace_method_leave(id + i);
+	}
+	t1 = now_ns();
+	CHECK(s->state == JT_CALLBUF_CLAIMED && s->tid == (uint32_t)gettid());
+	CHECK(s->head == 2000 && s->dropped == 0);
+	for (i = 0; i < 2000; i++) {
+		const struct jt_callbuf_rec *rec = &s->recs[i];
+
+		CHECK(rec->id_kind == ((id + i / 2) | (i % 2 ? JT_CALLBUF_LEAVE : 0)));
+		CHECK(rec->ts >= t0 && rec->ts <= t1);
+		CHECK(!i || rec->ts >= s->recs[i - 1].ts);
+	}
+	return 0;
+}
+
+static void test_every_call_in_order_once_wanted(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(every_call_in_order_once_wanted), 0);
+}
+
+static int full_ring_counts_and_goes_on(void)
+{
+	uint64_t id, i;
+	struct jt_callbuf_hdr *r = start(&id);
+	struct jt_callbuf_slot *s;
+
+	CHECK(r);
+	r->collector = FAKE_COLLECTOR;	/* that never drains */
+	for (i = 0; i < JT_CALLBUF_RECS + 500; i++)
+		jitrace_method_enter(id);
+	s = slot(r, 0);
+	CHECK(s->head == JT_CALLBUF_RECS && s->dropped == 500);
+	s->tail = 100;	/* the collector read some: room again */
+	jitrace_method_leave(id);
+	CHECK(s->head == JT_CALLBUF_RECS + 1 && s->dropped == 500);
+	return 0;
+}
+
+static void test_full_ring_counts_and_goes_on(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(full_ring_counts_and_goes_on), 0);
+}
+
+static uint64_t thread_id;
+static pid_t thread_tid;
+
+static void *calls(void *arg)
+{
+	(void)arg;
+	thread_tid = gettid();
+	jitrace_method_enter(thread_id);
+	jitrace_method_leave(thread_id);
+	return NULL;
+}
+
+static int exited_threads_slot_is_given_back(void)
+{
+	struct jt_callbuf_hdr *r = start(&thread_id);
+	struct jt_callbuf_slot *s;
+	pthread_t t;
+
+	CHECK(r);
+	r->collector = FAKE_COLLECTOR;
+	CHECK(!pthread_create(&t, NULL, calls, NULL) && !pthread_join(t, NULL));
+	s = slot(r, 0);
+	CHECK(s->tid == (uint32_t)thread_tid && s->head == 2);
+	CHECK(s->state == JT_CALLBUF_EXITED);
+	/* the collector drains it and frees it: the next thread takes it again */
+	s->tail = s->head;
+	s->state = JT_CALLBUF_FREE;
+	CHECK(!pthread_create(&t, NULL, calls, NULL) && !pthread_join(t, NULL));
+	CHECK(s->tid == (uint32_t)thread_tid && s->head == 4);
+	CHECK(slot(r, 1)->state == JT_CALLBUF_FREE);
+	return 0;
+}
+
+static void test_exited_threads_slot_is_given_back(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(exited_threads_slot_is_given_back), 0);
+}
+
+static int forked_child_writes_its_own(void)
+{
+	unsigned long ino_parent = 0, ino_child = 0;
+	uint64_t id;
+	struct jt_callbuf_hdr *r = start(&id), *mine;
+	int status;
+	pid_t pid;
+
+	CHECK(r);
+	own_region(&ino_parent);
+	r->collector = FAKE_COLLECTOR;
+	jitrace_method_enter(id);
+	CHECK(slot(r, 0)->head == 1);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		mine = own_region(&ino_child);
+		/* a region of its own, no collector yet: its calls go to the stubs */
+		if (!mine || ino_child == ino_parent || mine->collector ||
+		    mine->owner != (uint32_t)getpid())
+			_exit(3);
+		jitrace_method_leave(id);
+		mine->collector = FAKE_COLLECTOR;
+		jitrace_method_enter(id);
+		_exit(slot(mine, 0)->head == 1 && slot(mine, 0)->tid == (uint32_t)gettid() ?
+		      0 : 4);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	CHECK(WEXITSTATUS(status) == 0);
+	CHECK(slot(r, 0)->head == 1);	/* nothing of the child's in the parent's */
+	return 0;
+}
+
+static void test_forked_child_writes_its_own(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(forked_child_writes_its_own), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_region_is_private_and_sealed),
+		cmocka_unit_test(test_every_call_in_order_once_wanted),
+		cmocka_unit_test(test_full_ring_counts_and_goes_on),
+		cmocka_unit_test(test_exited_threads_slot_is_given_back),
+		cmocka_unit_test(test_forked_child_writes_its_own),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

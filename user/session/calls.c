@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agents' calls regions of a live session: taken, drained into the pipeline, given back. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jt_callbuf.h"
+#include "sources/callbuf.h"
+#include "session/calls.h"
+#include "base/util.h"
+
+/* Connections a tick accepts at most: a flood of them never holds the loop. */
+#define RECEIVE_MAX 64
+/* How far up a process's parents the command is looked for. */
+#define ANCESTRY_MAX 64
+
+/* How many ticks a connection that has sent nothing yet is given. */
+#define WAIT_TICKS 10
+
+struct waiting {
+	int fd;
+	int ticks;
+};
+
+struct jt_calls {
+	struct jt_pipeline *pl;
+	uint32_t me;
+	uint32_t *roots;		/* the processes traced with their children */
+	int nr_roots;			/* 0: every process's regions */
+	int sock;			/* -1: not listening */
+	ino_t sock_ino;			/* ours at JT_CALLBUF_SOCK, to remove only ours */
+	struct waiting waiting[RECEIVE_MAX];	/* connections that sent nothing yet */
+	int nr_waiting;
+	struct jt_callbuf **v;		/* taken, one a process */
+	int n, cap;
+	uint64_t full, bad;		/* of regions dropped */
+};
+
+static int emit_call(void *ctx, const struct jt_ev_call *ev)
+{
+	return jt_pipeline__raw(ctx, ev, sizeof(*ev));
+}
+
+/*
+ * Give region i back (the agent's calls go to the stubs again), deliver all it holds then,
+ * and drop it.
+ */
+static int drop_region(struct jt_calls *c, int i)
+{
+	struct jt_callbuf *cb = c->v[i];
+	struct jt_callbuf_stats st;
+	long n;
+
+	jt_callbuf__release(cb);
+	n = jt_callbuf__drain(cb, UINT64_MAX, emit_call, c->pl);
+	jt_callbuf__stats(cb, &st);
+	c->full += st.full;
+	c->bad += st.bad;
+	jt_callbuf__close(cb);
+	c->v[i] = c->v[--c->n];
+	return n < 0 ? -EIO : 0;
+}
+
+/*
+ * Keep the region open at fd as pid's: its calls come through it from now on (and went
+ * through the stubs' uprobes until now, unless handed over from the first). The one pid
+ * has already is kept if it is the same file, else (an exec made pid a new program)
+ * drained and dropped first.
+ */
+static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool fresh)
+{
+	struct jt_callbuf *cb;
+	uint64_t dev, ino;
+	struct stat st;
+	int i, err = 0;
+
+	if (fstat(fd, &st))
+		return 0;
+	for (i = 0; i < c->n && !err; i++) {
+		if (jt_callbuf__pid(c->v[i]) != pid)
+			continue;
+		jt_callbuf__file(c->v[i], &dev, &ino);
+		if (dev == st.st_dev && ino == st.st_ino)
+			return 0;	/* announced and handed over both */
+		err = drop_region(c, i--);
+	}
+	if (err)
+		return err;
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 16;
+		struct jt_callbuf **v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v) {
+			jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
+			return 0;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	/*
+	 * A region marked handed over is ours from its first record if it is new (handed to
+	 * our socket, or announced since we run: a forked child's, written from its first
+	 * call); one found at start may be a recording's gone before us.
+	 */
+	cb = jt_callbuf__map(fd, pid, uid, c->me, fresh);
+	if (cb)
+		c->v[c->n++] = cb;
+	return 0;
+}
+
+int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh)
+{
+	uid_t uid;
+	int fd = jt_callbuf__find("/proc", pid, &uid), err;
+
+	if (fd < 0)
+		return 0;
+	err = keep_region(c, fd, pid, uid, fresh);
+	close(fd);
+	return err;
+}
+
+void jt_calls__scan_all(struct jt_calls *c)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		unsigned long v = strtoul(d->d_name, NULL, 10);
+
+		if (v && v < JT_PID_LIMIT && v != c->me)
+			jt_calls__add(c, v, false);
+	}
+	closedir(dir);
+}
+
+/*
+ * Whether pid is one of the roots or descends from one (within ANCESTRY_MAX generations); a
+ * process already gone is given the benefit of the doubt: a child that called and ended
+ * within a tick must not have its calls lost.
+ */
+static bool descends(const struct jt_calls *c, uint32_t pid)
+{
+	char path[64], buf[512], *p;
+	int i, k;
+
+	for (i = 0; i < ANCESTRY_MAX && pid > 1; i++) {
+		FILE *f;
+		size_t n;
+
+		for (k = 0; k < c->nr_roots; k++)
+			if (pid == c->roots[k])
+				return true;
+		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			return i == 0;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		p = strrchr(buf, ')');	/* the name may hold anything but this, last */
+		if (!p || sscanf(p + 1, " %*c %u", &pid) != 1)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * The region sent on connection conn: 1 when done with conn (taken, refused or noise),
+ * 0 when nothing was sent yet (the agent connected between two of its instructions), or
+ * -errno when the log failed.
+ */
+static int receive_on(struct jt_calls *c, int conn)
+{
+	uint32_t pid;
+	uid_t uid;
+	int fd = jt_callbuf__receive(conn, &pid, &uid), err = 0;
+
+	if (fd == -EAGAIN || fd == -EWOULDBLOCK)
+		return 0;
+	if (fd < 0)
+		return 1;	/* not a region: anyone may send noise; it costs no call */
+	/* a process the recording does not trace: its calls are not ours to log (its region
+	 * stays handed over, and a recording that traces it takes it) */
+	if (!c->nr_roots || descends(c, pid))
+		err = keep_region(c, fd, pid, uid, true);
+	close(fd);
+	return err ?: 1;
+}
+
+/*
+ * Regions agents handed over since the last tick, RECEIVE_MAX connections at most; one
+ * that has sent nothing yet waits a few ticks more.
+ */
+static int receive(struct jt_calls *c)
+{
+	int i, conn, ret, err = 0;
+
+	for (i = 0; i < c->nr_waiting && !err; i++) {
+		ret = receive_on(c, c->waiting[i].fd);
+		if (ret == 0 && ++c->waiting[i].ticks < WAIT_TICKS)
+			continue;
+		close(c->waiting[i].fd);
+		c->waiting[i--] = c->waiting[--c->nr_waiting];
+		err = ret < 0 ? ret : 0;
+	}
+	for (i = 0; i < RECEIVE_MAX && !err && c->nr_waiting < RECEIVE_MAX; i++) {
+		conn = jt_callbuf__accept(c->sock);
+		if (conn < 0)
+			break;
+		ret = receive_on(c, conn);
+		if (ret == 0) {
+			c->waiting[c->nr_waiting++] = (struct waiting){ conn, 0 };
+			continue;
+		}
+		close(conn);
+		err = ret < 0 ? ret : 0;
+	}
+	return err;
+}
+
+int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drained)
+{
+	uint64_t full = c->full, bad = c->bad;
+	struct jt_callbuf_stats st;
+	int i, err = c->sock >= 0 ? receive(c) : 0;
+	long n;
+
+	*drained = 0;
+	for (i = 0; i < c->n && !err; i++) {
+		if (check && kill((pid_t)jt_callbuf__pid(c->v[i]), 0) && errno == ESRCH) {
+			err = drop_region(c, i--);
+			continue;
+		}
+		n = jt_callbuf__drain(c->v[i], max, emit_call, c->pl);
+		if (n < 0)
+			err = -EIO;
+		else
+			*drained += n;
+		if (check)
+			jt_callbuf__trim(c->v[i]);
+	}
+	for (i = 0; i < c->n; i++) {
+		jt_callbuf__stats(c->v[i], &st);
+		full += st.full;
+		bad += st.bad;
+	}
+	jt_pipeline__source_drops(c->pl, JT_DROP_CALLS_FULL, full);
+	jt_pipeline__source_drops(c->pl, JT_DROP_CALLS_BAD, bad);
+	return err;
+}
+
+/* Stop listening: the socket's file goes if it is still ours. */
+static void unlisten(struct jt_calls *c)
+{
+	struct stat st;
+
+	while (c->nr_waiting)
+		close(c->waiting[--c->nr_waiting].fd);
+	if (c->sock < 0)
+		return;
+	if (!stat(JT_CALLBUF_SOCK, &st) && st.st_ino == c->sock_ino)
+		unlink(JT_CALLBUF_SOCK);
+	close(c->sock);
+	c->sock = -1;
+}
+
+int jt_calls__finish(struct jt_calls *c)
+{
+	int err = c->sock >= 0 ? receive(c) : 0;
+
+	unlisten(c);	/* agents starting now keep their calls to the stubs */
+	while (!err && c->n)
+		err = drop_region(c, c->n - 1);
+	uint64_t n;
+
+	return err ?: jt_calls__tick(c, 0, false, &n);	/* the totals */
+}
+
+struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,
+			       int nr_roots)
+{
+	struct jt_calls *c = calloc(1, sizeof(*c));
+	struct stat st;
+
+	if (c && nr_roots) {
+		c->roots = malloc(nr_roots * sizeof(*roots));
+		if (c->roots)
+			memcpy(c->roots, roots, nr_roots * sizeof(*roots));
+	}
+	if (!c || (nr_roots && !c->roots)) {
+		jt_err("out of memory");
+		free(c);
+		return NULL;
+	}
+	c->pl = pl;
+	c->me = (uint32_t)getpid();
+	c->nr_roots = nr_roots;
+	c->sock = listen ? jt_callbuf__listen(JT_CALLBUF_SOCK) : -1;
+	if (listen && c->sock < 0)
+		jt_err("warning: calls before jitrace finds a new process's buffers go through "
+		       "uprobes: listening on %s: %s", JT_CALLBUF_SOCK, strerror(-c->sock));
+	if (c->sock >= 0 && !stat(JT_CALLBUF_SOCK, &st))
+		c->sock_ino = st.st_ino;
+	return c;
+}
+
+void jt_calls__free(struct jt_calls *c)
+{
+	if (!c)
+		return;
+	unlisten(c);
+	while (c->n)
+		jt_callbuf__close(c->v[--c->n]);
+	free(c->v);
+	free(c->roots);
+	free(c);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The agents' calls regions of a live session: taken, drained into the pipeline, given back. */
+#ifndef JT_SESSION_CALLS_H
+#define JT_SESSION_CALLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "join/pipeline.h"
+
+struct jt_calls;
+
+/*
+ * Regions drained into pl. listen: take new processes' regions from their first call, on
+ * the socket agents hand them to (JT_CALLBUF_SOCK); only those of the nr_roots roots and
+ * their descendants when there are roots (the command a recording runs, the processes of
+ * -p), every process's otherwise. NULL when out of memory (said). Not listening is said,
+ * and recording goes on.
+ */
+struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,
+			       int nr_roots);
+/*
+ * pid's region, if it has one (found in its maps): announced by its agent as it made it
+ * (fresh: what it holds is ours), or found at start (what it holds is older than us).
+ */
+int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh);
+/* Every process's region (at start, with -a). */
+void jt_calls__scan_all(struct jt_calls *c);
+/*
+ * A tick: regions handed over, then at most max records of every region, merged by time
+ * within each, how many into *drained; every second (check), regions of processes gone,
+ * drained to the last, dropped. Returns 0, or -errno when the log failed.
+ */
+int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drained);
+/* Give every region back and deliver what it holds; stop listening. */
+int jt_calls__finish(struct jt_calls *c);
+void jt_calls__free(struct jt_calls *c);
+
+#endif

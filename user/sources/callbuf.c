@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Agents' calls regions: found, checked, taken and drained as enter/leave events. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jt_callbuf.h"
+#include "sources/callbuf.h"
+#include "base/util.h"
+
+/* Bounds on a region's geometry: far above what the agent makes, far below what hurts. */
+#define MAX_SLOTS 4096
+#define MAX_RECS (1u << 24)
+#define MAPS_LINE_MAX 4096
+
+/*
+ * What we keep of a slot: our own index (the one in shared memory is only told to the
+ * writer, never read back) and the writer's drop counter as last seen.
+ */
+struct slot_seen {
+	uint64_t tail;
+	uint64_t dropped;
+};
+
+/* A slot's unread records during a drain, and the one it is at. */
+struct cursor {
+	uint64_t pos, end;	/* next record, head */
+	uint64_t now;		/* the clock after head was read: no record is later */
+	uint64_t ts, v;		/* the record at pos, checked */
+	uint32_t tid;
+	unsigned int slot;
+};
+
+struct jt_callbuf {
+	struct jt_callbuf_hdr *hdr;	/* shared: read once for geometry, then only collector */
+	size_t size;
+	bool mapped;			/* ours to unmap */
+	uint32_t pid, me;
+	uint32_t nr_slots, nr_recs, slot_size;	/* copied and checked at take */
+	uint64_t dev, ino;
+	struct slot_seen *seen;
+	struct cursor *cursors;		/* one a slot */
+	struct cursor **heap;		/* those with records, by time */
+	uint64_t (*clock)(void *ctx);	/* CLOCK_MONOTONIC ns (tests set their own) */
+	void *clock_ctx;
+	struct jt_callbuf_stats st;
+};
+
+static struct jt_callbuf_slot *slot_at(const struct jt_callbuf *cb, unsigned int i)
+{
+	return (struct jt_callbuf_slot *)((char *)cb->hdr + JT_CALLBUF_HDR_SIZE +
+					   (size_t)i * cb->slot_size);
+}
+
+static uint64_t load64(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static uint32_t load32(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t monotonic(void *ctx)
+{
+	(void)ctx;
+	return jt_now_ns();
+}
+
+/* Why the geometry the process wrote is not one we can read within size, or NULL. */
+static const char *bad_geometry(const struct jt_callbuf *cb, uint64_t magic, uint32_t version)
+{
+	uint64_t need;
+
+	if (magic != JT_CALLBUF_MAGIC)
+		return "no calls region magic";
+	if (version != JT_CALLBUF_VERSION)
+		return "a calls region version this jitrace does not read";
+	if (!cb->nr_slots || cb->nr_slots > MAX_SLOTS)
+		return "a slot count out of bounds";
+	if (!cb->nr_recs || cb->nr_recs > MAX_RECS || (cb->nr_recs & (cb->nr_recs - 1)))
+		return "a ring size that is not a power of two within bounds";
+	if (cb->slot_size % 64 ||
+	    cb->slot_size < offsetof(struct jt_callbuf_slot, recs) +
+			    (uint64_t)cb->nr_recs * sizeof(struct jt_callbuf_rec))
+		return "a slot size that does not hold its ring";
+	need = JT_CALLBUF_HDR_SIZE + (uint64_t)cb->nr_slots * cb->slot_size;
+	if (need > cb->size)
+		return "slots past the end of the region";
+	return NULL;
+}
+
+/* A collector that has the region and still runs; a dead one's claim is void. */
+static bool other_collector(uint32_t pid, uint32_t me)
+{
+	/* JT_CALLBUF_HANDED (or any pid out of range) names no process: kill(-1) never */
+	return pid && pid != me && pid < JT_PID_LIMIT && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32_t me,
+				    bool handed, const char **why)
+{
+	struct jt_callbuf *cb;
+	struct jt_callbuf_hdr *h = mem;
+	uint32_t old;
+	unsigned int i;
+
+	*why = "region smaller than its header";
+	if (size < JT_CALLBUF_HDR_SIZE)
+		return NULL;
+	*why = "out of memory";
+	cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return NULL;
+	cb->hdr = h;
+	cb->size = size;
+	cb->pid = pid;
+	cb->me = me;
+	cb->clock = monotonic;
+	cb->nr_slots = load32(&h->nr_slots);
+	cb->nr_recs = load32(&h->nr_recs);
+	cb->slot_size = load32(&h->slot_size);
+	*why = bad_geometry(cb, load64(&h->magic), load32(&h->version));
+	if (*why)
+		goto fail;
+	*why = "out of memory";
+	cb->seen = calloc(cb->nr_slots, sizeof(*cb->seen));
+	cb->cursors = calloc(cb->nr_slots, sizeof(*cb->cursors));
+	cb->heap = calloc(cb->nr_slots, sizeof(*cb->heap));
+	if (!cb->seen || !cb->cursors || !cb->heap)
+		goto fail;
+	old = load32(&h->collector);
+	*why = "another jitrace drains its calls";
+	if (old == me || (handed && old == JT_CALLBUF_HANDED)) {
+		/* ours from its first record: the agent handed it to us */
+		for (i = 0; i < cb->nr_slots; i++)
+			cb->seen[i].tail = load64(&slot_at(cb, i)->tail);
+		if (old == me || __atomic_compare_exchange_n(&h->collector, &old, me, false,
+							     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			*why = NULL;
+			return cb;
+		}
+		goto fail;
+	}
+	if (other_collector(old, me))
+		goto fail;
+	/* what the rings hold now was written before us (no collector, or a dead one) */
+	for (i = 0; i < cb->nr_slots; i++) {
+		struct jt_callbuf_slot *s = slot_at(cb, i);
+		uint32_t exited = JT_CALLBUF_EXITED;
+
+		cb->seen[i].tail = load64(&s->head);
+		cb->seen[i].dropped = load64(&s->dropped);
+		__atomic_store_n(&s->tail, cb->seen[i].tail, __ATOMIC_RELEASE);
+		__atomic_compare_exchange_n(&s->state, &exited, JT_CALLBUF_FREE, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+	/* from none, or from the dead one seen above: another taking it meanwhile wins */
+	if (!__atomic_compare_exchange_n(&h->collector, &old, me, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		goto fail;
+	*why = NULL;
+	return cb;
+fail:
+	free(cb->heap);
+	free(cb->cursors);
+	free(cb->seen);
+	free(cb);
+	return NULL;
+}
+
+/*
+ * Open slot i's unread records as a cursor: false when it has none (an exited thread's
+ * slot, empty, is given back then). An index that does not fit the ring is counted bad and
+ * its records skipped.
+ */
+static bool cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c)
+{
+	struct jt_callbuf_slot *s = slot_at(cb, i);
+	struct slot_seen *seen = &cb->seen[i];
+	uint32_t state = load32(&s->state);
+	uint64_t head = load64(&s->head), dropped = load64(&s->dropped);
+	uint32_t exited = JT_CALLBUF_EXITED;
+
+	if (dropped > seen->dropped)	/* a counter that shrinks was written by someone else */
+		cb->st.full += dropped - seen->dropped;
+	seen->dropped = dropped;
+	if (head - seen->tail > cb->nr_recs) {	/* more than the ring holds, or behind us */
+		cb->st.bad++;
+		seen->tail = head;
+	}
+	if (head != seen->tail) {
+		*c = (struct cursor){
+			.slot = i, .pos = seen->tail, .end = head,
+			/* after head: every record it covers was written before */
+			.now = cb->clock(cb->clock_ctx),
+			/* only a label within this pid: it names no other process */
+			.tid = load32(&s->tid),
+		};
+		return true;
+	}
+	__atomic_store_n(&s->tail, seen->tail, __ATOMIC_RELEASE);
+	if (state == JT_CALLBUF_EXITED)
+		__atomic_compare_exchange_n(&s->state, &exited, JT_CALLBUF_FREE, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	return false;
+}
+
+/* Load the cursor's next record that makes sense (others counted bad): false at its end. */
+static bool cursor_load(struct jt_callbuf *cb, struct cursor *c)
+{
+	const struct jt_callbuf_slot *s = slot_at(cb, c->slot);
+
+	for (; c->pos != c->end; c->pos++) {
+		const struct jt_callbuf_rec *r = &s->recs[c->pos & (cb->nr_recs - 1)];
+
+		c->ts = __atomic_load_n(&r->ts, __ATOMIC_RELAXED);
+		c->v = __atomic_load_n(&r->id_kind, __ATOMIC_RELAXED);
+		/* a time later than the index is forged, and would hold the reorder window of
+		 * every process */
+		if (c->ts && c->ts <= c->now && c->tid && c->tid < JT_PID_LIMIT)
+			return true;
+		cb->st.bad++;
+	}
+	return false;
+}
+
+/* Where cursor c has read to: ours, and told to the writer. */
+static void cursor_close(struct jt_callbuf *cb, const struct cursor *c)
+{
+	cb->seen[c->slot].tail = c->pos;
+	__atomic_store_n(&slot_at(cb, c->slot)->tail, c->pos, __ATOMIC_RELEASE);
+}
+
+/* Restore the min-heap of n cursors by time from position k down. */
+static void sift_down(struct cursor **h, unsigned int n, unsigned int k)
+{
+	for (;;) {
+		unsigned int l = 2 * k + 1, m = k;
+		struct cursor *t;
+
+		if (l < n && h[l]->ts < h[m]->ts)
+			m = l;
+		if (l + 1 < n && h[l + 1]->ts < h[m]->ts)
+			m = l + 1;
+		if (m == k)
+			return;
+		t = h[k];
+		h[k] = h[m];
+		h[m] = t;
+		k = m;
+	}
+}
+
+/*
+ * The slots merged by time, oldest first: the reorder stage holds a bounded number of
+ * records, and one thread's burst delivered before another's older calls would push those
+ * out of its window.
+ */
+long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
+{
+	struct jt_ev_call ev = { .h = { .size = sizeof(ev), .pid = cb->pid } };
+	unsigned int i, n = 0, k;
+	long done = 0;
+	int stop = 0;
+
+	for (i = 0; i < cb->nr_slots; i++) {
+		struct cursor *c = &cb->cursors[i];
+
+		if (!cursor_open(cb, i, c))
+			continue;
+		if (cursor_load(cb, c))
+			cb->heap[n++] = c;
+		else
+			cursor_close(cb, c);
+	}
+	for (k = n / 2; k-- > 0;)
+		sift_down(cb->heap, n, k);
+	while (n && (uint64_t)done < max && !stop) {
+		struct cursor *c = cb->heap[0];
+
+		ev.h.type = (c->v & JT_CALLBUF_LEAVE) ? JT_EV_LEAVE : JT_EV_ENTER;
+		ev.h.ts = c->ts;
+		ev.h.tid = c->tid;
+		ev.id = c->v & ~JT_CALLBUF_LEAVE;
+		stop = emit(ctx, &ev);
+		if (stop)
+			break;	/* this one is read again next time */
+		done++;
+		c->pos++;
+		if (!cursor_load(cb, c)) {
+			cursor_close(cb, c);
+			cb->heap[0] = cb->heap[--n];
+		}
+		sift_down(cb->heap, n, 0);
+	}
+	while (n)	/* stopped early: the rest is read next time */
+		cursor_close(cb, cb->heap[--n]);
+	cb->st.records += done;
+	return stop ? -1 : done;
+}
+
+void jt_callbuf__trim(struct jt_callbuf *cb)
+{
+	size_t off = JT_CALLBUF_HDR_SIZE, len = (size_t)cb->nr_slots * cb->slot_size;
+
+	/* shared memory: only our page tables go, the process's rings stay as they are */
+	if (cb->mapped)
+		madvise((char *)cb->hdr + off, len, MADV_DONTNEED);
+}
+
+void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), void *ctx)
+{
+	cb->clock = clock;
+	cb->clock_ctx = ctx;
+}
+
+void jt_callbuf__stats(const struct jt_callbuf *cb, struct jt_callbuf_stats *st)
+{
+	*st = cb->st;
+}
+
+uint32_t jt_callbuf__pid(const struct jt_callbuf *cb)
+{
+	return cb->pid;
+}
+
+void jt_callbuf__file(const struct jt_callbuf *cb, uint64_t *dev, uint64_t *ino)
+{
+	*dev = cb->dev;
+	*ino = cb->ino;
+}
+
+void jt_callbuf__release(struct jt_callbuf *cb)
+{
+	uint32_t me = cb->me;
+
+	__atomic_compare_exchange_n(&cb->hdr->collector, &me, 0, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_RELAXED);
+}
+
+void jt_callbuf__close(struct jt_callbuf *cb)
+{
+	if (!cb)
+		return;
+	jt_callbuf__release(cb);
+	if (cb->mapped)
+		munmap(cb->hdr, cb->size);
+	free(cb->heap);
+	free(cb->cursors);
+	free(cb->seen);
+	free(cb);
+}
+
+/* The start and end of pid's region in its maps: 0, or -ENOENT (none), or -errno. */
+static int find_region(const char *proc_root, uint32_t pid, unsigned long *start,
+		       unsigned long *end)
+{
+	char path[64], line[MAPS_LINE_MAX];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+		int name = 0;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &s, &e, &name) != 2 || !name)
+			continue;
+		/* the kernel names it "/memfd:NAME (deleted)"; the last one is the newest */
+		if (!strncmp(line + name, "/memfd:" JT_CALLBUF_NAME " ",
+			     sizeof("/memfd:" JT_CALLBUF_NAME)) ||
+		    !strcmp(line + name, "/memfd:" JT_CALLBUF_NAME "\n")) {
+			*start = s;
+			*end = e;
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/* Why the file at fd is not a region of pid's that only its user can reach, or NULL. */
+static const char *not_region(int fd, const struct stat *st, uid_t uid)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_uid != uid)
+		return "owned by another user than the process's";
+	if (st->st_mode & 077)
+		return "readable or writable by other users (mode not 0600)";
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return "not sealed against shrinking (a cut under our mapping would fault)";
+	if ((size_t)st->st_size < JT_CALLBUF_HDR_SIZE)
+		return "smaller than its header";
+	return NULL;
+}
+
+int jt_callbuf__find(const char *proc_root, uint32_t pid, uid_t *uid)
+{
+	char path[128];
+	unsigned long start = 0, end = 0;
+	struct stat proc;
+	int fd;
+
+	if (find_region(proc_root, pid, &start, &end))
+		return -1;	/* no agent with a region, or the process is gone */
+	snprintf(path, sizeof(path), "%s/%u", proc_root, pid);
+	if (stat(path, &proc))
+		return -1;
+	*uid = proc.st_uid;	/* the process's effective uid */
+	snprintf(path, sizeof(path), "%s/%u/map_files/%lx-%lx", proc_root, pid, start, end);
+	/* a magic link to the mapped file itself, never resolved by name: nothing to plant */
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		jt_err("warning: pid %u's calls go through uprobes: opening %s: %s", pid, path,
+		       strerror(errno));
+	return fd;
+}
+
+struct jt_callbuf *jt_callbuf__map(int fd, uint32_t pid, uid_t uid, uint32_t me, bool handed)
+{
+	struct jt_callbuf *cb;
+	struct stat st;
+	const char *why;
+	void *mem;
+
+	why = fstat(fd, &st) ? strerror(errno) : not_region(fd, &st, uid);
+	if (why) {
+		jt_err("warning: pid %u's calls go through uprobes: its calls region: %s", pid, why);
+		return NULL;
+	}
+	mem = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		jt_err("warning: pid %u's calls go through uprobes: mapping its calls region: %s",
+		       pid, strerror(errno));
+		return NULL;
+	}
+	cb = jt_callbuf__take(mem, st.st_size, pid, me, handed, &why);
+	if (!cb) {
+		jt_err("warning: pid %u's calls go through uprobes: its calls region: %s", pid, why);
+		munmap(mem, st.st_size);
+		return NULL;
+	}
+	cb->mapped = true;
+	cb->dev = st.st_dev;
+	cb->ino = st.st_ino;
+	return cb;
+}
+
+int jt_callbuf__listen(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int s, err;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	/* a socket left by a recording that is gone (or one running: the newest wins) */
+	if (unlink(path) && errno != ENOENT)
+		goto fail;
+	/* every agent may connect (the kernel names it), only root listens; the backlog
+	 * holds a burst of processes starting between two ticks */
+	if (bind(s, (struct sockaddr *)&sun, sizeof(sun)) || chmod(path, 0666) ||
+	    listen(s, SOMAXCONN))
+		goto fail;
+	return s;
+fail:
+	err = -errno;
+	close(s);
+	return err;
+}
+
+int jt_callbuf__accept(int sock)
+{
+	int c = accept4(sock, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	return c < 0 ? -errno : c;
+}
+
+int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint64_t magic = 0;
+	struct iovec iov = { &magic, sizeof(magic) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
+	struct ucred cred = { 0 };
+	socklen_t cl = sizeof(cred);
+	struct cmsghdr *c;
+	int fd = -1, n, k;
+	ssize_t len = recvmsg(conn, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (len < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		/* every fd sent is ours to close; only a lone one is a region */
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < n; k++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			if (fd < 0 && n == 1)
+				fd = f;
+			else
+				close(f);
+		}
+	}
+	/* who connected, as the kernel saw it then, in our pid namespace */
+	if (fd < 0 || len != sizeof(magic) || magic != JT_CALLBUF_MAGIC ||
+	    (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.pid <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADMSG;
+	}
+	*pid = (uint32_t)cred.pid;
+	*uid = cred.uid;
+	return fd;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Agents' calls regions (include/jt_callbuf.h): found, checked, taken and drained as calls. */
+#ifndef JT_CALLBUF_SRC_H
+#define JT_CALLBUF_SRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jt_events.h"
+
+/*
+ * One enter or leave read from a region, shaped as the ring buffer's jt_ev_call so that it
+ * goes through the same decoding. Return nonzero to stop the drain (the log failed).
+ */
+typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_ev_call *ev);
+
+struct jt_callbuf_stats {
+	uint64_t records;	/* delivered */
+	uint64_t full;		/* lost in the process to a full ring (its counters' growth) */
+	uint64_t bad;		/* records or indexes refused */
+};
+
+struct jt_callbuf;
+
+/*
+ * Take the region of size bytes at mem, the memory of process pid, for collector me: its
+ * geometry is checked against size and copied once. What it held before is skipped (it was
+ * written before this recording), unless it is ours from its first record: named me, or
+ * (handed) JT_CALLBUF_HANDED, sent to the socket we listen on. NULL with *why set when it
+ * is not a region of ours or another live collector drains it. mem stays the caller's
+ * unless given with jt_callbuf__map.
+ */
+struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32_t me,
+				    bool handed, const char **why);
+/*
+ * pid's region found in proc_root/PID/maps and opened through map_files (root only): its
+ * fd, the process's uid into *uid; -1 if it has none (an open refused is said).
+ */
+int jt_callbuf__find(const char *proc_root, uint32_t pid, uid_t *uid);
+/*
+ * Check that the file at fd is a sealed memfd of mode 0600 owned by uid, map it and take
+ * it (the caller closes fd). NULL when refused, said once with why.
+ */
+struct jt_callbuf *jt_callbuf__map(int fd, uint32_t pid, uid_t uid, uint32_t me, bool handed);
+/*
+ * The socket at path agents hand their regions to (JT_CALLBUF_SOCK), listening: its fd, or
+ * -errno. Any user may connect; the kernel says who did.
+ */
+int jt_callbuf__listen(const char *path);
+/* A connection waiting on sock: its fd (nonblocking), -EAGAIN when none waits. */
+int jt_callbuf__accept(int sock);
+/*
+ * The region sent on connection conn: its fd, and its sender's pid and uid as the kernel
+ * says them; -EAGAIN when nothing was sent yet, -EBADMSG for anything else (a message that
+ * is not one, its fds closed; a sender that closed sending nothing).
+ */
+int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid);
+/*
+ * Deliver at most max records, each checked: an index that does not fit the ring skips the
+ * slot's records, a time later than the clock's when the index was read (or 0), or a thread
+ * id out of range, the record; each counted bad. Exited threads' slots, once empty, are
+ * given back. Returns the records delivered, or -1 when the emitter said stop.
+ */
+long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx);
+/*
+ * Let go of the pages of the rings read so far (they are the process's; mapped, they count
+ * in the recorder's resident size): the next drain maps again what it reads.
+ */
+void jt_callbuf__trim(struct jt_callbuf *cb);
+/* The clock drains check times against (default CLOCK_MONOTONIC ns): tests set theirs. */
+void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), void *ctx);
+void jt_callbuf__stats(const struct jt_callbuf *cb, struct jt_callbuf_stats *st);
+uint32_t jt_callbuf__pid(const struct jt_callbuf *cb);
+/* The file behind the region (0, 0 for memory given to jt_callbuf__take). */
+void jt_callbuf__file(const struct jt_callbuf *cb, uint64_t *dev, uint64_t *ino);
+/* Give the region back: the agent's calls go to the stubs again (it can still be drained). */
+void jt_callbuf__release(struct jt_callbuf *cb);
+/* Give it back if not yet done, and unmap what we mapped. */
+void jt_callbuf__close(struct jt_callbuf *cb);
+
+#endif
