@@ -91,6 +91,7 @@ enum jt_rec_type {
 	JT_REC_THREAD,		/* a thread's name; precedes its first sample named so */
 	JT_REC_OFFCPU,		/* a thread's time off the CPU, with the stack it left with */
 	JT_REC_INLINE,		/* a method's inlined scopes and lines; follows its JT_REC_METHOD */
+	JT_REC_CALLS,		/* a run of one thread's enters and leaves, delta-coded */
 	JT_REC_MAX,
 };
 
@@ -122,6 +123,25 @@ struct jt_rec_call {
 	__u32 pid;
 	__u32 tid;
 };
+
+/*
+ * JT_REC_CALLS: enters and leaves of one thread that follow each other in the log, in one
+ * record; a reader gives them one by one as JT_REC_ENTER and JT_REC_LEAVE records (a reader
+ * older than it skips it). h.ts is the first call's time. Each call is two LEB128 varints:
+ * (its ts - the call before's) << 1, | 1 for a leave; then (its id - the call before's id)
+ * zigzag-coded; for the first call the one before is h.ts and id 0. len bytes of them,
+ * then fewer than 8 zero bytes up to size.
+ */
+struct jt_rec_calls {
+	struct jt_rec_hdr h;
+	__u32 pid;
+	__u32 tid;
+	__u32 count;		/* calls, at least 1 (the writer makes a lone one an enter or leave) */
+	__u32 len;		/* bytes of varints after this fixed part */
+};
+
+/* Bytes one call takes at most in a JT_REC_CALLS: two varints of 64 bits. */
+#define JT_CALLS_CALL_MAX 20
 
 /*
  * A frame: the top byte of ref says what the rest means.
@@ -260,6 +280,7 @@ struct jt_rec_end {
 _Static_assert(sizeof(struct jt_log_header) == JT_LOG_HEADER_SIZE, "jt_log_header layout");
 _Static_assert(sizeof(struct jt_log_block) == 32, "jt_log_block layout");
 _Static_assert(offsetof(struct jt_log_block, seq) == JT_LOG_BLOCK_V1_SIZE, "jt_log_block v1");
+_Static_assert(sizeof(struct jt_rec_calls) == 32, "jt_rec_calls layout");
 _Static_assert(sizeof(struct jt_rec_hdr) == 16, "jt_rec_hdr layout");
 _Static_assert(sizeof(struct jt_rec_method) == 64, "jt_rec_method layout");
 _Static_assert(sizeof(struct jt_rec_call) == 32, "jt_rec_call layout");

@@ -763,6 +763,152 @@ static void record_whose_lengths_overrun_its_size_is_corrupt(void **state)
 	free(file);
 }
 
+/*
+ * One thread's calls in a row are one JT_REC_CALLS of a few bytes a call, read back as the
+ * enter and leave records written: times far apart and close, ids up and down, another
+ * thread's and a sample cutting runs, a lone call, runs across blocks.
+ */
+static void runs_of_one_threads_calls_read_back_exactly_in_few_bytes(void **state)
+{
+	struct tmp *t = *state;
+	enum { N = 30000 };
+	union recbuf *rbs = malloc(N * sizeof(*rbs));
+	const struct jt_rec_hdr *rec;
+	struct jt_log_writer *w;
+	struct jt_log_reader *r;
+	struct jt_log_block b;
+	unsigned char *file;
+	size_t len, i, n = 0;
+	uint64_t ts = START_NS;
+	FILE *f;
+
+	assert_non_null(rbs);
+	mk_method(&rbs[n++], ts, 1, 42, 0x1000, "a");
+	mk_method(&rbs[n++], ts, 300000, 42, 0x2000, "b");
+	while (n < N) {
+		uint64_t k = n % 97;
+
+		if (k == 13)
+			mk_sample(&rbs[n], ts, 42, 1, n, 1, 0);
+		else if (k == 50 || k == 51)	/* another thread's, and one alone */
+			mk_call(&rbs[n], JT_REC_ENTER, ts, 42, 44 + k, 300000);
+		else
+			mk_call(&rbs[n], n & 1 ? JT_REC_LEAVE : JT_REC_ENTER, ts, 42, 43,
+				n & 2 ? 1 : 300000);
+		n++;
+		/* mostly tens of ns apart, sometimes none, seconds or weeks */
+		ts += k == 7 ? 0 : k == 70 ? 5000000000ULL : k == 71 ? (1ULL << 50) : 20 + k;
+	}
+	w = create(tpath(t, "runs.jtl"));
+	for (i = 0; i < n; i++)
+		assert_int_equal(jt_logw__append(w, &rbs[i].h), 0);
+	assert_int_equal(jt_logw__records(w), n);
+	assert_int_equal(jt_logw__close(w), 0);
+
+	r = jt_logr__open(tpath(t, "runs.jtl"));
+	assert_non_null(r);
+	for (i = 0; i < n; i++) {
+		rec = jt_logr__next(r);
+		assert_non_null(rec);
+		assert_int_equal(rec->size, rbs[i].h.size);
+		assert_memory_equal(rec, rbs[i].b, rbs[i].h.size);
+	}
+	rec = jt_logr__next(r);
+	assert_non_null(rec);
+	assert_int_equal(rec->type, JT_REC_END);
+	assert_null(jt_logr__next(r));
+	assert_int_equal(jt_logr__state(r), JT_LOGR_END);
+	assert_int_equal(jt_logr__stats(r)->records, n + 1);
+	jt_logr__close(r);
+
+	/* the calls take a few bytes each before compression, not a record's 32 */
+	file = malloc(1 << 20);
+	assert_non_null(file);
+	f = fopen(tpath(t, "runs.jtl"), "r");
+	assert_non_null(f);
+	len = fread(file, 1, 1 << 20, f);
+	fclose(f);
+	memcpy(&b, file + JT_LOG_HEADER_SIZE, sizeof(b));
+	assert_int_equal(b.magic, JT_LOG_BLOCK_MAGIC);
+	assert_true(len < (1 << 20));
+	assert_true(b.rawsize < 8 * N);
+	free(file);
+	free(rbs);
+}
+
+/* A run of calls whose coding does not add up is a malformed record, the rest unread. */
+static void run_of_calls_coded_wrong_is_corrupt(void **state)
+{
+	static const struct {
+		unsigned int count, len, size;
+		unsigned char bytes[24];
+		uint64_t ts;	/* 0: START_NS + 1 */
+	} bad[] = {
+		{ 0, 0, 32, { 0 }, 0 },				/* no calls */
+		{ 1, 2, 32, { 0 }, 0 },				/* len past size */
+		{ 1, 2, 48, { 0, 2 }, 0 },				/* padding of 14 */
+		{ 2, 2, 40, { 0, 2 }, 0 },				/* the second call missing */
+		{ 1, 2, 40, { 0, 0x82 }, 0 },			/* cut inside a varint */
+		{ 1, 3, 40, { 0, 2, 0 }, 0 },			/* a byte after the last */
+		{ 1, 2, 40, { 0, 2, 0, 5 }, 0 },			/* padding not zero */
+		{ 1, 12, 48, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02,
+			       2 }, 0 },				/* more than 64 bits */
+		{ 1, 12, 48, { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+			       2 }, (1ULL << 63) + 5 },		/* its time wraps */
+	};
+	union recbuf rb, mb, raw;
+	unsigned char *file = malloc(1 << 16);
+	const struct jt_rec_hdr *good = mk_method(&mb, START_NS, 2, 42, 0x1000, "m");
+	struct jt_log_reader *r;
+	const struct jt_rec_hdr *rec;
+	struct jt_rec_calls run;
+	size_t i, len;
+
+	(void)state;
+	assert_non_null(file);
+	memcpy(raw.b, good, good->size);
+	for (i = 0; i < JT_ARRAY_SIZE(bad); i++) {
+		memset(raw.b + good->size, 0, bad[i].size);
+		run = (struct jt_rec_calls){
+			.h = { .type = JT_REC_CALLS, .size = bad[i].size,
+			       .ts = bad[i].ts ? bad[i].ts : START_NS + 1 },
+			.pid = 42, .tid = 43, .count = bad[i].count, .len = bad[i].len,
+		};
+		memcpy(raw.b + good->size, &run, sizeof(run));
+		memcpy(raw.b + good->size + sizeof(run), bad[i].bytes, bad[i].size - sizeof(run));
+		len = one_block_log(file, 1 << 16, raw.b, good->size + bad[i].size);
+
+		r = jt_logr__open_mem(file, len);
+		assert_non_null(r);
+		rec = jt_logr__next(r);
+		assert_non_null(rec);
+		assert_memory_equal(rec, good, good->size);
+		assert_null(jt_logr__next(r));
+		assert_int_equal(jt_logr__state(r), JT_LOGR_CORRUPT);
+		assert_non_null(strstr(jt_logr__why(r), "calls record"));
+		jt_logr__close(r);
+	}
+	/* the same well coded reads: enter 2 at START_NS + 1, leave 2 at START_NS + 3 */
+	memcpy(raw.b + good->size, &(struct jt_rec_calls){
+		.h = { .type = JT_REC_CALLS, .size = 40, .ts = START_NS + 1 },
+		.pid = 42, .tid = 43, .count = 2, .len = 4 }, sizeof(run));
+	memcpy(raw.b + good->size + sizeof(run), (unsigned char[8]){ 0, 4, 5, 0 }, 8);
+	len = one_block_log(file, 1 << 16, raw.b, good->size + 40);
+	r = jt_logr__open_mem(file, len);
+	assert_non_null(r);
+	assert_non_null(jt_logr__next(r));
+	rec = jt_logr__next(r);
+	assert_non_null(rec);
+	assert_memory_equal(rec, mk_call(&rb, JT_REC_ENTER, START_NS + 1, 42, 43, 2), 32);
+	rec = jt_logr__next(r);
+	assert_non_null(rec);
+	assert_memory_equal(rec, mk_call(&rb, JT_REC_LEAVE, START_NS + 3, 42, 43, 2), 32);
+	assert_null(jt_logr__next(r));
+	assert_int_equal(jt_logr__state(r), JT_LOGR_TRUNCATED);
+	jt_logr__close(r);
+	free(file);
+}
+
 static void file_mode_is_0600(void **state)
 {
 	struct tmp *t = *state;
@@ -1911,6 +2057,8 @@ int main(void)
 		T(truncated_file_reads_up_to_last_whole_block),
 		T(flipped_byte_in_middle_block_is_corrupt),
 		T(record_whose_lengths_overrun_its_size_is_corrupt),
+		T(runs_of_one_threads_calls_read_back_exactly_in_few_bytes),
+		T(run_of_calls_coded_wrong_is_corrupt),
 		T(file_mode_is_0600),
 		T(existing_file_is_refused_without_force_and_replaced_with_force),
 		T(symlink_at_path_is_never_followed),

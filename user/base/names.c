@@ -71,6 +71,7 @@ static const char *const rec_names[] = {
 	[JT_REC_THREAD] = "thread",
 	[JT_REC_OFFCPU] = "offcpu",
 	[JT_REC_INLINE] = "inline",
+	[JT_REC_CALLS] = "calls",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
 

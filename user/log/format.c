@@ -38,6 +38,7 @@ static const struct rec_rule rules[JT_REC_MAX] = {
 	[JT_REC_THREAD] = FIXED(jt_rec_thread),
 	[JT_REC_OFFCPU] = VAR(jt_rec_offcpu, smp.nr_frames, sizeof(struct jt_frame)),
 	[JT_REC_INLINE] = FIXED(jt_rec_inline),	/* its three counts: log/view.c checks them */
+	[JT_REC_CALLS] = FIXED(jt_rec_calls),	/* its calls: calls_invalid checks them */
 };
 
 /* Fields at an offset of a record, which a buffer need not hold aligned. */
@@ -60,6 +61,90 @@ static uint64_t u64_at(const struct jt_rec_hdr *rec, size_t off)
 static const struct rec_rule *rule_of(unsigned int type)
 {
 	return type < JT_REC_MAX && rules[type].fixed ? &rules[type] : NULL;
+}
+
+/* One LEB128 varint of at most 64 bits from [*p, end): false if cut short or too long. */
+static bool get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	unsigned int shift;
+	uint64_t x = 0;
+
+	for (shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char b = *(*p)++;
+
+		/* the tenth byte holds the 64th bit alone */
+		if (shift == 63 && b > 1)
+			return false;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static unsigned char *put_varint(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+bool jt_logfmt__call_get(const unsigned char **p, const unsigned char *end,
+			 struct jt_rec_call *c)
+{
+	uint64_t dts, did;
+
+	if (!get_varint(p, end, &dts) || !get_varint(p, end, &did) ||
+	    c->h.ts + (dts >> 1) < c->h.ts)
+		return false;
+	c->h.type = dts & 1 ? JT_REC_LEAVE : JT_REC_ENTER;
+	c->h.ts += dts >> 1;
+	c->id += (did >> 1) ^ -(did & 1);	/* zigzag: the id may go down as well as up */
+	return true;
+}
+
+unsigned char *jt_logfmt__call_put(unsigned char *p, const struct jt_rec_call *prev,
+				   const struct jt_rec_call *c)
+{
+	uint64_t did = c->id - prev->id;
+
+	p = put_varint(p, (c->h.ts - prev->h.ts) << 1 | (c->h.type == JT_REC_LEAVE));
+	return put_varint(p, did << 1 ^ -(did >> 63));
+}
+
+void jt_logfmt__calls_first(const struct jt_rec_calls *run, struct jt_rec_call *c)
+{
+	*c = (struct jt_rec_call){
+		.h = { .size = sizeof(*c), .ts = run->h.ts }, .pid = run->pid, .tid = run->tid,
+	};
+}
+
+/* Why a JT_REC_CALLS whose fixed part is within size is not one readers can give, or NULL. */
+static const char *calls_invalid(const struct jt_rec_calls *run, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)(run + 1), *end = p + run->len;
+	struct jt_rec_call c;
+	uint32_t i;
+
+	if (!run->count)
+		return "a run of no calls";
+	if (run->len > size - sizeof(*run) || size - sizeof(*run) - run->len >= 8)
+		return "its calls' length is not its size's";
+	jt_logfmt__calls_first(run, &c);
+	for (i = 0; i < run->count; i++)
+		if (!jt_logfmt__call_get(&p, end, &c))
+			return "a call cut short or past 64 bits";
+	if (p != end)
+		return "bytes after its last call";
+	for (end = (const unsigned char *)run + size; p < end; p++)
+		if (*p)
+			return "padding not zero";
+	return NULL;
 }
 
 const char *jt_logfmt__invalid(const struct jt_rec_hdr *rec, size_t avail)
@@ -97,6 +182,8 @@ const char *jt_logfmt__invalid(const struct jt_rec_hdr *rec, size_t avail)
 		if (!o->state || o->state >= JT_OFF_MAX)
 			return "its state is of no known kind";
 	}
+	if (rec->type == JT_REC_CALLS)
+		return calls_invalid((const void *)rec, size);
 	return NULL;
 }
 

@@ -7,6 +7,7 @@
 #ifndef JT_LOGFMT_H
 #define JT_LOGFMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,5 +46,19 @@ void jt_logfmt__seal(struct jt_log_header *h);
  * nothing (USER, KERNEL) or is not known.
  */
 const char *jt_logfmt__referenced(unsigned int kind);
+
+/*
+ * A JT_REC_CALLS's calls (include/jt_log_format.h). calls_first sets c to what the first
+ * call is coded against; call_get reads the next call from [*p, end) into c, which holds
+ * the call before it, and moves *p past it: false if it is cut short or does not fit 64
+ * bits (jt_logfmt__invalid has said so for a record it passed: only a record it checked is
+ * read). call_put writes c coded against prev at p (JT_CALLS_CALL_MAX bytes at most) and
+ * returns the byte after it.
+ */
+void jt_logfmt__calls_first(const struct jt_rec_calls *run, struct jt_rec_call *c);
+bool jt_logfmt__call_get(const unsigned char **p, const unsigned char *end,
+			 struct jt_rec_call *c);
+unsigned char *jt_logfmt__call_put(unsigned char *p, const struct jt_rec_call *prev,
+				   const struct jt_rec_call *c);
 
 #endif

@@ -47,6 +47,7 @@ int jt_logw__flush(struct jt_log_writer *w);
 int jt_logw__close(struct jt_log_writer *w);
 /* Free without writing the end record (after an error); a log never placed is dropped. */
 void jt_logw__abort(struct jt_log_writer *w);
+/* Records appended, as readers give them (the calls of a JT_REC_CALLS one by one). */
 uint64_t jt_logw__records(const struct jt_log_writer *w);
 /* The writer as the collector's sink: each record appended. */
 struct jt_sink jt_logw__sink(struct jt_log_writer *w);

@@ -55,6 +55,13 @@ struct jt_log_reader {
 	size_t raw_cap;			/* grown to the largest block seen, up to the limit */
 	size_t raw_len;
 	size_t pos;			/* next record in raw */
+	/* a JT_REC_CALLS being given call by call: its calls left, in raw, and the one given
+	 * last (the next one's base), where it is in its block */
+	const unsigned char *run, *run_end;
+	uint32_t run_left;
+	struct jt_rec_call run_call;
+	size_t run_pos;
+	uint64_t run_idx;
 	z_stream zs;
 	char why[256];
 };
@@ -810,6 +817,15 @@ const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r)
 	size_t at;
 
 	while (r->state == JT_LOGR_OK) {
+		if (r->run_left) {
+			/* checked whole by jt_logfmt__invalid: every call reads */
+			jt_logfmt__call_get(&r->run, r->run_end, &r->run_call);
+			r->run_left--;
+			rec = &r->run_call.h;
+			at = r->run_pos;
+			idx = r->run_idx;
+			goto given;
+		}
 		if (r->pos == r->raw_len) {
 			if (!next_block(r))
 				break;
@@ -839,6 +855,20 @@ const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r)
 		}
 		r->pos += rec->size;
 		r->rec_idx++;
+		if (rec->type == JT_REC_CALLS) {
+			const struct jt_rec_calls *run = (const void *)rec;
+
+			/* one record of the file, given as the calls it holds */
+			r->nrec++;
+			r->run = (const unsigned char *)(run + 1);
+			r->run_end = r->run + run->len;
+			r->run_left = run->count;
+			r->run_pos = at;
+			r->run_idx = idx;
+			jt_logfmt__calls_first(run, &r->run_call);
+			continue;
+		}
+given:
 		why = unsound(r, rec, &p, buf, sizeof(buf));
 		if (!why && rec->type == JT_REC_END &&
 		    ((const struct jt_rec_end *)rec)->records != r->nrec) {
@@ -854,7 +884,8 @@ const struct jt_rec_hdr *jt_logr__next(struct jt_log_reader *r)
 				why = buf;
 			}
 		}
-		r->nrec++;
+		if (rec != &r->run_call.h)
+			r->nrec++;
 		if (why) {
 			if (!problem(r, p, "block at offset %" PRIu64 ", record %" PRIu64 " at "
 				     "byte %zu of its data: %s record: %s", r->block_off, idx, at,

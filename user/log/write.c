@@ -18,6 +18,7 @@
  */
 #define JT_LOGW_ZLEVEL 1
 #define JT_LOGW_MEMLEVEL 9
+#define RUN_NONE SIZE_MAX
 
 struct jt_log_writer {
 	char *path;
@@ -25,14 +26,19 @@ struct jt_log_writer {
 	int fd;
 	int err;		/* first write error, -errno: every later call returns it */
 	bool zinit;
-	uint64_t records;
+	uint64_t records;	/* in the file: a run of calls is one */
+	uint64_t given;		/* as readers give them: a run's calls one by one */
 	uint64_t bytes;		/* written to the file: header, block headers, zlib data */
 	uint64_t last_ts;	/* the end record's time */
 	struct jt_log_header hdr;	/* as written (sealed) */
 	bool late;		/* a JT_REC_LATE was written: the header says so at the end */
 	uint64_t blocks;	/* written: the next block's seq */
 	uint64_t block_first;	/* records before the block being filled: its first_rec */
-	size_t held;		/* bytes of whole records in raw */
+	size_t held;		/* bytes of whole records in raw, and of the open run's calls */
+	size_t run_at;		/* offset in raw of the open JT_REC_CALLS; RUN_NONE: none */
+	struct jt_rec_call run_first;	/* its first call: written alone if no other follows */
+	struct jt_rec_call run_last;	/* its last call, the next one's base */
+	uint32_t run_count;
 	unsigned char *raw;	/* JT_LOG_BLOCK_MAX bytes: the block being filled */
 	unsigned char *out;	/* struct jt_log_block then the compressed data: one write */
 	size_t out_cap;
@@ -87,6 +93,7 @@ static struct jt_log_writer *writer_new(const char *path, const struct jt_log_he
 		return NULL;
 	}
 	w->fd = -1;
+	w->run_at = RUN_NONE;
 	w->last_ts = hdr->start_ns;
 	w->hdr = *hdr;
 	jt_logfmt__seal(&w->hdr);
@@ -173,12 +180,70 @@ fail:
 	return NULL;
 }
 
+/*
+ * Close the open run of calls, if any: its length, count and padding set, or its one call
+ * written as the plain record it is (a run of one would be larger).
+ */
+static void run_close(struct jt_log_writer *w)
+{
+	struct jt_rec_calls *run = (struct jt_rec_calls *)(w->raw + w->run_at);
+	size_t len;
+
+	if (w->run_at == RUN_NONE)
+		return;
+	if (w->run_count == 1) {
+		memcpy(run, &w->run_first, sizeof(w->run_first));
+		w->held = w->run_at + sizeof(w->run_first);
+	} else {
+		len = w->held - w->run_at - sizeof(*run);
+		run->len = len;
+		run->count = w->run_count;
+		run->h.size = (sizeof(*run) + len + 7) & ~(size_t)7;
+		memset(w->raw + w->held, 0, w->run_at + run->h.size - w->held);
+		w->held = w->run_at + run->h.size;
+	}
+	w->run_at = RUN_NONE;
+}
+
+/* Whether the open run has room for one more call, padding included. */
+static bool run_room(const struct jt_log_writer *w)
+{
+	return w->held + JT_CALLS_CALL_MAX + 7 <= JT_LOG_BLOCK_MAX;
+}
+
+/* Begin a run of calls at the end of raw with call c (there is room for it). */
+static void run_open(struct jt_log_writer *w, const struct jt_rec_call *c)
+{
+	struct jt_rec_calls *run = (struct jt_rec_calls *)(w->raw + w->held);
+	struct jt_rec_call base;
+
+	*run = (struct jt_rec_calls){
+		.h = { .type = JT_REC_CALLS, .ts = c->h.ts }, .pid = c->pid, .tid = c->tid,
+	};
+	jt_logfmt__calls_first(run, &base);
+	w->run_at = w->held;
+	w->held = (size_t)(jt_logfmt__call_put((unsigned char *)(run + 1), &base, c) - w->raw);
+	w->run_first = *c;
+	w->run_last = *c;
+	w->run_count = 1;
+	w->records++;
+}
+
+/* Add call c to the open run (of its thread, with room for it). */
+static void run_add(struct jt_log_writer *w, const struct jt_rec_call *c)
+{
+	w->held = (size_t)(jt_logfmt__call_put(w->raw + w->held, &w->run_last, c) - w->raw);
+	w->run_last = *c;
+	w->run_count++;
+}
+
 /* Compress what is held into one block and write it. */
 static int write_block(struct jt_log_writer *w)
 {
 	struct jt_log_block *b = (struct jt_log_block *)w->out;
 	int ret;
 
+	run_close(w);
 	if (w->err || !w->held)
 		return w->err;
 
@@ -224,14 +289,32 @@ int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 		return -EINVAL;
 	}
 
-	if (w->held + rec->size > JT_LOG_BLOCK_MAX) {
-		ret = write_block(w);
-		if (ret)
+	if (rec->type == JT_REC_ENTER || rec->type == JT_REC_LEAVE) {
+		const struct jt_rec_call *c = (const void *)rec;
+
+		/* one thread's calls one after another: coded in a few bytes each */
+		if (w->run_at != RUN_NONE && (c->pid != w->run_last.pid ||
+					      c->tid != w->run_last.tid || !run_room(w)))
+			run_close(w);
+		if (w->run_at == RUN_NONE && w->held + sizeof(struct jt_rec_calls) +
+		    JT_CALLS_CALL_MAX + 7 > JT_LOG_BLOCK_MAX && (ret = write_block(w)))
 			return ret;
+		if (w->run_at == RUN_NONE)
+			run_open(w, c);
+		else
+			run_add(w, c);
+	} else {
+		run_close(w);
+		if (w->held + rec->size > JT_LOG_BLOCK_MAX) {
+			ret = write_block(w);
+			if (ret)
+				return ret;
+		}
+		memcpy(w->raw + w->held, rec, rec->size);
+		w->held += rec->size;
+		w->records++;
 	}
-	memcpy(w->raw + w->held, rec, rec->size);
-	w->held += rec->size;
-	w->records++;
+	w->given++;
 	w->late |= rec->type == JT_REC_LATE;
 	w->last_ts = rec->ts;
 	if (w->held >= JT_LOG_BLOCK_TARGET)
@@ -308,7 +391,7 @@ void jt_logw__abort(struct jt_log_writer *w)
 
 uint64_t jt_logw__records(const struct jt_log_writer *w)
 {
-	return w->records;
+	return w->given;
 }
 
 uint64_t jt_logw__bytes(const struct jt_log_writer *w)
