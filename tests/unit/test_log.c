@@ -836,6 +836,40 @@ static void runs_of_one_threads_calls_read_back_exactly_in_few_bytes(void **stat
 	free(rbs);
 }
 
+/* An enter larger than a call (a newer writer's, with more after it) is kept whole. */
+static void call_records_larger_than_a_call_are_written_whole(void **state)
+{
+	struct tmp *t = *state;
+	union recbuf rbs[4];
+	struct jt_rec_call *big;
+	const struct jt_rec_hdr *rec;
+	struct jt_log_writer *w;
+	struct jt_log_reader *r;
+	size_t i;
+
+	mk_method(&rbs[0], START_NS, 1, 42, 0x1000, "a");
+	mk_call(&rbs[1], JT_REC_ENTER, START_NS + 1, 42, 43, 1);
+	big = (void *)rec_init(&rbs[2], JT_REC_ENTER, sizeof(*big) + 8, START_NS + 2);
+	big->id = 1;
+	big->pid = 42;
+	big->tid = 43;
+	memset(big + 1, 0xab, 8);
+	mk_call(&rbs[3], JT_REC_LEAVE, START_NS + 3, 42, 43, 1);
+	w = create(tpath(t, "big.jtl"));
+	for (i = 0; i < 4; i++)
+		assert_int_equal(jt_logw__append(w, &rbs[i].h), 0);
+	assert_int_equal(jt_logw__close(w), 0);
+	r = jt_logr__open(tpath(t, "big.jtl"));
+	assert_non_null(r);
+	for (i = 0; i < 4; i++) {
+		rec = jt_logr__next(r);
+		assert_non_null(rec);
+		assert_int_equal(rec->size, rbs[i].h.size);
+		assert_memory_equal(rec, rbs[i].b, rbs[i].h.size);
+	}
+	jt_logr__close(r);
+}
+
 /* A run of calls whose coding does not add up is a malformed record, the rest unread. */
 static void run_of_calls_coded_wrong_is_corrupt(void **state)
 {
@@ -2059,6 +2093,7 @@ int main(void)
 		T(record_whose_lengths_overrun_its_size_is_corrupt),
 		T(runs_of_one_threads_calls_read_back_exactly_in_few_bytes),
 		T(run_of_calls_coded_wrong_is_corrupt),
+		T(call_records_larger_than_a_call_are_written_whole),
 		T(file_mode_is_0600),
 		T(existing_file_is_refused_without_force_and_replaced_with_force),
 		T(symlink_at_path_is_never_followed),

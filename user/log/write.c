@@ -272,15 +272,44 @@ static int write_block(struct jt_log_writer *w)
 	return write_all(w, w->out, sizeof(*b) + b->zsize);
 }
 
+/* An enter or leave of struct jt_rec_call's size (a larger one, from a newer writer, is
+ * written whole): coded into its thread's run, in a few bytes. */
+static bool runs_in(const struct jt_rec_hdr *rec)
+{
+	return (rec->type == JT_REC_ENTER || rec->type == JT_REC_LEAVE) &&
+	       rec->size == sizeof(struct jt_rec_call);
+}
+
+/* Add call c to its thread's run: the open one if it is that thread's and has room. */
+static int append_call(struct jt_log_writer *w, const struct jt_rec_call *c)
+{
+	int ret;
+
+	if (w->run_at != RUN_NONE && (c->pid != w->run_last.pid || c->tid != w->run_last.tid ||
+				      !run_room(w)))
+		run_close(w);
+	if (w->run_at != RUN_NONE) {
+		run_add(w, c);
+		return 0;
+	}
+	if (w->held + sizeof(struct jt_rec_calls) + JT_CALLS_CALL_MAX + 7 > JT_LOG_BLOCK_MAX &&
+	    (ret = write_block(w)))
+		return ret;
+	run_open(w, c);
+	return 0;
+}
+
 int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 {
-	const char *why;
+	const char *why = NULL;
 	int ret;
 
 	if (w->err)
 		return w->err;
-	/* the caller's buffer covers rec->size bytes: check the record against itself */
-	why = jt_logfmt__invalid(rec, rec->size);
+	/* the caller's buffer covers rec->size bytes: check the record against itself (a
+	 * call that runs in is of a known type and its exact size: nothing more to check) */
+	if (!runs_in(rec))
+		why = jt_logfmt__invalid(rec, rec->size);
 	if (!why && rec->size > JT_LOG_BLOCK_MAX)
 		why = "larger than a block";
 	if (why) {
@@ -288,21 +317,10 @@ int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 		       jt_rec__name(rec->type), rec->type, rec->size, why);
 		return -EINVAL;
 	}
-
-	if (rec->type == JT_REC_ENTER || rec->type == JT_REC_LEAVE) {
-		const struct jt_rec_call *c = (const void *)rec;
-
-		/* one thread's calls one after another: coded in a few bytes each */
-		if (w->run_at != RUN_NONE && (c->pid != w->run_last.pid ||
-					      c->tid != w->run_last.tid || !run_room(w)))
-			run_close(w);
-		if (w->run_at == RUN_NONE && w->held + sizeof(struct jt_rec_calls) +
-		    JT_CALLS_CALL_MAX + 7 > JT_LOG_BLOCK_MAX && (ret = write_block(w)))
+	if (runs_in(rec)) {
+		ret = append_call(w, (const struct jt_rec_call *)rec);
+		if (ret)
 			return ret;
-		if (w->run_at == RUN_NONE)
-			run_open(w, c);
-		else
-			run_add(w, c);
 	} else {
 		run_close(w);
 		if (w->held + rec->size > JT_LOG_BLOCK_MAX) {
