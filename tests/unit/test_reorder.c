@@ -231,17 +231,18 @@ static void max_records_lets_the_oldest_out_early(void **state)
 	jt_reorder__free(r);
 }
 
-/* Each record costs its copy (64 bytes at least) and a 24-byte slot: 88 for a small one. */
+/* Each record costs its copy (JT_REORDER_SMALL bytes at least) and a 24-byte slot. */
+#define SMALL_COST (JT_REORDER_SMALL + 24)
 static void max_bytes_lets_the_oldest_out_early(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(100, 3 * 88 + 200 + 24);
+	struct jt_reorder *r = jt_reorder__new(100, 3 * SMALL_COST + 200 + 24);
 	uint32_t seqs[8];
 	struct out o = { .seqs = seqs, .max = 8 };
 
 	(void)state;
 	push(r, 50, 0, 16);
 	push(r, 10, 1, 200);
-	assert_int_equal(jt_reorder__bytes(r), 88 + 224);
+	assert_int_equal(jt_reorder__bytes(r), SMALL_COST + 224);
 	push(r, 40, 2, 16);
 	push(r, 20, 3, 64);
 	assert_false(jt_reorder__over(r));	/* 3 small and one of 200: just fits */
@@ -252,7 +253,7 @@ static void max_bytes_lets_the_oldest_out_early(void **state)
 	assert_int_equal(jt_reorder__flush(r, 0, on_rec, &o), 1);
 	assert_int_equal(seqs[0], 1);
 	assert_false(jt_reorder__over(r));
-	assert_int_equal(jt_reorder__bytes(r), 4 * 88);
+	assert_int_equal(jt_reorder__bytes(r), 4 * SMALL_COST);
 	assert_int_equal(jt_reorder__floor(r), 10);
 	assert_int_equal(jt_reorder__flush(r, UINT64_MAX, on_rec, &o), 4);
 	assert_int_equal(jt_reorder__bytes(r), 0);

@@ -13,7 +13,7 @@
 
 #include "join/reorder.h"
 
-#define SMALL 64		/* records up to this size (enter, leave, unload) use the pool */
+#define SMALL JT_REORDER_SMALL
 #define POOL_BLOCK 4096		/* small chunks allocated at a time */
 #define NEAR 8			/* places back from the tail a record may go in the array */
 

@@ -16,9 +16,12 @@ struct jt_reorder;
 
 typedef void (*jt_reorder_cb)(void *ctx, const void *rec, size_t len);
 
+/* Copies up to this size come from a pool, not malloc: an enter or leave event's (96). */
+#define JT_REORDER_SMALL 96
+
 /*
  * The bounds on what is held: max_records records and max_bytes bytes (0: no byte bound),
- * a record costing its copy (at least 64 bytes) plus a 24-byte slot. Past either, flush
+ * a record costing its copy (at least JT_REORDER_SMALL bytes) plus a 24-byte slot. Past either, flush
  * lets the oldest out early. With the slot array (at most four slots a record held) and the
  * pool of small copies (kept at its high mark), memory stays under about 2 x max_bytes.
  */
