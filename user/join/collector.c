@@ -111,15 +111,27 @@ void jt_collector__free(struct jt_collector *c)
 
 static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
 {
-	struct proc *p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
+	struct proc *p;
 
+	if (c->last && c->last->pid == pid)
+		return c->last;
+	p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 	if (!p) {
 		jt_err("out of memory");
 		return NULL;
 	}
 	p->pid = pid;
 	p->mem = c->mem;
+	c->last = p;
 	return p;
+}
+
+/* Take pid's proc out of the table (NULL: none), to be freed by the caller. */
+static struct proc *proc_del(struct jt_collector *c, uint32_t pid)
+{
+	if (c->last && c->last->pid == pid)
+		c->last = NULL;
+	return jt_hash__del(&c->procs, pid);
 }
 
 static int on_sample(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
@@ -188,7 +200,7 @@ static int on_exit_ev(struct jt_collector *c, struct proc *p, const struct jt_ev
 		.pid = p->pid,
 	};
 
-	jt_hash__del(&c->procs, p->pid);
+	proc_del(c, p->pid);
 	proc_free(p);
 	return jt_sink__emit(&c->sink, &rec.h);
 }
@@ -224,7 +236,7 @@ static int on_mmap(struct jt_collector *c, struct proc *p, const struct jt_event
  */
 static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_event *ev)
 {
-	struct proc *child = jt_hash__del(&c->procs, ev->child_pid);
+	struct proc *child = proc_del(c, ev->child_pid);
 	size_t i;
 
 	if (child)		/* a stale pid (its exit was lost): start afresh */

@@ -61,6 +61,7 @@ struct jt_collector {
 	size_t max_perfmap_methods;
 	struct jt_sink sink;
 	struct jt_hash procs;	/* pid -> struct proc */
+	struct proc *last;	/* the one found last: a burst of calls is one process's */
 	struct jt_methods methods;
 	struct jt_symbols *symbols;
 	struct jt_membound *mem;

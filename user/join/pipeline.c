@@ -249,10 +249,11 @@ int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 		pl->lost[JT_DROP_DECODE]++;
 		return pl->err;
 	}
-	/* which files to read: the processes seen, their execs, exits and agents */
-	if (pl->maps)
+	/* which files to read: the processes seen, their execs, exits and agents (a call
+	 * tells the watchers nothing, and calls come by the million) */
+	if (pl->maps && b.ev.type != JT_EV_ENTER && b.ev.type != JT_EV_LEAVE)
 		jt_mapwatch__see(pl->maps, &b.ev);
-	if (pl->jitdumps)
+	if (pl->jitdumps && b.ev.type != JT_EV_ENTER && b.ev.type != JT_EV_LEAVE)
 		jt_jitwatch__see(pl->jitdumps, &b.ev);
 	/* a mapped file's symbols are read now, while the process may still map it */
 	if (b.ev.type == JT_EV_MMAP)
