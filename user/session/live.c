@@ -48,11 +48,15 @@
  */
 #define CALLS_TICK_MAX (4u << 20)
 /*
- * A tick that drained this many calls comes again after BUSY_TICK_MS, not TICK_MS: one
- * thread calling 5 million times a second fills its ring (65,536) in 6.5 ms.
+ * Calls coming at a rate that brings this many in TICK_MS make the ticks of the next
+ * BUSY_NS come after BUSY_TICK_MS: one thread calling 5 million times a second fills its
+ * ring (65,536) in 6.5 ms. The rate, not the count of one drain (a drain just after a big
+ * one finds little), and for a while (a thread kept off its CPU for a moment catches up at
+ * full speed after it).
  */
 #define CALLS_BUSY 4096
 #define BUSY_TICK_MS 1
+#define BUSY_NS 200000000ULL
 
 struct jt_live {
 	const struct jt_live_opts *o;
@@ -468,8 +472,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	uint64_t deadline = secs > 0 ? l->start_ns + (uint64_t)(secs * 1e9) : UINT64_MAX;
 	uint64_t next_second = l->start_ns + SECOND_NS;
 	struct pollfd pfd = { .fd = l->sfd, .events = POLLIN };
-	bool stop = false, calls_busy = false;
-	uint64_t drained = 0;
+	bool stop = false;
+	uint64_t drained = 0, last_drain = jt_now_ns(), busy_until = 0;
 	int err = jt_live__exec(l);
 
 	if (err)
@@ -477,7 +481,7 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	while (!err && !stop) {
 		uint64_t now, until;
 
-		if (poll(&pfd, 1, calls_busy ? BUSY_TICK_MS : TICK_MS) > 0)
+		if (poll(&pfd, 1, jt_now_ns() < busy_until ? BUSY_TICK_MS : TICK_MS) > 0)
 			stop = on_signal(l);
 		until = jt_now_ns() + RING_SLICE_NS;
 		if (jt_rb__consume_until(l->rb, until < deadline ? until : deadline) < 0) {
@@ -487,7 +491,9 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 		now = jt_now_ns();
 		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, now >= next_second,
 						&drained) : 0;
-		calls_busy = l->calls && drained >= CALLS_BUSY;
+		if (drained * TICK_MS * 1000000ULL >= CALLS_BUSY * (now - last_drain))
+			busy_until = now + BUSY_NS;
+		last_drain = now;
 		err = err ?: jt_pipeline__tick(l->pl, now);
 		if (!err && now >= next_second) {
 			err = update_drops(l);
