@@ -710,6 +710,23 @@ static size_t one_block_log(unsigned char *out, size_t cap, const void *raw, siz
 	return sizeof(h) + sizeof(b) + zlen;
 }
 
+/* The log in file reads good, then is corrupt, saying why. */
+static void good_then_corrupt(const unsigned char *file, size_t len,
+			      const struct jt_rec_hdr *good, const char *why)
+{
+	struct jt_log_reader *r = jt_logr__open_mem(file, len);
+	const struct jt_rec_hdr *rec;
+
+	assert_non_null(r);
+	rec = jt_logr__next(r);
+	assert_non_null(rec);
+	assert_memory_equal(rec, good, good->size);
+	assert_null(jt_logr__next(r));
+	assert_int_equal(jt_logr__state(r), JT_LOGR_CORRUPT);
+	assert_non_null(strstr(jt_logr__why(r), why));
+	jt_logr__close(r);
+}
+
 static void record_whose_lengths_overrun_its_size_is_corrupt(void **state)
 {
 	static const struct {
@@ -731,8 +748,6 @@ static void record_whose_lengths_overrun_its_size_is_corrupt(void **state)
 	};
 	union recbuf rb, raw;
 	unsigned char *file = malloc(1 << 16);
-	struct jt_log_reader *r;
-	const struct jt_rec_hdr *rec;
 	size_t i, len, rawsize;
 
 	(void)state;
@@ -749,16 +764,7 @@ static void record_whose_lengths_overrun_its_size_is_corrupt(void **state)
 			memcpy(raw.b + good->size + bad[i].len_off, &(__u16){ bad[i].len }, 2);
 		rawsize = good->size + (bad[i].size > 128 ? 128 : jt_round8(bad[i].size));
 		len = one_block_log(file, 1 << 16, raw.b, rawsize);
-
-		r = jt_logr__open_mem(file, len);
-		assert_non_null(r);
-		rec = jt_logr__next(r);
-		assert_non_null(rec);
-		assert_memory_equal(rec, good, good->size);
-		assert_null(jt_logr__next(r));
-		assert_int_equal(jt_logr__state(r), JT_LOGR_CORRUPT);
-		assert_non_null(strstr(jt_logr__why(r), "byte 32 of its data"));
-		jt_logr__close(r);
+		good_then_corrupt(file, len, good, "byte 32 of its data");
 	}
 	free(file);
 }
@@ -911,16 +917,7 @@ static void run_of_calls_coded_wrong_is_corrupt(void **state)
 		memcpy(raw.b + good->size, &run, sizeof(run));
 		memcpy(raw.b + good->size + sizeof(run), bad[i].bytes, bad[i].size - sizeof(run));
 		len = one_block_log(file, 1 << 16, raw.b, good->size + bad[i].size);
-
-		r = jt_logr__open_mem(file, len);
-		assert_non_null(r);
-		rec = jt_logr__next(r);
-		assert_non_null(rec);
-		assert_memory_equal(rec, good, good->size);
-		assert_null(jt_logr__next(r));
-		assert_int_equal(jt_logr__state(r), JT_LOGR_CORRUPT);
-		assert_non_null(strstr(jt_logr__why(r), "calls record"));
-		jt_logr__close(r);
+		good_then_corrupt(file, len, good, "calls record");
 	}
 	/* the same well coded reads: enter 2 at START_NS + 1, leave 2 at START_NS + 3 */
 	memcpy(raw.b + good->size, &(struct jt_rec_calls){
