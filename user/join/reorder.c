@@ -210,7 +210,10 @@ int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t 
 	new.rec = alloc_rec(r, len);
 	if (!new.rec)
 		return -ENOMEM;
-	memcpy(new.rec, rec, len);
+	if (len == SMALL)	/* an enter or leave: a copy of known size, inlined */
+		memcpy(new.rec, rec, SMALL);
+	else
+		memcpy(new.rec, rec, len);
 	r->seq++;
 	r->bytes += cost(len);
 	/* Nearly sorted input: walk back from the tail over the few newer records. */
@@ -222,7 +225,8 @@ int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t 
 		heap_push(r, new);
 		return 0;
 	}
-	memmove(s + i + 1, s + i, (r->tail - i) * sizeof(*s));
+	if (i < r->tail)	/* in order, as most come: nothing to move */
+		memmove(s + i + 1, s + i, (r->tail - i) * sizeof(*s));
 	s[i] = new;
 	r->tail++;
 	return 0;
