@@ -22,6 +22,7 @@
 #define NOFP "build/tests/nofp"
 #define PYTHON "/usr/bin/python3.11"
 #define MONO "/usr/bin/mono"
+#define MCS "/usr/bin/mcs"
 #define MONO_HOT "tests/runtimes/mono/Hot.cs"
 
 /* A pure-Python loop: no C extension between the interpreter and its work. */
@@ -185,11 +186,56 @@ static void test_debian_python_reaches_main(void **state)
 	free(log_path);
 }
 
+/*
+ * mono --jitmap: mono-sgen (no frame pointers) by its CFI, the JIT code by its frame pointers,
+ * in one walk: Big's samples reach Main through Split and the runtime-invoke wrapper, and on
+ * through mono_jit_exec to _start. Mono omits the frame pointer of simple methods unless
+ * MONO_DEBUG=disable_omit_fp (its PreserveFramePointer), and a method without one hides its
+ * caller from any frame-pointer walk: the runtime is asked to keep them, as a user would.
+ */
+static void test_mono_runtime_and_jit_frames_in_one_walk(void **state)
+{
+	static const char *const chain[] = { "Hot:Split (int)", "Hot:Main (string[])",
+					      "mono_jit_exec", "__libc_start_call_main" };
+	char *log_path = it_path_dup("mono.jtl"), *exe = it_path_dup("Hot.exe"), *out, ms[16];
+	char *argv[] = { IT_JITRACE, "record", "--unwind", "cfi", "-F", "999", "-f", "-o",
+			 log_path, "--", MONO, "--jitmap", exe, "split",
+			 it_scaled(ms, sizeof(ms), 3000), NULL };
+	char *mcs[] = { MCS, "-optimize+", NULL, MONO_HOT, NULL };
+	uint64_t n, whole;
+	struct it_log log;
+	uint32_t pid;
+
+	(void)state;
+	if (access(MONO, X_OK) || access(MCS, X_OK))
+		skip();
+	assert_true(asprintf(&out, "-out:%s", exe) > 0);
+	mcs[2] = out;
+	assert_int_equal(it_run(mcs, "/dev/null", NULL), 0);
+	setenv("MONO_DEBUG", "disable_omit_fp", 1);
+	assert_int_equal(it_run(argv, "/dev/null", NULL), 0);
+	unsetenv("MONO_DEBUG");
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	pid = exec_of(&log, MONO);
+	count_chains(&log, pid, "Hot:Big (int)", chain, 4, false, &n, &whole);
+	print_message("Big samples %llu, reaching Main and _start %llu\n",
+		      (unsigned long long)n, (unsigned long long)whole);
+	assert_true(n >= IT_MIN_SAMPLES);
+	it_assert_share_at_least("Big samples reaching Main", whole, n, 0.90,
+				 "the issue's target");
+	it_log_free(&log);
+	free(out);
+	free(exe);
+	free(log_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_c_program_without_frame_pointers),
 		cmocka_unit_test(test_debian_python_reaches_main),
+		cmocka_unit_test(test_mono_runtime_and_jit_frames_in_one_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
