@@ -21,21 +21,10 @@
 
 #define NOFP "build/tests/nofp"
 #define PYTHON "/usr/bin/python3.11"
+#define PY_LOOP "tests/runtimes/python/loop.py"
 #define MONO "/usr/bin/mono"
 #define MCS "/usr/bin/mcs"
 #define MONO_HOT "tests/runtimes/mono/Hot.cs"
-
-/* A pure-Python loop: no C extension between the interpreter and its work. */
-static const char py_loop[] =
-	"import time\n"
-	"def burn(n):\n"
-	"    s = 0\n"
-	"    for i in range(n):\n"
-	"        s += i * i\n"
-	"    return s\n"
-	"end = time.monotonic() + %s\n"
-	"while time.monotonic() < end:\n"
-	"    burn(20000)\n";
 
 /* The pid whose exec ran a path ending in tail; fails if none did. */
 static uint32_t exec_of(const struct it_log *log, const char *tail)
@@ -121,6 +110,28 @@ static uint64_t samples_of(const struct it_log *log, uint32_t pid)
 }
 
 /*
+ * Record argv (jitrace record ... -o log_path -- EXE ...) into log (checked), and count the
+ * samples of the process that ran exe whose leaf is leaf, and those whole (count_chains).
+ * Returns that process's pid.
+ */
+static uint32_t record_chains(char *const argv[], const char *log_path, struct it_log *log,
+			      const char *exe, const char *leaf, const char *const *chain,
+			      unsigned int nr, bool adjacent, uint64_t *n, uint64_t *whole)
+{
+	uint32_t pid;
+
+	assert_int_equal(it_run(argv, "/dev/null", NULL), 0);
+	it_log_load(log_path, log);
+	it_check_promises(log);
+	pid = exec_of(log, exe);
+	count_chains(log, pid, leaf, chain, nr, adjacent, n, whole);
+	print_message("%s samples %llu, whole %llu\n", leaf, (unsigned long long)*n,
+		      (unsigned long long)*whole);
+	assert_true(*n >= IT_MIN_SAMPLES);
+	return pid;
+}
+
+/*
  * main > level1 > level2 > level3 > leaf_work, none with a frame pointer: by frame pointers
  * each sample is leaf_work alone; by CFI at least 95% (as the issue asks) hold the whole
  * chain, and the log spends at most 200 bytes a sample (perf --call-graph dwarf: 8.5 KB).
@@ -136,16 +147,10 @@ static void test_c_program_without_frame_pointers(void **state)
 	uint32_t pid;
 
 	(void)state;
-	assert_int_equal(it_run(argv, NULL, NULL), 0);
-	it_log_load(log_path, &log);
-	it_check_promises(&log);
-	pid = exec_of(&log, NOFP);
-	count_chains(&log, pid, "leaf_work", chain, 4, true, &n, &whole);
+	pid = record_chains(argv, log_path, &log, NOFP, "leaf_work", chain, 4, true, &n, &whole);
 	all = samples_of(&log, pid);
-	print_message("leaf_work samples %llu, whole %llu; log %lld bytes, %llu samples\n",
-		      (unsigned long long)n, (unsigned long long)whole,
-		      (long long)file_size(log_path), (unsigned long long)all);
-	assert_true(n >= IT_MIN_SAMPLES);
+	print_message("log %lld bytes, %llu samples\n", (long long)file_size(log_path),
+		      (unsigned long long)all);
 	it_assert_share_at_least("leaf_work samples with main > level1 > level2 > level3", whole,
 				 n, 0.95, "the issue's target");
 	assert_true(file_size(log_path) <= 200 * (off_t)all);
@@ -161,25 +166,18 @@ static void test_c_program_without_frame_pointers(void **state)
 static void test_debian_python_reaches_main(void **state)
 {
 	static const char *const chain[] = { "Py_BytesMain", "__libc_start_call_main" };
-	char *log_path = it_path_dup("python.jtl"), secs[16], prog[512];
+	char *log_path = it_path_dup("python.jtl"), secs[16];
 	char *argv[] = { IT_JITRACE, "record", "--unwind", "cfi", "-F", "999", "-f", "-o",
-			 log_path, "--", PYTHON, "-c", prog, NULL };
+			 log_path, "--", PYTHON, PY_LOOP, it_scaled(secs, sizeof(secs), 3),
+			 NULL };
 	uint64_t n, whole;
 	struct it_log log;
-	uint32_t pid;
 
 	(void)state;
 	if (access(PYTHON, X_OK))
 		skip();
-	snprintf(prog, sizeof(prog), py_loop, it_scaled(secs, sizeof(secs), 3));
-	assert_int_equal(it_run(argv, NULL, NULL), 0);
-	it_log_load(log_path, &log);
-	it_check_promises(&log);
-	pid = exec_of(&log, PYTHON);
-	count_chains(&log, pid, "_PyEval_EvalFrameDefault", chain, 2, false, &n, &whole);
-	print_message("_PyEval_EvalFrameDefault samples %llu, reaching Py_BytesMain %llu\n",
-		      (unsigned long long)n, (unsigned long long)whole);
-	assert_true(n >= IT_MIN_SAMPLES);
+	record_chains(argv, log_path, &log, PYTHON, "_PyEval_EvalFrameDefault", chain, 2, false,
+		      &n, &whole);
 	it_assert_share_at_least("interpreter samples reaching Py_BytesMain", whole, n, 0.95,
 				 "the issue's target");
 	it_log_free(&log);
@@ -204,7 +202,6 @@ static void test_mono_runtime_and_jit_frames_in_one_walk(void **state)
 	char *mcs[] = { MCS, "-optimize+", NULL, MONO_HOT, NULL };
 	uint64_t n, whole;
 	struct it_log log;
-	uint32_t pid;
 
 	(void)state;
 	if (access(MONO, X_OK) || access(MCS, X_OK))
@@ -213,16 +210,9 @@ static void test_mono_runtime_and_jit_frames_in_one_walk(void **state)
 	mcs[2] = out;
 	assert_int_equal(it_run(mcs, "/dev/null", NULL), 0);
 	setenv("MONO_DEBUG", "disable_omit_fp", 1);
-	assert_int_equal(it_run(argv, "/dev/null", NULL), 0);
+	record_chains(argv, log_path, &log, MONO, "Hot:Big (int)", chain, 4, false, &n, &whole);
 	unsetenv("MONO_DEBUG");
-	it_log_load(log_path, &log);
-	it_check_promises(&log);
-	pid = exec_of(&log, MONO);
-	count_chains(&log, pid, "Hot:Big (int)", chain, 4, false, &n, &whole);
-	print_message("Big samples %llu, reaching Main and _start %llu\n",
-		      (unsigned long long)n, (unsigned long long)whole);
-	assert_true(n >= IT_MIN_SAMPLES);
-	it_assert_share_at_least("Big samples reaching Main", whole, n, 0.90,
+	it_assert_share_at_least("Big samples reaching Main and _start", whole, n, 0.90,
 				 "the issue's target");
 	it_log_free(&log);
 	free(out);
