@@ -41,7 +41,7 @@ static const char *const cond_name[NR_CONDS] = {
 
 /* One run's figures. */
 struct run {
-	double rate;		/* workload rounds a second */
+	double rate;		/* workload rounds a second of its CPU time */
 	double whole;		/* share of leaf samples that are whole */
 	double leaf_samples;
 	double bytes;		/* the tool's output, bytes a sample */
@@ -172,7 +172,7 @@ static int run_one(const struct workload *w, enum cond c, const char *jitrace, s
 {
 	char out[128], data[128], text[128];
 	char *argv[32];
-	double cpu, samples = 0, script_cpu = 0;
+	double cpu, work_cpu, samples = 0, script_cpu = 0;
 	int n = 0, i, err;
 
 	snprintf(out, sizeof(out), "%s/out", tmp);
@@ -202,7 +202,9 @@ static int run_one(const struct workload *w, enum cond c, const char *jitrace, s
 		argv[n++] = w->argv[i];
 	argv[n] = NULL;
 	err = run_timed(argv, out, &cpu, NULL);
-	r->rate = bench_find_number(out, "rounds ") / SECS;
+	/* by the workload's own CPU time: the machine is shared, its wall time is not its own */
+	work_cpu = bench_find_number(out, "cpu_s ");
+	r->rate = work_cpu > 0 ? bench_find_number(out, "rounds ") / work_cpu : -1;
 	if (err || r->rate <= 0) {
 		fprintf(stderr, "bench_stacks: %s under %s failed (status %d)\n", w->name,
 			cond_name[c], err);
@@ -226,8 +228,7 @@ static int run_one(const struct workload *w, enum cond c, const char *jitrace, s
 	}
 	r->bytes = samples ? size_of(data) / samples : 0;
 	r->whole = r->leaf_samples ? r->whole / r->leaf_samples : 0;
-	/* the workload's own CPU is about its wall time: one thread spinning */
-	r->tool_cpu = cpu - SECS + script_cpu;
+	r->tool_cpu = cpu - work_cpu + script_cpu;
 	unlink(data);
 	return 0;
 }
@@ -235,7 +236,7 @@ static int run_one(const struct workload *w, enum cond c, const char *jitrace, s
 static void stacks_table(struct workload *w, const char *jitrace)
 {
 	static struct run runs[NR_CONDS][ROUNDS];
-	double v[ROUNDS], base;
+	double v[ROUNDS], base, lost_med[NR_CONDS] = { 0 };
 	int round, c, i;
 
 	for (round = 0; round < ROUNDS; round++)
@@ -252,7 +253,7 @@ static void stacks_table(struct workload *w, const char *jitrace)
 		v[i] = runs[UNTRACED][i].rate;
 	bench_sort(v, ROUNDS);
 	base = v[ROUNDS / 2];
-	printf("\n%s, %d s a run, %d rounds (median, min to max). Untraced: %.1f rounds/s.\n\n",
+	printf("\n%s, %d s a run, %d rounds (median, min to max). Untraced: %.1f rounds a CPU second.\n\n",
 	       w->name, SECS, ROUNDS, base);
 	printf("| tool | whole stacks | `%s` samples | throughput lost | tool CPU (s) | "
 	       "bytes a sample on disk |\n", w->leaf);
@@ -270,6 +271,7 @@ static void stacks_table(struct workload *w, const char *jitrace)
 		bench_sort(whole, ROUNDS);
 		bench_sort(n, ROUNDS);
 		bench_sort(lost, ROUNDS);
+		lost_med[c] = lost[ROUNDS / 2];
 		bench_sort(cpu, ROUNDS);
 		bench_sort(bytes, ROUNDS);
 		printf("| %s | **%.1f%%** (%.1f to %.1f) | %.0f | **%.1f%%** (%.1f to %.1f) | "
@@ -277,6 +279,11 @@ static void stacks_table(struct workload *w, const char *jitrace)
 		       whole[1], whole[0], whole[2], n[1], lost[1], lost[0], lost[2], cpu[1],
 		       cpu[0], cpu[2], bytes[1], bytes[0], bytes[2]);
 	}
+	/* the targets: within a point of the frame-pointer walk, no worse than perf -g */
+	if (lost_med[JT_CFI] > lost_med[JT_FP] + 1 || lost_med[JT_CFI] > lost_med[PERF_FP])
+		printf("MISSED: stacks, %s: --unwind cfi loses %.1f%% of throughput (target: within "
+		       "1 point of frame pointers' %.1f%% and <= perf -g's %.1f%%).\n", w->name,
+		       lost_med[JT_CFI], lost_med[JT_FP], lost_med[PERF_FP]);
 }
 
 /* Bytes of .eh_frame and .eh_frame_hdr in the ELF file at path (0: none, not ELF). */
@@ -434,8 +441,9 @@ int main(int argc, char **argv)
 	printf("Samples at %s Hz of a program built without frame pointers, each tool in turn "
 	       "(bench/bench_stacks.c). A stack is whole when the leaf's callers are all there: "
 	       "the C program's main > level1 > level2 > level3; python's Py_BytesMain (its "
-	       "main is a jump to it). Throughput lost is against the untraced runs; tool CPU "
-	       "is the recorder's (and, for perf, perf script's, which names perf's frames "
+	       "main is a jump to it). Throughput (rounds a second of the workload's own CPU "
+	       "time, which a sample's interrupt is charged to: the machine is shared) lost is "
+	       "against the untraced runs; tool CPU is the recorder's (and, for perf, perf script's, which names perf's frames "
 	       "after the fact), bytes a sample are the log's or perf.data's.\n", HZ);
 	stacks_table(&c_prog, argv[1]);
 	if (!access(PYTHON, X_OK))

@@ -28,6 +28,7 @@ benches=(
 	"offcpu|$out/bench/bench_offcpu $out/jitrace"
 	"maps|$out/bench/bench_maps $out/jitrace $out/toyjit"
 	"syscalls|$out/bench/bench_syscalls $out/jitrace"
+	"stacks|$out/bench/bench_stacks $out/jitrace $out/tests/nofp"
 )
 
 start=$(date +%s)
