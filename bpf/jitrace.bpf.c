@@ -484,21 +484,31 @@ static __always_inline void take_stacks(void *ctx, __u64 *ips, bool user, long *
 }
 
 /*
- * Up to max bytes of user stack from sp into dst: a read that runs past the stack's mapping
- * fails whole, so less is tried, down to JT_USTACK_MIN. Returns the bytes copied.
+ * Up to max bytes of user stack from sp into dst. A read that runs past the end of the
+ * stack's mapping fails whole, and the end is where the roots are (main, a thread's start):
+ * then the pages above sp are probed a byte each for the first that cannot be read, and the
+ * stack is copied up to it. Returns the bytes copied.
  */
 static __always_inline __u32 copy_ustack(void *dst, __u32 max, __u64 sp)
 {
-	__u32 n = max;
+	__u64 end = (sp | 4095) + 1, n;	/* the end of sp's page */
+	char c;
 	int i;
 
-	for (i = 0; i < 5; i++, n /= 2) {
-		if (n < JT_USTACK_MIN || n > JT_OFF_STACK_BYTES)
-			return 0;
-		if (!bpf_probe_read_user(dst, n, (void *)sp))
-			return n;
-	}
-	return 0;
+	if (max > JT_OFF_STACK_BYTES)
+		max = JT_OFF_STACK_BYTES;
+	if (!bpf_probe_read_user(dst, max, (void *)sp))
+		return max;
+	for (i = 0; i < JT_OFF_STACK_BYTES / 4096 && end < sp + max; i++, end += 4096)
+		if (bpf_probe_read_user(&c, 1, (void *)end))
+			break;
+	n = end - sp;
+	if (n > max)
+		n = max;
+	n &= 2 * JT_OFF_STACK_BYTES - 1;	/* as it is: for the verifier, a bound */
+	if (n < 16 || n > JT_OFF_STACK_BYTES || bpf_probe_read_user(dst, n, (void *)sp))
+		return 0;
+	return n;
 }
 
 /*
