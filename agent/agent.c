@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +29,7 @@ static struct {
 	pthread_mutex_t lock;	/* guards opening the map */
 	int map_fd;		/* -1: not open yet or refused */
 	pid_t map_pid;		/* the process the map belongs to (reopen after fork) */
+	bool map_off;		/* the runtime writes the map: not us */
 	atomic_uint_fast64_t next_id;
 } agent = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -51,6 +54,27 @@ static const char *not_ours(const struct stat *st)
 	return NULL;
 }
 
+/* Whether this process has path open already (another writer in it: the runtime). */
+static bool open_already(const char *path)
+{
+	char target[128];
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir("/proc/self/fd");
+	ssize_t n;
+
+	while (d && !found && (de = readdir(d))) {
+		n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = 0;
+			found = !strcmp(target, path);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /*
  * Open /tmp/perf-PID.map afresh for appending, refusing anything planted there by someone
  * else. O_NONBLOCK: the traced program must never wait on jitrace's files, and opening a
@@ -64,6 +88,8 @@ static int open_map(pid_t pid)
 	int fd, fl;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	if (open_already(path))
+		return -1;	/* the runtime writes it (.NET's map turned on over IPC): not twice */
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 		  0644);
 	if (fd < 0) {
@@ -103,7 +129,7 @@ static int map_fd(void)
 	if (agent.map_pid != pid) {	/* first use, or we are a forked child */
 		if (agent.map_fd >= 0)
 			close(agent.map_fd);
-		agent.map_fd = open_map(pid);
+		agent.map_fd = agent.map_off ? -1 : open_map(pid);
 		agent.map_pid = pid;
 	}
 	fd = agent.map_fd;
@@ -144,6 +170,13 @@ JT_API uint64_t jitrace_code_load(const void *code, size_t size, const char *nam
 		write_map_line(code, size, name);
 	jitrace_stub_code_load(id, code, size, name);
 	return id;
+}
+
+JT_API void jitrace_perfmap_off(void)
+{
+	pthread_mutex_lock(&agent.lock);
+	agent.map_off = true;
+	pthread_mutex_unlock(&agent.lock);
 }
 
 JT_API void jitrace_code_unload(uint64_t method_id)

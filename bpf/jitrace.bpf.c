@@ -764,14 +764,30 @@ struct anon_ctx {
 	__u64 start, end;
 };
 
+/*
+ * Whether f is a memfd's file ("memfd:NAME"): memory of its process alone, made executable
+ * the same way (.NET maps its "doublemapper" memfd PROT_NONE, then mprotects its code RX).
+ */
+static __always_inline bool memfd_file(struct file *f)
+{
+	const unsigned char *name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	char head[6];
+
+	if (bpf_probe_read_kernel(head, sizeof(head), name))
+		return false;
+	return head[0] == 'm' && head[1] == 'e' && head[2] == 'm' && head[3] == 'f' &&
+	       head[4] == 'd' && head[5] == ':';
+}
+
 static long anon_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct anon_ctx *ac = data;
 	struct anon_key k = { .pid = ac->pid_tgid >> 32, .start = ac->start };
+	struct file *f = vma->vm_file;
 	__u64 *end;
 	struct jt_ev_mmap *e;
 
-	if (vma->vm_file)
+	if (f && !memfd_file(f))
 		return 0;
 	end = bpf_map_lookup_elem(&jt_anon_seen, &k);
 	if (end && *end == ac->end)
@@ -790,6 +806,18 @@ static long anon_found(struct task_struct *task, struct vm_area_struct *vma, voi
 	e->dev = 0;
 	e->path_len = 0;
 	e->flags = JT_MMAP_ANON;
+	if (f) {
+		/* a memfd by its name, as /proc/PID/maps shows it ("/memfd:doublemapper"): it
+		 * says whose JIT memory it is; no inode, nothing to read symbols from */
+		long n = bpf_probe_read_kernel_str(e->path + 1, JT_PATH_MAX - 1,
+						   BPF_CORE_READ(f, f_path.dentry, d_name.name));
+
+		if (n > 1) {
+			e->path[0] = '/';
+			e->path_len = n;	/* the slash and the name, no NUL */
+			e->flags = 0;
+		}
+	}
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -71,6 +71,7 @@ struct jt_clr_fn {
 	bool traced;		/* calls of it are recorded */
 	bool unloaded;
 	uint8_t nr_codes;
+	uint16_t bodies;	/* code bodies announced: tiers, OSR, re-JITs, in their order */
 	UINT_PTR starts[JT_CLR_CODES_MAX];
 	uint64_t ids[JT_CLR_CODES_MAX];	/* every code load of it, for its unload */
 	uint8_t nr_ids;
@@ -418,6 +419,7 @@ static struct jt_clr_fn *fn_get(FunctionID fid, bool dynamic)
 /* Under the lock: the code at start (its hot and cold parts), unless announced already. */
 static void announce_code(struct jt_clr_fn *fn, UINT_PTR start)
 {
+	char body[JT_CLR_NAME_MAX + 16];
 	COR_PRF_CODE_INFO parts[4];
 	ULONG32 n = 0, i;
 
@@ -430,13 +432,21 @@ static void announce_code(struct jt_clr_fn *fn, UINT_PTR start)
 	}
 	if (fn->nr_codes < JT_CLR_CODES_MAX)
 		fn->starts[fn->nr_codes++] = start;
+	/*
+	 * Each body of a method is its own code (tier 0, tier 1, OSR, instrumented, a re-JIT),
+	 * and its hot offsets are its own: a later body is named apart by its ordinal, as the
+	 * profiler API says which body it is but not its tier (the runtime's own maps say
+	 * "[QuickJitted]", "[OptimizedTier1]", ...).
+	 */
+	if (++fn->bodies > 1)
+		snprintf(body, sizeof(body), "%s[code %u]", fn->name, (unsigned int)fn->bodies);
 	for (i = 0; i < n && i < 4; i++) {
 		uint64_t id;
 
 		if (!parts[i].size)
 			continue;
 		id = jitrace_code_load((const void *)parts[i].startAddress, parts[i].size,
-				       fn->name);
+				       fn->bodies > 1 ? body : fn->name);
 		if (fn->nr_ids < JT_CLR_CODES_MAX)
 			fn->ids[fn->nr_ids++] = id;
 		if (!atomic_load_explicit(&fn->id, memory_order_relaxed))
@@ -671,6 +681,30 @@ static UINT_PTR on_map_function(FunctionID fid, void *data, BOOL *hook)
 	return fn ? (UINT_PTR)fn : fid;	/* never 0: corprof.idl says the runtime needs that */
 }
 
+/*
+ * Whether the runtime writes /tmp/perf-PID.map itself (DOTNET_PerfMapEnabled, or the older
+ * COMPlus_ name, 1: map and jitdump, 3: map; its numbers are hex): then the module must not
+ * write it too. Whoever opens it second would cut the other's lines (NUL bytes where the
+ * runtime's offset ran past the module's truncation) and every method would be named twice.
+ */
+static bool runtime_writes_map(void)
+{
+	static const char *const vars[] = { "DOTNET_PerfMapEnabled", "COMPlus_PerfMapEnabled" };
+	unsigned long v;
+	const char *s;
+	char *end;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s = getenv(vars[i]);
+		if (!s || !*s)
+			continue;
+		v = strtoul(s, &end, 16);
+		return !*end && (v == 1 || v == 3);
+	}
+	return false;
+}
+
 static HRESULT init(void *unk, bool attach)
 {
 	DWORD low = COR_PRF_MONITOR_JIT_COMPILATION, high = 0;
@@ -680,6 +714,8 @@ static HRESULT init(void *unk, bool attach)
 	pthread_once(&clr.once, options_once);
 	if (clr.options_err)
 		return E_FAIL;
+	if (runtime_writes_map())
+		jitrace_perfmap_off();
 	hr = ((struct jt_clr_info *)unk)->vtbl->QueryInterface(unk, &iid_info9, (void **)&clr.info);
 	if (hr < 0 || !clr.info) {
 		fprintf(stderr, "jitrace-coreclr: this runtime has no ICorProfilerInfo9 (.NET Core "

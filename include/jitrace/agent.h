@@ -24,6 +24,12 @@ uint64_t jitrace_code_load(const void *code, size_t size, const char *name);
 /* The code of method_id is gone; its address range may be reused. */
 void jitrace_code_unload(uint64_t method_id);
 
+/*
+ * The runtime writes /tmp/perf-PID.map itself: the agent writes none (two writers of one file
+ * garble it), and names go to jitrace through its probes alone. Call before the first load.
+ */
+void jitrace_perfmap_off(void);
+
 /* The calling thread entered or left method_id. */
 void jitrace_method_enter(uint64_t method_id);
 void jitrace_method_leave(uint64_t method_id);

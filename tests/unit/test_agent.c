@@ -407,6 +407,54 @@ static void stale_map_of_a_reused_pid_is_emptied(void **state)
 	unlink(path);
 }
 
+/* ---- a map the runtime writes itself is not written twice ---- */
+
+/* The runtime opened its map first (as .NET does when asked over IPC): left whole. */
+static int runtime_map_child(void *arg)
+{
+	char path[64], *buf;
+	size_t len;
+	int fd, ok;
+
+	(void)arg;
+	map_path(getpid(), path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);	/* the runtime's, kept open */
+	if (fd < 0 || write(fd, "5000 10 runtime_fn\n", 19) != 19)
+		return 2;
+	jitrace_code_load((void *)0x6000, 0x10, "agent_fn");
+	buf = slurp(path, &len);
+	ok = buf && !strcmp(buf, "5000 10 runtime_fn\n");
+	free(buf);
+	close(fd);
+	return !ok;
+}
+
+/* The glue says the runtime will write it (its own flag): the agent writes none at all. */
+static int perfmap_off_child(void *arg)
+{
+	char path[64];
+
+	(void)arg;
+	map_path(getpid(), path, sizeof(path));
+	jitrace_perfmap_off();
+	jitrace_code_load((void *)0x6000, 0x10, "agent_fn");
+	return access(path, F_OK) == 0;
+}
+
+static void map_the_runtime_writes_is_not_written_twice(void **state)
+{
+	char path[64];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(in_child(runtime_map_child, NULL, &pid), 0);
+	map_path(pid, path, sizeof(path));
+	unlink(path);
+	assert_int_equal(in_child(perfmap_off_child, NULL, &pid), 0);
+	map_path(pid, path, sizeof(path));
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +466,7 @@ int main(void)
 		cmocka_unit_test(foreign_owned_map_is_not_written),
 		cmocka_unit_test(forked_child_writes_its_own_map),
 		cmocka_unit_test(stale_map_of_a_reused_pid_is_emptied),
+		cmocka_unit_test(map_the_runtime_writes_is_not_written_twice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

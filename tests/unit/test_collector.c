@@ -1710,6 +1710,49 @@ static void mappings_replace_what_they_overlap_and_forks_inherit_them(void **sta
 	assert_log_promises(f);
 }
 
+#define MEMFD_JIT 0x7f3a50000000ULL	/* the fixture's memfd:doublemapper mapping */
+
+/*
+ * .NET's JIT code in its memfd double mapping ("/memfd:doublemapper (deleted)") is JIT memory
+ * as anonymous memory is: a bare address in a module named "[dotnet jit]" (whatever the
+ * process's name), never "file and offset" (each process has its own memfd), and code a
+ * perf map names there is named; the same from /proc/PID/maps and from a mapping event.
+ */
+static void memfd_double_mapping_is_dotnet_jit_memory(void **state)
+{
+	struct fx *f = *state;
+	struct self_file sf;
+	const struct jt_rec_sample *s;
+	const struct jt_rec_module *m;
+	evbuf b;
+
+	self_file(&sf);
+	sample_at(f, 10, PID, MEMFD_JIT + 0x1234);
+	send(f, ev_load(20, PID, 0, MEMFD_JIT + 0x2000, 0x100, JT_SRC_PERFMAP, "Hot.Big()"));
+	sample_at(f, 30, PID, MEMFD_JIT + 0x2010);
+	/* another process's memfd of the same name at the same offset, as an event shows it */
+	b = ev_mmap(40, OTHER_PID, MAP_AT, MAP_AT + 0x10000, 0x10000, &sf, 0);	/* decoded */
+	memset(b.ev.tail, 0, sizeof(sf.path));
+	put_str(&b, "/memfd:doublemapper");
+	send(f, b);
+	sample_at(f, 50, OTHER_PID, MAP_AT + 0x1234);
+	s = nth_sample(f, 0);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_USER);
+	assert_int_equal(s->frames[0].off, MEMFD_JIT + 0x1234);
+	m = module_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_int_equal(m->path_len, strlen("[dotnet jit]"));
+	assert_memory_equal(m->path, "[dotnet jit]", m->path_len);
+	assert_method_named(f, frame_method(&nth_sample(f, 1)->frames[0]), "Hot.Big()");
+	s = nth_sample(f, 2);
+	assert_int_equal(JT_FRAME_KIND(s->frames[0].ref), JT_FRAME_USER);
+	assert_int_equal(s->frames[0].off, MAP_AT + 0x1234);
+	m = module_def(f, JT_FRAME_ID(s->frames[0].ref));
+	assert_int_equal(m->pid, OTHER_PID);
+	assert_memory_equal(m->path, "[dotnet jit]", m->path_len);
+	assert_int_equal(count_type(f, JT_REC_SYMBOL), 0);
+	assert_log_promises(f);
+}
+
 /* ---- broken stacks ---- */
 
 /* A frame-pointer loop: the kernel walks the same frame until it stops, at 127 frames. */
@@ -1994,6 +2037,7 @@ int main(void)
 		T(shallow_recursion_is_kept_whole),
 		T(stack_is_cut_where_it_leaves_user_space),
 		T(mapping_of_a_replaced_file_stays_file_and_offset),
+		T(memfd_double_mapping_is_dotnet_jit_memory),
 		T(mappings_replace_what_they_overlap_and_forks_inherit_them),
 		T(frame_in_libc_is_a_module_frame_with_file_offset),
 		T(frames_in_one_module_share_one_module_record),

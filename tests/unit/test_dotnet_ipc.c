@@ -4,6 +4,7 @@
  * the socket found inside a process's root (a fixture tree standing for /proc), and a
  * session's EnablePerfMap and DisablePerfMap against a fake runtime on a real socket.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -613,6 +614,103 @@ static void test_session_says_why_a_runtime_refused(void **state)
 	tree_free(&t);
 }
 
+/* A lock directory for sessions' shares, inside t's tree. */
+static void tree_locks(struct tree *t, char *dir, size_t len)
+{
+	snprintf(dir, len, "%s/locks", t->proc);
+	assert_int_equal(mkdir(dir, 0700), 0);
+}
+
+static int count_files(const char *dir, const char *prefix)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+/*
+ * Two sessions on one process, overlapping: the first turns the map on, the second joins it
+ * (no command), the first to end leaves it on for the other, the last turns it off; nothing
+ * of theirs is left in the lock directory.
+ */
+static void test_sessions_share_a_map_and_the_last_turns_it_off(void **state)
+{
+	static const char env[] = "";
+	struct jt_dotnet_ipc *a, *b;
+	char locks[512];
+	struct tree t;
+	struct fake f;
+
+	(void)state;
+	tree_make(&t, env, 0);
+	tree_locks(&t, locks, sizeof(locks));
+	tree_socket(&t, "tmp/dotnet-diagnostic-7-123456-socket", true);
+	serve_tree(&f, &t, 2, REPLY_OK, 0);
+	a = jt_dotnet_ipc__new(t.proc);
+	b = jt_dotnet_ipc__new(t.proc);
+	jt_dotnet_ipc__share(a, locks);
+	jt_dotnet_ipc__share(b, locks);
+	assert_int_equal(jt_dotnet_ipc__enable(a, PID), 1);
+	assert_int_equal(jt_dotnet_ipc__enable(b, PID), 1);
+	assert_int_equal(count_files(locks, "dotnet-4242-"), 1);
+	jt_dotnet_ipc__free(a);
+	jt_dotnet_ipc__free(b);
+	fake_join(&f);
+	assert_int_equal(f.served, 2);
+	assert_int_equal(f.id[0], JT_DOTNET_IPC_ENABLE_PERFMAP);
+	assert_int_equal(f.id[1], JT_DOTNET_IPC_DISABLE_PERFMAP);
+	assert_int_equal(count_files(locks, "dotnet-4242-"), 0);
+	tree_free(&t);
+}
+
+/*
+ * A map the runtime writes by itself is never a session's to turn off; one a session turned
+ * on and left behind when it died with its guard ("on", nobody's share) is taken over.
+ */
+static void test_sessions_leave_the_runtimes_own_map_and_take_over_a_dead_ones(void **state)
+{
+	static const char env[] = "";
+	struct jt_dotnet_ipc *d;
+	char locks[512], path[600];
+	struct tree t;
+	struct fake f;
+	int fd;
+
+	(void)state;
+	tree_make(&t, env, 0);
+	tree_locks(&t, locks, sizeof(locks));
+	tree_socket(&t, "tmp/dotnet-diagnostic-7-123456-socket", true);
+	snprintf(path, sizeof(path), "%s/%d/fd/5", t.proc, PID);
+	assert_int_equal(symlink("/tmp/perf-7.map", path), 0);
+	d = jt_dotnet_ipc__new(t.proc);
+	jt_dotnet_ipc__share(d, locks);
+	assert_int_equal(jt_dotnet_ipc__enable(d, PID), 0);
+	jt_dotnet_ipc__free(d);		/* nobody to call: no fake serves */
+	assert_int_equal(count_files(locks, "dotnet-4242-"), 0);
+
+	snprintf(path, sizeof(path), "%s/dotnet-%d-%llu", locks, PID, START);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "on", 2), 2);
+	close(fd);
+	serve_tree(&f, &t, 1, REPLY_OK, 0);
+	d = jt_dotnet_ipc__new(t.proc);
+	jt_dotnet_ipc__share(d, locks);
+	assert_int_equal(jt_dotnet_ipc__enable(d, PID), 1);	/* on already: not asked */
+	jt_dotnet_ipc__free(d);
+	fake_join(&f);
+	assert_int_equal(f.served, 1);
+	assert_int_equal(f.id[0], JT_DOTNET_IPC_DISABLE_PERFMAP);
+	assert_int_equal(count_files(locks, "dotnet-4242-"), 0);
+	tree_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -632,6 +730,8 @@ int main(void)
 		cmocka_unit_test(test_session_leaves_a_process_that_writes_its_maps),
 		cmocka_unit_test(test_session_attaches_the_module),
 		cmocka_unit_test(test_session_says_why_a_runtime_refused),
+		cmocka_unit_test(test_sessions_share_a_map_and_the_last_turns_it_off),
+		cmocka_unit_test(test_sessions_leave_the_runtimes_own_map_and_take_over_a_dead_ones),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

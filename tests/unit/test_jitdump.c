@@ -1121,6 +1121,84 @@ static void record_far_ahead_of_now_is_refused_and_counted(void **state)
 	assert_int_equal(drops(f, JT_DROP_JITDUMP), 1);
 }
 
+/*
+ * .NET 10 under DOTNET_PerfMapEnabled=2 alone: a stub's record, then one claiming 65,622
+ * bytes (a 64 KiB stub block) of which it wrote only part, and the runtime closes and unmaps
+ * the file. The file is found all the same (its /tmp/jit-PID.dump, written since the
+ * process started), what came before the cut names its code, and the cut is said and
+ * counted once the file has stopped growing for a second and nobody holds it open.
+ */
+static void record_cut_short_by_its_writer_is_said_and_counted(void **state)
+{
+	struct jfx *f = *state;
+	const char *block = "stub ReportStubBlock<Unknown>";
+
+	jd_header(&f->d, f->pid, f->t0, 0);
+	jd_load(&f->d, f->t0 + 1 * MS, f->pid, at(f, 0x1000), 0x110, 1,
+		"stub InitThreadManagerPerfMapData<JIT_CopiedWriteBarriers>", 0x110);
+	jd_load(&f->d, f->t0 + 1 * MS, f->pid, at(f, 0x10000), 65536, 2, block, 65536);
+	assert_int_equal(load_size(block, 65536), 65622);
+	jfx_write(f, f->d.n - 65536 + 32854);	/* as the runtime left it: 33,281 bytes */
+	close(f->fd);		/* and no mapping of it: not announced, as .NET leaves it */
+	f->fd = -1;
+	jfx_start(f, false);
+	sample(f, 2 * MS, at(f, 0x1010));
+	tick(f, 2 * MS);
+	assert_int_equal(stats(f).jitdump_records, 1);
+	assert_int_equal(stats(f).jitdumps, 1);		/* not said yet: it may still grow */
+	tick(f, 500 * MS);
+	assert_int_equal(stats(f).lost[JT_DROP_JITDUMP], 0);
+	tick(f, 1500 * MS);
+	assert_int_equal(stats(f).jitdumps, 0);		/* said, and let go */
+	sample(f, 1600 * MS, at(f, 0x1010));
+	sample(f, 1600 * MS, at(f, 0x10010));
+	tick(f, 3000 * MS);
+	finish(f);
+	assert_leaf(f, 0, "stub InitThreadManagerPerfMapData<JIT_CopiedWriteBarriers>");
+	assert_leaf(f, 1, "stub InitThreadManagerPerfMapData<JIT_CopiedWriteBarriers>");
+	assert_leaf(f, 2, NULL);
+	assert_int_equal(drops(f, JT_DROP_JITDUMP), 1);
+}
+
+/* The same cut in a file its writer still holds open is a record being written: it waits. */
+static void record_unfinished_in_a_file_still_open_waits(void **state)
+{
+	struct jfx *f = *state;
+
+	jd_header(&f->d, f->pid, f->t0, 0);
+	jd_load(&f->d, f->t0 + 1 * MS, f->pid, at(f, 0x1000), 0x100, 1, "first", 0x100);
+	jd_load(&f->d, f->t0 + 1 * MS, f->pid, at(f, 0x2000), 0x100, 2, "second", 0x100);
+	jfx_write(f, f->d.n - 0x80);
+	jfx_map(f);
+	jfx_start(f, false);
+	tick(f, 3000 * MS);
+	assert_int_equal(stats(f).jitdumps, 1);
+	jfx_write(f, SIZE_MAX);
+	tick(f, 3001 * MS);
+	assert_int_equal(stats(f).jitdump_records, 2);
+	finish(f);
+	assert_int_equal(drops(f, JT_DROP_JITDUMP), 0);
+}
+
+/* A file nothing announced whose header names another pid is another's: not read, not said. */
+static void unannounced_file_of_another_pid_is_left_alone(void **state)
+{
+	struct jfx *f = *state;
+
+	jd_header(&f->d, f->pid + 1, f->t0, 0);
+	jd_load(&f->d, f->t0 + 1 * MS, f->pid, at(f, 0x1000), 0x100, 1, "not_mine", 0x100);
+	jfx_write(f, SIZE_MAX);
+	close(f->fd);
+	f->fd = -1;
+	jfx_start(f, false);
+	sample(f, 2 * MS, at(f, 0x1010));
+	tick(f, 3000 * MS);
+	finish(f);
+	assert_int_equal(stats(f).jitdump_records, 0);
+	assert_leaf(f, 0, NULL);
+	assert_int_equal(drops(f, JT_DROP_JITDUMP), 0);
+}
+
 static void write_perf_map(struct jfx *f, const char *mode, const char *lines)
 {
 	FILE *m;
@@ -1335,6 +1413,9 @@ int main(void)
 		T(arch_timestamp_file_is_refused_and_counted),
 		T(other_byte_order_file_is_refused_and_counted),
 		T(record_far_ahead_of_now_is_refused_and_counted),
+		T(record_cut_short_by_its_writer_is_said_and_counted),
+		T(record_unfinished_in_a_file_still_open_waits),
+		T(unannounced_file_of_another_pid_is_left_alone),
 		T(perfmap_and_jitdump_of_the_same_code_name_from_the_perf_map),
 		T(debug_info_gives_the_method_its_source_lines),
 		T(large_debug_info_is_taken_not_counted),

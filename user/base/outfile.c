@@ -11,29 +11,22 @@
 #include <unistd.h>
 
 #include "base/outfile.h"
+#include "base/trustwalk.h"
 #include "base/util.h"
 
 #define JT_OUTFILE_FLAGS (O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)
-/* the kernel's own limit on symlinks followed in one lookup */
-#define JT_OUTFILE_MAX_LINKS 40
 #define JT_OUTFILE_TEMP_TRIES 100
 
 /*
  * jitrace often runs as root, and its output path may lead through directories other users
- * can write. The directory is opened one component at a time, each step from the fd of the
- * one before, so nothing can be swapped in between a check and its use. A directory may
- * belong to anyone: the file itself is created with O_EXCL (never over or through something
- * already there). A symlink on the way is different: following it lets its owner choose the
- * directory root writes into, so only root's and the caller's own symlinks are followed
- * (their targets walked the same way), like fs.protected_symlinks but for every directory.
+ * can write. A directory may belong to anyone: the file itself is created with O_EXCL (never
+ * over or through something already there). A symlink on the way is different: only
+ * root's and the caller's own are followed (base/trustwalk.h).
  */
 struct walk {
 	const char *path;	/* the output path, named in every error */
-	uid_t uid;		/* whose symlinks are followed, besides root's */
-	int links;		/* symlinks followed so far */
+	struct jt_trustwalk tw;
 };
-
-static int open_dir(struct walk *w, int at, const char *dir);
 
 /* Report a failure to create w->path at component comp and return -err. */
 static int cannot(const struct walk *w, const char *comp, int err)
@@ -42,89 +35,20 @@ static int cannot(const struct walk *w, const char *comp, int err)
 	return -err;
 }
 
-/* The directory the symlink link (named name, in directory at) points to, if we trust it. */
-static int follow(struct walk *w, int at, int link, const struct stat *st, const char *name)
-{
-	char *target;
-	ssize_t n;
-	int fd;
-
-	if (st->st_uid != 0 && st->st_uid != w->uid) {
-		jt_err("refusing to write %s: '%s' on the way is a symlink owned by uid %u, "
-		       "neither root nor you; give the real directory", w->path, name,
-		       (unsigned)st->st_uid);
-		return -EPERM;
-	}
-	if (++w->links > JT_OUTFILE_MAX_LINKS)
-		return cannot(w, name, ELOOP);
-	target = malloc(PATH_MAX);
-	if (!target)
-		return cannot(w, name, ENOMEM);
-	/* read through the fd that was checked: the link cannot be swapped since fstat() */
-	n = readlinkat(link, "", target, PATH_MAX - 1);
-	if (n < 0) {
-		fd = cannot(w, name, errno);
-	} else {
-		target[n] = '\0';
-		fd = open_dir(w, at, target);
-	}
-	free(target);
-	return fd;
-}
-
 /* Open dir (relative to the directory at) as an O_PATH fd; -errno once reported. */
 static int open_dir(struct walk *w, int at, const char *dir)
 {
-	char comp[NAME_MAX + 1];
-	const char *s = dir, *e;
-	struct stat st;
-	int cur, next;
-	size_t len;
+	int fd = jt_trustwalk__open(&w->tw, at, dir, true);
 
-	cur = openat(at, *s == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0)
-		return cannot(w, *s == '/' ? "/" : ".", errno);
-	for (;; s = e) {
-		while (*s == '/')
-			s++;
-		if (!*s)
-			return cur;
-		e = strchrnul(s, '/');
-		len = (size_t)(e - s);
-		if (len > NAME_MAX) {
-			next = -ENAMETOOLONG;
-			jt_err("%s: cannot create: a directory name is too long", w->path);
-			break;
-		}
-		memcpy(comp, s, len);
-		comp[len] = '\0';
-		/* O_PATH|O_NOFOLLOW gives a symlink itself, which fstat() then shows */
-		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0) {
-			next = cannot(w, comp, errno);
-			break;
-		}
-		if (fstat(next, &st)) {
-			close(next);
-			next = cannot(w, comp, errno);
-			break;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			int link = next;
-
-			next = follow(w, cur, link, &st, comp);
-			close(link);
-		} else if (!S_ISDIR(st.st_mode)) {
-			close(next);
-			next = cannot(w, comp, ENOTDIR);
-		}
-		close(cur);
-		if (next < 0)
-			return next;
-		cur = next;
+	if (fd >= 0)
+		return fd;
+	if (w->tw.refused) {
+		jt_err("refusing to write %s: '%s' on the way is a symlink owned by uid %u, "
+		       "neither root nor you; give the real directory", w->path, w->tw.comp,
+		       (unsigned)w->tw.owner);
+		return -EPERM;
 	}
-	close(cur);
-	return next;
+	return cannot(w, w->tw.comp, errno);
 }
 
 static const char *kind_of(mode_t mode)
@@ -242,7 +166,7 @@ static int make_temp(struct jt_outfile *of)
 
 struct jt_outfile *jt_outfile__open(const char *path, bool force)
 {
-	struct walk w = { .path = path, .uid = geteuid() };
+	struct walk w = { .path = path, .tw.uid = geteuid() };
 	struct jt_outfile *of = calloc(1, sizeof(*of));
 	char *parent, *slash;
 
@@ -434,7 +358,7 @@ static int make_dir(struct walk *w, char *path)
 
 int jt_outfile__dir(const char *path)
 {
-	struct walk w = { .path = path, .uid = geteuid() };
+	struct walk w = { .path = path, .tw.uid = geteuid() };
 	size_t len = strlen(path);
 	struct stat st;
 	int at, fd, err = 0;
@@ -462,7 +386,7 @@ int jt_outfile__dir(const char *path)
 	if (fstat(fd, &st)) {
 		err = -errno;
 		jt_err("%s: %s", path, strerror(-err));
-	} else if (st.st_uid != 0 && st.st_uid != w.uid) {
+	} else if (st.st_uid != 0 && st.st_uid != w.tw.uid) {
 		jt_err("refusing to keep files in %s: it belongs to uid %u, neither root nor you",
 		       path, (unsigned)st.st_uid);
 		err = -EPERM;

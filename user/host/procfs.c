@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "host/procfs.h"
 
@@ -78,6 +80,48 @@ int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
 		return -EINVAL;
 	*tgid = v;
 	return 0;
+}
+
+#define MEMFD "/memfd:"	/* how the kernel names a memfd's file */
+
+bool jt_procfs__anon_path(const char *path)
+{
+	return !path[0] || !strncmp(path, MEMFD, strlen(MEMFD));
+}
+
+const char *jt_procfs__jit_path(const char *path)
+{
+	/* CoreCLR's double mapping of its executable memory (ExecutableAllocator) */
+	static const char dotnet[] = MEMFD "doublemapper";
+	size_t n = strlen(dotnet);
+
+	if (!strncmp(path, dotnet, n) && (!path[n] || path[n] == ' '))
+		return "[dotnet jit]";
+	return NULL;
+}
+
+int jt_procfs__holds_fd(const char *proc_root, uint32_t pid, int fd)
+{
+	struct stat ours, st;
+	struct dirent *de;
+	char path[256];
+	int found = 0;
+	DIR *d;
+
+	if (fstat(fd, &ours))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%u/fd", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	snprintf(path, sizeof(path), "%d", fd);	/* in our own table, fd itself is not theirs */
+	while (!found && (de = readdir(d)))
+		found = de->d_name[0] != '.' &&
+			(pid != (uint32_t)getpid() || strcmp(de->d_name, path)) &&
+			!fstatat(dirfd(d), de->d_name, &st, 0) && st.st_dev == ours.st_dev &&
+			st.st_ino == ours.st_ino;
+	closedir(d);
+	return found;
 }
 
 /*

@@ -39,6 +39,17 @@ struct jt_vma *jt_vmas__find(const struct jt_vmas *vm, uint64_t addr);
  */
 struct jt_vma *jt_vmas__add(struct jt_vmas *vm, uint64_t start, uint64_t end, uint64_t pgoff,
 			    const char *path);
+/*
+ * Whether a mapping of path is, as far as names go, anonymous memory: no file at all (""), or
+ * a memfd ("/memfd:NAME", " (deleted)" or not), a file of its process alone that no other
+ * opens by path: .NET keeps its JIT code in one ("doublemapper"), mapped twice, writable and
+ * executable. Its frames are JIT code, never "file and offset" to add up across processes.
+ */
+bool jt_procfs__anon_path(const char *path);
+/* The runtime whose JIT memory path is by its name alone ("[dotnet jit]"), or NULL. */
+const char *jt_procfs__jit_path(const char *path);
+/* Whether process pid has the file fd is open on open too (PROC_ROOT/PID/fd): 1, 0, -errno. */
+int jt_procfs__holds_fd(const char *proc_root, uint32_t pid, int fd);
 /* dst (freed first) becomes a copy of src (symbols kept, module ids not). 0 or -ENOMEM. */
 int jt_vmas__copy(struct jt_vmas *dst, const struct jt_vmas *src);
 

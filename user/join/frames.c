@@ -52,8 +52,8 @@ static int module_define(struct jt_collector *c, struct proc *p, struct jt_vma *
 	err = jt_coll_proc_define(c, p, ts);
 	if (err)
 		return err;
-	if (!path[0])
-		path = anon_name(p->comm);
+	if (jt_procfs__anon_path(path))	/* a memfd's name says whose it is, if anything */
+		path = jt_procfs__jit_path(path) ?: anon_name(p->comm);
 	len = strlen(path);
 	if (len > 4096)
 		len = 4096;
@@ -264,7 +264,7 @@ static int user_frame(struct jt_collector *c, struct proc *p, uint64_t ip, bool 
 		return err;
 	}
 	vma = find_vma(c, p, at, ts);
-	if (vma && !vma->path[0]) {	/* anonymous: a bare address, in a named place */
+	if (vma && jt_procfs__anon_path(vma->path)) {	/* a bare address, in a named place */
 		jt_late__unnamed(&p->late, at, ts);	/* a line read later may name it */
 		err = module_define(c, p, vma, ts);
 		*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_USER, vma->module_id), ip };
@@ -339,7 +339,7 @@ static bool unwind_find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code
 	if (ip < USER_MIN || ip >= USER_END)
 		return false;
 	vma = find_vma(u->c, u->p, ip, u->ts);
-	if (vma && vma->path[0]) {	/* a file: its table, if it has one */
+	if (vma && !jt_procfs__anon_path(vma->path)) {	/* a file: its table, if it has one */
 		file_look(u->c, u->p, vma);
 		code->cfi = vma->file ? vma->file->cfi : NULL;
 		code->off = ip - vma->start + vma->pgoff;

@@ -224,7 +224,9 @@ int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 		b.ev = (struct jt_event){ .ts = now, .len = JT_EVENT_FIXED, .type = JT_EV_MMAP,
 					  .pid = pid, .tid = pid, .map_start = v->start,
 					  .map_end = v->end, .map_pgoff = v->pgoff };
-		if (v->path[0] == '/' && !stat(v->path, &st)) {
+		if (jt_procfs__anon_path(v->path)) {
+			;	/* JIT memory (a memfd's too): no file to read */
+		} else if (v->path[0] == '/' && !stat(v->path, &st)) {
 			b.ev.map_ino = st.st_ino;
 			b.ev.map_dev = st.st_dev;
 		} else if (v->path[0] == '/') {

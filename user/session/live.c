@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sources/dotnet_ipc.h"
+#include "session/dotnet_guard.h"
 #include "session/live.h"
 #include "session/loader.h"
 #include "base/membound.h"
@@ -48,7 +49,8 @@ struct jt_live {
 	int child_status;
 	bool child_done;
 	bool timed_out;		/* the duration ended the loop */
-	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to write their perf maps */
+	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to load the module */
+	struct jt_dotnet_guard *guard;	/* what turns .NET perf maps on, and off after */
 	struct jt_membound mem;		/* what grows with the host, within --max-memory */
 };
 
@@ -124,10 +126,21 @@ fail:
 	return NULL;
 }
 
+/* Whether the environment loads the CLR profiler module, which names .NET code itself. */
+static bool module_in_env(void)
+{
+	const char *p = getenv("CORECLR_PROFILER"), *n = getenv("CORECLR_NOTIFICATION_PROFILERS");
+
+	return (p && strcasestr(p, JT_DOTNET_PROFILER_CLSID)) ||
+	       (n && strcasestr(n, JT_DOTNET_PROFILER_CLSID));
+}
+
 /* Fork the command now; it waits until its pid is in the filter, then execs. */
 static int spawn_command(struct jt_live *l)
 {
 	char **command = l->o->command;
+	bool want_dotnet_map = !l->o->no_perfmap && !l->o->dotnet_module &&
+			       !module_in_env();
 	int go[2], ep[2];
 	char c;
 
@@ -165,6 +178,15 @@ static int spawn_command(struct jt_live *l)
 		close(ep[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* jitrace gave up before starting it */
+		/*
+		 * A .NET runtime started with nothing set writes no perf map. The command is the
+		 * recording's own, so it writes its map from its first method (DOTNET_ names are
+		 * ignored by anything else); a value the user set is theirs, and so is the
+		 * module if they load it. Not over IPC: the runtime listens only once it
+		 * started, and a map turned on so would need turning off again.
+		 */
+		if (want_dotnet_map)
+			setenv("DOTNET_PerfMapEnabled", "3", 0);
 		execvp(command[0], command);
 		err = errno;
 		if (write(ep[1], &err, sizeof(err)) != sizeof(err))	/* then say it here */
@@ -220,7 +242,7 @@ static void ask_dotnet(struct jt_live *l)
 {
 	const struct jt_live_opts *o = l->o;
 	char module[PATH_MAX], *slash;
-	int i, n = 0;
+	int i, k, n = 0;
 
 	l->dotnet = jt_dotnet_ipc__new("/proc");
 	if (!l->dotnet)
@@ -239,15 +261,21 @@ static void ask_dotnet(struct jt_live *l)
 			return;
 		}
 	}
-	if (!o->nr_pids && !o->command)
-		n += o->dotnet_module ?
-		     jt_dotnet_ipc__attach_all(l->dotnet, JT_DOTNET_PROFILER_CLSID, module) :
-		     jt_dotnet_ipc__enable_all(l->dotnet);
+	/* maps turned on are turned off again by a guard that outlives the recorder (SIGKILL
+	 * too), counting shares with other sessions: a process is left as it was found */
+	if (!o->dotnet_module && (o->nr_pids || !o->command))
+		l->guard = jt_dotnet_guard__start("/proc", JT_DOTNET_LOCK_DIR);
+	if (!o->nr_pids && !o->command) {
+		if (o->dotnet_module)
+			n += jt_dotnet_ipc__attach_all(l->dotnet, JT_DOTNET_PROFILER_CLSID, module);
+		else if (l->guard && (k = jt_dotnet_guard__enable(l->guard, 0)) > 0)
+			n += k;
+	}
 	for (i = 0; i < o->nr_pids; i++)
 		n += (o->dotnet_module ?
 		      jt_dotnet_ipc__attach(l->dotnet, o->pids[i], JT_DOTNET_PROFILER_CLSID,
 					    module) :
-		      jt_dotnet_ipc__enable(l->dotnet, o->pids[i])) == 1;
+		      l->guard ? jt_dotnet_guard__enable(l->guard, o->pids[i]) : 0) == 1;
 	if (n && o->dotnet_module)
 		fprintf(stderr, "jitrace: %s loaded into %d .NET process%s\n", module, n,
 			n > 1 ? "es" : "");
@@ -398,6 +426,7 @@ void jt_live__close(struct jt_live *l)
 	if (l->child_err >= 0)
 		close(l->child_err);
 	jt_dotnet_ipc__free(l->dotnet);
+	jt_dotnet_guard__stop(l->guard);
 	jt_rb__free(l->rb);
 	jt_pipeline__free(l->pl);
 	jt_bpf__close(l->bpf);

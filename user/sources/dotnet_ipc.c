@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -585,9 +586,16 @@ int jt_dotnet_ipc__maps_open(const char *proc_root, uint32_t pid)
 
 /* ---- a live session's processes ---- */
 
+/* A process whose perf map this session turned on, or shares with other sessions. */
+struct held {
+	uint32_t pid;
+	int share;		/* its share file, locked shared while held; -1: not counted */
+};
+
 struct jt_dotnet_ipc {
 	const char *proc_root;
-	uint32_t *pids;		/* the processes whose maps it turned on */
+	const char *lock_dir;	/* where sessions count their shares (NULL: not counted) */
+	struct held *held;	/* the processes whose maps it turned on */
 	size_t n, cap;
 };
 
@@ -601,6 +609,11 @@ struct jt_dotnet_ipc *jt_dotnet_ipc__new(const char *proc_root)
 	}
 	d->proc_root = proc_root;
 	return d;
+}
+
+void jt_dotnet_ipc__share(struct jt_dotnet_ipc *d, const char *lock_dir)
+{
+	d->lock_dir = lock_dir;
 }
 
 /*
@@ -658,13 +671,115 @@ static int room_for(struct jt_dotnet_ipc *d, uint32_t pid)
 	size_t i;
 
 	for (i = 0; i < d->n; i++)
-		if (d->pids[i] == pid)
+		if (d->held[i].pid == pid)
 			return 0;
-	if (jt_array_grow(&d->pids, &d->cap, d->n + 1, sizeof(*d->pids))) {
+	if (jt_array_grow(&d->held, &d->cap, d->n + 1, sizeof(*d->held))) {
 		jt_err("out of memory");
 		return -ENOMEM;
 	}
 	return 1;
+}
+
+/*
+ * Sessions count their shares of a process's perf map with flocks in lock_dir: the share
+ * file dotnet-PID-START (START its start time: a reused pid is another process) is held
+ * locked shared by each session that needs the map; it says "on" while a session turned the
+ * map on. Whoever looks at or changes the map first locks the gate (dotnet.lock) whole, for
+ * as long as that takes: so the first in turns it on, the last out (nobody else holds a
+ * share) turns it off, and a map the runtime wrote by itself (on, and not "on" by jitrace)
+ * is never touched. A session that died with its guard leaves "on" with no share held: the
+ * next one takes the map over.
+ */
+static int gate_lock(const struct jt_dotnet_ipc *d)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/dotnet.lock", d->lock_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		jt_err("%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void gate_unlock(int gate)
+{
+	flock(gate, LOCK_UN);
+	close(gate);
+}
+
+static int share_path(const struct jt_dotnet_ipc *d, uint32_t pid, char *path, size_t len)
+{
+	struct proc_ids ids;
+	int dir = open_pid_dir(d->proc_root, pid), err;
+
+	if (dir < 0)
+		return dir;
+	err = read_ids(dir, pid, &ids);
+	close(dir);
+	if (!err)
+		snprintf(path, len, "%s/dotnet-%u-%llu", d->lock_dir, pid, ids.start);
+	return err;
+}
+
+/* Turn pid's map on if this session is the first to need it. 1: held; 0: not to touch. */
+static int enable_shared(struct jt_dotnet_ipc *d, uint32_t pid, const void *type, size_t len)
+{
+	char path[PATH_MAX], mark[2] = { 0 };
+	int gate, share, err;
+	bool alone;
+
+	err = share_path(d, pid, path, sizeof(path));
+	if (err)
+		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	gate = gate_lock(d);
+	if (gate < 0)
+		return -EIO;
+	share = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (share < 0) {
+		err = -errno;
+		jt_err("%s: %s", path, strerror(-err));
+		goto out;
+	}
+	alone = !flock(share, LOCK_EX | LOCK_NB);
+	if (pread(share, mark, 2, 0) < 0)
+		mark[0] = 0;
+	if (alone) {
+		err = jt_dotnet_ipc__maps_open(d->proc_root, pid);
+		if (err == 1 && mark[0] != 'o') {
+			err = 0;	/* the runtime's own, from before any session */
+		} else if (err >= 0) {
+			err = err == 1 ? 0 : ask(d->proc_root, pid, JT_DOTNET_IPC_PROCESS,
+						 JT_DOTNET_IPC_ENABLE_PERFMAP, type, len,
+						 ENABLE_TIMEOUT_MS, "EnablePerfMap");
+			err = err ? judge(pid, err) : 1;
+			if (err == 1 && pwrite(share, "on", 2, 0) != 2)
+				jt_err("%s: %s", path, strerror(errno));
+		} else {
+			err = err == -ENOENT || err == -ESRCH ? 0 : err;
+		}
+	} else {
+		err = 1;	/* others hold it: on, by one of them */
+	}
+	if (err == 1 && flock(share, LOCK_SH)) {
+		err = -errno;
+		jt_err("%s: %s", path, strerror(-err));
+	}
+	if (err == 1) {
+		d->held[d->n++] = (struct held){ .pid = pid, .share = share };
+		share = -1;
+	} else if (alone && mark[0] != 'o') {
+		unlink(path);	/* nothing of jitrace's there */
+	}
+	if (share >= 0)
+		close(share);
+out:
+	gate_unlock(gate);
+	return err;
 }
 
 int jt_dotnet_ipc__enable(struct jt_dotnet_ipc *d, uint32_t pid)
@@ -674,15 +789,17 @@ int jt_dotnet_ipc__enable(struct jt_dotnet_ipc *d, uint32_t pid)
 
 	if (err <= 0)
 		return err;
+	put32(type, JT_DOTNET_PERFMAP_MAP);	/* the map is what jitrace reads: no jitdump */
+	if (d->lock_dir)
+		return enable_shared(d, pid, type, sizeof(type));
 	err = jt_dotnet_ipc__maps_open(d->proc_root, pid);
 	if (err)
 		return err == 1 ? 0 : (err == -ENOENT || err == -ESRCH ? 0 : err);
-	put32(type, JT_DOTNET_PERFMAP_MAP);	/* the map is what jitrace reads: no jitdump */
 	err = ask(d->proc_root, pid, JT_DOTNET_IPC_PROCESS, JT_DOTNET_IPC_ENABLE_PERFMAP, type,
 		  sizeof(type), ENABLE_TIMEOUT_MS, "EnablePerfMap");
 	if (err)
 		return judge(pid, err);
-	d->pids[d->n++] = pid;
+	d->held[d->n++] = (struct held){ .pid = pid, .share = -1 };
 	return 1;
 }
 
@@ -767,23 +884,51 @@ int jt_dotnet_ipc__nr_enabled(const struct jt_dotnet_ipc *d)
 	return (int)d->n;
 }
 
+/* DisablePerfMap to pid; what is not said is a process gone meanwhile. */
+static void disable(const struct jt_dotnet_ipc *d, uint32_t pid)
+{
+	int err = ask(d->proc_root, pid, JT_DOTNET_IPC_PROCESS, JT_DOTNET_IPC_DISABLE_PERFMAP,
+		      NULL, 0, DISABLE_TIMEOUT_MS, "DisablePerfMap");
+
+	/* gone meanwhile: nothing left to turn off */
+	if (err && err != -ENOENT && err != -ESRCH && err != -ECONNREFUSED &&
+	    err != -EREMOTEIO && err != -ETIMEDOUT && err != -EPROTO)
+		jt_err("pid %u: its .NET runtime still writes its perf map: %s", pid,
+		       strerror(-err));
+}
+
+/* Let h's share go: the last one out turns the map off. */
+static void release_shared(const struct jt_dotnet_ipc *d, const struct held *h)
+{
+	char path[PATH_MAX];
+	int gate = gate_lock(d);
+
+	flock(h->share, LOCK_UN);
+	if (!flock(h->share, LOCK_EX | LOCK_NB)) {	/* nobody else holds one */
+		disable(d, h->pid);
+		if (!share_path(d, h->pid, path, sizeof(path)))
+			unlink(path);
+		else if (ftruncate(h->share, 0))
+			jt_err("%s: cannot clear pid %u's share: %s", d->lock_dir, h->pid,
+			       strerror(errno));
+	}
+	close(h->share);
+	if (gate >= 0)
+		gate_unlock(gate);
+}
+
 void jt_dotnet_ipc__free(struct jt_dotnet_ipc *d)
 {
 	size_t i;
-	int err;
 
 	if (!d)
 		return;
 	for (i = 0; i < d->n; i++) {
-		err = ask(d->proc_root, d->pids[i], JT_DOTNET_IPC_PROCESS,
-			  JT_DOTNET_IPC_DISABLE_PERFMAP, NULL, 0, DISABLE_TIMEOUT_MS,
-			  "DisablePerfMap");
-		/* gone meanwhile: nothing left to turn off */
-		if (err && err != -ENOENT && err != -ESRCH && err != -ECONNREFUSED &&
-		    err != -EREMOTEIO && err != -ETIMEDOUT && err != -EPROTO)
-			jt_err("pid %u: its .NET runtime still writes its perf map: %s",
-			       d->pids[i], strerror(-err));
+		if (d->held[i].share >= 0)
+			release_shared(d, &d->held[i]);
+		else
+			disable(d, d->held[i].pid);
 	}
-	free(d->pids);
+	free(d->held);
 	free(d);
 }

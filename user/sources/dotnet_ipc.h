@@ -92,6 +92,13 @@ struct jt_dotnet_ipc;
 /* proc_root: "/proc" (a fixture tree in tests). NULL if memory is short. */
 struct jt_dotnet_ipc *jt_dotnet_ipc__new(const char *proc_root);
 /*
+ * Count this session's shares of each process's perf map with other sessions' in lock_dir
+ * (root's alone, e.g. /run/jitrace; it must exist): the first to need a map turns it on, the
+ * last to let it go turns it off, and a map the runtime wrote by itself is never turned off.
+ * Without it, each session turns on and off what it needs alone.
+ */
+void jt_dotnet_ipc__share(struct jt_dotnet_ipc *d, const char *lock_dir);
+/*
  * Ask pid's runtime to write its perf map (EnablePerfMap; it writes what it compiled before
  * first). 1: asked, and it is asked to stop at jt_dotnet_ipc__free; 0: nothing to do (not a
  * .NET process, or it writes its maps already); -errno: the runtime refused or did not answer

@@ -28,6 +28,8 @@
 #define PREFIX_MAX (JT_JITDUMP_REC_HDR + 40 + 4096)
 #define DEBUG_MAX (256u << 10)		/* a larger debug-info record gives no lines */
 #define CLOCK_SLACK_NS 10000000000ULL	/* a record this far ahead of now: another clock */
+/* a record unfinished at the end this long, the file no longer open: never to be finished */
+#define STUCK_NS 1000000000ULL
 
 struct jfile {
 	struct jt_watch_proc p;	/* first: the watcher's (refused: said why once, not read) */
@@ -36,6 +38,10 @@ struct jfile {
 	uint64_t off;		/* next record; 0: the header is not read yet */
 	struct jt_event *lines;	/* lines from debug info, waiting for the code they describe */
 	uint64_t lines_addr;	/* its address */
+	bool unannounced;	/* found by its name alone, not mapped: its header must say its pid */
+	uint32_t nspid;		/* the pid it names, its process's in its own namespace */
+	uint64_t stuck_size;	/* its size when a record at its end was last seen unfinished */
+	uint64_t stuck_ts;	/* since when */
 	char path[160];		/* for messages */
 };
 
@@ -160,12 +166,6 @@ static bool file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct 
 	(void)now;
 	if (!proc)
 		return false;
-	if (!find_path(jw, f)) {
-		/* a runtime maps its file as it starts: one running already has it, or never
-		 * will (looking again would read every process's maps for 30 s under -a) */
-		p->refused = f->running;
-		return false;
-	}
 	fd = jt_safeopen__perfmap(p->pid, proc->st_uid);
 	if (fd >= 0) {
 		/* it writes a perf map too (BEAM's +JPperf true, .NET's PerfMapEnabled=1):
@@ -174,7 +174,29 @@ static bool file_open(struct jt_watch *w, struct jt_watch_proc *p, const struct 
 		p->refused = true;
 		return false;
 	}
-	f->fd = jt_safeopen__in_root(p->pid, f->path, proc->st_uid);
+	f->unannounced = false;
+	if (find_path(jw, f)) {
+		f->fd = jt_safeopen__in_root(p->pid, f->path, proc->st_uid);
+	} else {
+		/*
+		 * Not mapped (any more): a writer that stopped early unmaps it, as .NET 10 does
+		 * two records in under DOTNET_PerfMapEnabled=2, within its first milliseconds.
+		 * Its /tmp/jit-N.dump written since it started is still its own, and says so.
+		 */
+		f->fd = jt_safeopen__jitdump(p->pid, proc->st_uid, f->path, sizeof(f->path));
+		if (f->fd < 0 || sscanf(f->path, "/tmp/jit-%u.dump", &f->nspid) != 1) {
+			/* nothing it announced is the process's to say anything of; a runtime
+			 * maps its file as it starts: one running already has it, or never
+			 * will (looking again would read every process's maps for 30 s
+			 * under -a) */
+			if (f->fd >= 0)
+				close(f->fd);
+			f->fd = -1;
+			p->refused = f->running;
+			return false;
+		}
+		f->unannounced = true;
+	}
 	if (f->fd < 0) {
 		if (errno != ENOENT && errno != ESRCH)
 			refuse(jw, f, strerror(errno));
@@ -193,6 +215,12 @@ static bool read_header(struct jt_jitwatch *jw, struct jfile *f, uint64_t size)
 
 	if (err == -EAGAIN)
 		return false;
+	if (f->unannounced && (err || h.pid != f->nspid)) {
+		/* not announced, and not its own by what it says: another's, nothing to say */
+		jt_watch__close(&jw->w, &f->p);
+		f->p.refused = true;
+		return false;
+	}
 	if (err == -EPROTO)
 		refuse(jw, f, "written in the other byte order");
 	else if (err)
@@ -358,6 +386,47 @@ static int take_record(struct jt_jitwatch *jw, struct jfile *f, uint32_t size, s
 	return err;
 }
 
+/*
+ * A record left unfinished at the end of f's file (off its start, size what it claims, 0 if
+ * not even its header is whole), the file size bytes long: its writer stopped there if the
+ * process is gone, or if the file has not grown for STUCK_NS and the process no longer has it
+ * open. Then that is said, naming the file and the offset, and counted; what was read before
+ * stays. Returns true if so (the file is let go).
+ */
+static bool cut_short(struct jt_jitwatch *jw, struct jfile *f, uint64_t size, uint32_t claims,
+		      uint64_t now)
+{
+	const char *hint = "";
+	uint32_t type;
+
+	if (size != f->stuck_size || !f->stuck_ts) {
+		f->stuck_size = size;
+		f->stuck_ts = now;
+	}
+	if (!f->p.gone && (now - f->stuck_ts < STUCK_NS ||
+			   jt_procfs__holds_fd(jw->proc_root, f->p.pid, f->fd) != 0))
+		return false;
+	memcpy(&type, jw->buf, sizeof(type));
+	if (claims && type == JT_JITDUMP_CODE_LOAD && size - f->off > JT_JITDUMP_REC_HDR + 40 &&
+	    !strncmp(jw->buf + JT_JITDUMP_REC_HDR + 40, "stub ", 5))
+		hint = " (.NET stops so at a stub block under DOTNET_PerfMapEnabled=2: "
+		       "add DOTNET_PerfMapStubGranularity=2, or use a perf map, =3)";
+	if (claims)
+		jt_err("%s (pid %u) ends at offset %llu inside a record that claims %u bytes, "
+		       "%llu of them written: its writer stopped there, and its code after that "
+		       "is unnamed%s", f->path, (unsigned int)f->p.pid,
+		       (unsigned long long)f->off, claims, (unsigned long long)(size - f->off),
+		       hint);
+	else
+		jt_err("%s (pid %u) ends at offset %llu inside a record's header: its writer "
+		       "stopped there, and its code after that is unnamed", f->path,
+		       (unsigned int)f->p.pid, (unsigned long long)f->off);
+	jw->st.bad++;
+	jt_watch__close(&jw->w, &f->p);
+	f->p.refused = true;
+	return true;
+}
+
 /* Read what f gained, up to READ_MAX bytes of records or until the poll's time is up
  * (then the next poll begins with it). */
 static enum jt_watch_read file_read(struct jt_watch *w, struct jt_watch_proc *p, uint64_t now,
@@ -379,22 +448,26 @@ static enum jt_watch_read file_read(struct jt_watch *w, struct jt_watch_proc *p,
 		f->off = 0;	/* truncated, written anew: from its header again */
 	if (!f->off && !read_header(jw, f, (uint64_t)st.st_size))
 		return JT_WATCH_READ_ON;
-	while (!err && budget && f->fd >= 0 && (uint64_t)st.st_size - f->off >= JT_JITDUMP_REC_HDR) {
+	while (!err && budget && f->fd >= 0 && (uint64_t)st.st_size > f->off) {
 		uint64_t left = (uint64_t)st.st_size - f->off;
-		uint32_t size, took;
+		uint32_t size = 0, took;
 		ssize_t n;
 
 		/* the header and, in the same read, a code load's fields and name */
 		n = pread(f->fd, jw->buf, left < PREFIX_MAX ? left : PREFIX_MAX, (off_t)f->off);
-		if (n < JT_JITDUMP_REC_HDR)
+		if (n < JT_JITDUMP_REC_HDR) {	/* not all written yet, or never will be */
+			cut_short(jw, f, (uint64_t)st.st_size, 0, now);
 			break;
+		}
 		size = jt_jitdump__rec_size(jw->buf, (size_t)n);
 		if (!size) {	/* nothing after it can be found */
 			refuse(jw, f, "a record's size cannot be right");
 			return JT_WATCH_READ_ON;
 		}
-		if (f->off + size > (uint64_t)st.st_size)
-			break;	/* not all written yet */
+		if (f->off + size > (uint64_t)st.st_size) {
+			cut_short(jw, f, (uint64_t)st.st_size, size, now);
+			break;	/* not all written yet, or never will be */
+		}
 		err = take_record(jw, f, size, (size_t)n, now, push, ctx);
 		f->off += size;
 		took = size < PREFIX_MAX ? size : PREFIX_MAX;	/* the code bytes are not read */

@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include "sources/ring_decode.h"
+#include "host/procfs.h"
 #include "jt_javaname.h"
 
 static size_t bounded_len(const char *s, size_t max)
@@ -178,10 +179,12 @@ static int decode_mmap(const struct jt_ev_mmap *m, size_t len, struct jt_event *
 		jt_event__put_str(ev, "", 0);
 		return 0;
 	}
-
-	ev->map_ino = m->ino;
-	ev->map_dev = makedev(m->dev >> 20, m->dev & 0xfffff);
 	jt_event__put_str(ev, m->path, bounded_len(m->path, m->path_len));
+	/* a memfd is its process's own memory (JIT code): no file to read symbols from */
+	if (!jt_procfs__anon_path(jt_event__str(ev))) {
+		ev->map_ino = m->ino;
+		ev->map_dev = makedev(m->dev >> 20, m->dev & 0xfffff);
+	}
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/trustwalk.h"
 #include "sources/safeopen.h"
 
 /* written this little before its process started (a tick is 10 ms): still its own */
@@ -250,129 +251,21 @@ static int open_in_root(int dir, const char *rel, uid_t uid)
 	return checked(fd, uid);
 }
 
-/* A walk that follows only trusted symlinks (jt_safeopen__trusted_links). */
-struct trusted_walk {
-	uid_t uid;
-	int links;			/* followed so far */
-	struct jt_safeopen_link *bad;
-};
-
-/* the kernel's own limit on symlinks followed in one lookup */
-#define TRUSTED_MAX_LINKS 40
-
-static int walk_trusted(struct trusted_walk *w, int at, const char *path, bool want_dir);
-
-/*
- * What the symlink link (named name, in directory at) leads to, if root or w->uid owns it:
- * its target walked from at the same way. -1, errno set, otherwise.
- */
-static int follow_trusted(struct trusted_walk *w, int at, int link, const char *name,
-			  bool want_dir)
-{
-	char target[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-
-	if (fstat(link, &st))
-		return -1;
-	if (st.st_uid != 0 && st.st_uid != w->uid) {
-		snprintf(w->bad->name, sizeof(w->bad->name), "%s", name);
-		w->bad->owner = st.st_uid;
-		errno = EPERM;
-		return -1;
-	}
-	if (++w->links > TRUSTED_MAX_LINKS) {
-		errno = ELOOP;
-		return -1;
-	}
-	/* read through the fd that was checked: the link cannot be swapped since fstat() */
-	n = readlinkat(link, "", target, sizeof(target) - 1);
-	if (n < 0)
-		return -1;
-	target[n] = '\0';
-	return walk_trusted(w, at, target, want_dir);
-}
-
-/*
- * path from the directory at, one component at a time: directories as O_PATH fds, the last
- * component opened for reading (or, want_dir, as a directory). -1, errno set, on failure.
- */
-static int walk_trusted(struct trusted_walk *w, int at, const char *path, bool want_dir)
-{
-	char comp[NAME_MAX + 1];
-	const char *s = path, *e;
-	int cur, next, err;
-	bool last;
-
-	cur = openat(at, *s == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0)
-		return -1;
-	for (;;) {
-		while (*s == '/')
-			s++;
-		e = strchrnul(s, '/');
-		if ((size_t)(e - s) > NAME_MAX) {
-			close(cur);
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(comp, s, e - s);
-		comp[e - s] = '\0';
-		for (s = e; *s == '/'; s++)
-			;
-		last = !*s;
-		if (!comp[0])	/* "" or a path ending in '/': the directory itself */
-			strcpy(comp, ".");
-		if (last && !want_dir) {
-			/* O_NOFOLLOW: a symlink put here since any check fails, never followed */
-			next = openat(cur, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-				      O_CLOEXEC);
-			if (next >= 0 || errno != ELOOP) {
-				err = errno;
-				close(cur);
-				errno = err;
-				return next;
-			}
-		}
-		/* O_PATH|O_NOFOLLOW gives a symlink itself, which fstat() then shows */
-		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (next >= 0) {
-			struct stat st;
-			int link = next;
-
-			if (fstat(link, &st)) {
-				next = -1;
-			} else if (S_ISLNK(st.st_mode)) {
-				next = follow_trusted(w, cur, link, comp, want_dir || !last);
-			} else if (!S_ISDIR(st.st_mode)) {
-				next = -1;
-				errno = ENOTDIR;
-			} else {
-				link = -1;	/* it is the directory itself */
-			}
-			err = errno;
-			if (link >= 0)
-				close(link);
-			errno = err;
-		}
-		err = errno;
-		close(cur);
-		errno = err;
-		if (next < 0 || last)
-			return next;
-		cur = next;
-	}
-}
-
 int jt_safeopen__trusted_links(const char *path, uid_t uid, struct jt_safeopen_link *bad)
 {
-	struct trusted_walk w = { .uid = uid, .bad = bad };
+	struct jt_trustwalk w = { .uid = uid };
+	int fd;
 
 	if (!*path) {
 		errno = ENOENT;
 		return -1;
 	}
-	return walk_trusted(&w, AT_FDCWD, path, false);
+	fd = jt_trustwalk__open(&w, AT_FDCWD, path, false);
+	if (fd < 0 && w.refused) {
+		snprintf(bad->name, sizeof(bad->name), "%s", w.comp);
+		bad->owner = w.owner;
+	}
+	return fd;
 }
 
 /*
@@ -466,7 +359,11 @@ int jt_safeopen__perfmap_gone(const struct jt_mapsite *site, uid_t uid)
 	return fd;
 }
 
-int jt_safeopen__perfmap(pid_t pid, uid_t uid)
+/*
+ * A file of pid's in its own root's /tmp, named by fmt with its pid in its own namespace
+ * (the name into name, as the process sees it), written since the process started.
+ */
+static int own_tmp_file(pid_t pid, uid_t uid, const char *fmt, char *name, size_t len)
 {
 	char rel[32];
 	pid_t nstgid;
@@ -482,7 +379,9 @@ int jt_safeopen__perfmap(pid_t pid, uid_t uid)
 		errno = -err;
 		return -1;
 	}
-	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", (int)nstgid);
+	snprintf(rel, sizeof(rel), fmt, (int)nstgid);
+	if (name)
+		snprintf(name, len, "/%s", rel);
 	fd = open_in_root(dir, rel, uid);
 	err = errno;
 	if (fd >= 0 && stale_map(dir, fd)) {
@@ -493,6 +392,16 @@ int jt_safeopen__perfmap(pid_t pid, uid_t uid)
 	close(dir);
 	errno = err;
 	return fd;
+}
+
+int jt_safeopen__perfmap(pid_t pid, uid_t uid)
+{
+	return own_tmp_file(pid, uid, "tmp/perf-%d.map", NULL, 0);
+}
+
+int jt_safeopen__jitdump(pid_t pid, uid_t uid, char *path, size_t len)
+{
+	return own_tmp_file(pid, uid, "tmp/jit-%d.dump", path, len);
 }
 
 int jt_safeopen__in_root(pid_t pid, const char *path, uid_t uid)

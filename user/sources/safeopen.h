@@ -16,6 +16,11 @@
 int jt_safeopen__path(const char *path, uid_t uid);
 /* pid's perf map: tmp/perf-NSTGID.map inside the process's own root (/proc/PID/root) */
 int jt_safeopen__perfmap(pid_t pid, uid_t uid);
+/*
+ * pid's jitdump where runtimes put it, tmp/jit-NSTGID.dump inside its own root, written
+ * since it started (ESTALE: an earlier process's); its path as pid sees it into path.
+ */
+int jt_safeopen__jitdump(pid_t pid, uid_t uid, char *path, size_t len);
 /* path as process pid sees it, resolved inside its own root */
 int jt_safeopen__in_root(pid_t pid, const char *path, uid_t uid);
 /*

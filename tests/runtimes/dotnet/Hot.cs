@@ -2,7 +2,7 @@
 // a method that tiers up while it runs, exact call counts (some calls throwing through two
 // frames), code freed at run time, and a per-call benchmark.
 // Build: dotnet build -c Release Hot.csproj.
-// Run: Hot split MS | tier MS | calls N | unload N | bench N
+// Run: Hot split MS | tier MS | calls N | unload N | compile MS | bench N
 using System;
 using System.Diagnostics;
 using System.Reflection.Emit;
@@ -106,7 +106,12 @@ namespace JitraceTest
 		[MethodImpl(MethodImplOptions.NoInlining)]
 		static void Dynamic(int count)
 		{
-			for (int k = 0; k < count; k++) {
+			Dynamic(0, count);
+		}
+
+		static void Dynamic(int from, int count)
+		{
+			for (int k = from; k < from + count; k++) {
 				var dm = new DynamicMethod("Dyn" + k, typeof(int), new[] { typeof(int) },
 							   typeof(Hot).Module);
 				var il = dm.GetILGenerator();
@@ -144,6 +149,24 @@ namespace JitraceTest
 			}
 		}
 
+		// New code all the time: a method made at run time every turn, between turns of the
+		// split, so that a perf map left on keeps growing.
+		static void Compile(int ms)
+		{
+			var clock = Stopwatch.StartNew();
+			int k = 0;
+
+			Console.WriteLine("compiling");
+			while (clock.ElapsedMilliseconds < ms) {
+				Dynamic(k++, 1);
+				for (int i = 0; i < 20; i++) {
+					sink += Big(60000);
+					sink += Small(20000);
+				}
+			}
+			Console.WriteLine("compiled {0}", k);
+		}
+
 		static void Unload(int count)
 		{
 			Dynamic(count);
@@ -179,7 +202,7 @@ namespace JitraceTest
 		static int Main(string[] args)
 		{
 			if (args.Length != 2) {
-				Console.Error.WriteLine("usage: Hot split MS | tier MS | calls N | unload N | bench N");
+				Console.Error.WriteLine("usage: Hot split MS | tier MS | calls N | unload N | compile MS | bench N");
 				return 2;
 			}
 			Console.WriteLine("pid {0}", Environment.ProcessId);
@@ -189,6 +212,7 @@ namespace JitraceTest
 			case "tier": Tier(n); break;
 			case "calls": Calls(n); break;
 			case "unload": Unload(n); break;
+			case "compile": Compile(n); break;
 			case "bench": Bench(n); break;
 			default:
 				Console.Error.WriteLine("unknown mode " + args[0]);
