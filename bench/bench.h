@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,9 +116,14 @@ static inline void bench_row(const char *what, const char *target, const char *f
  * `bench N`, which prints "pid P" and "bench calls=N ns_per_call=X", in several conditions.
  */
 
-/* Run argv (execvp) with stdout and stderr into files; its exit status, or -1 (said why). */
-static inline int bench_run(char *const argv[], const char *out, const char *err)
+/*
+ * Run argv (execvp) with stdout and stderr into files; its exit status, or -1 (said why).
+ * *ru (if not NULL) gets its resource use, its waited-for children's included.
+ */
+static inline int bench_run_ru(char *const argv[], const char *out, const char *err,
+			       struct rusage *ru)
 {
+	struct rusage r;
 	int status;
 	pid_t pid;
 
@@ -135,9 +141,14 @@ static inline int bench_run(char *const argv[], const char *out, const char *err
 		fprintf(stderr, "bench: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) < 0)
+	if (wait4(pid, &status, 0, ru ? ru : &r) < 0)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static inline int bench_run(char *const argv[], const char *out, const char *err)
+{
+	return bench_run_ru(argv, out, err, NULL);
 }
 
 /* The number after key on the first line of the file at path that has key, or -1. */

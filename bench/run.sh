@@ -29,6 +29,7 @@ benches=(
 	"maps|$out/bench/bench_maps $out/jitrace $out/toyjit"
 	"syscalls|$out/bench/bench_syscalls $out/jitrace"
 	"attach|$out/bench/bench_attach $out/jitrace"
+	"stacks|$out/bench/bench_stacks $out/jitrace $out/tests/nofp"
 )
 
 start=$(date +%s)

@@ -19,6 +19,8 @@ const volatile bool want_kstack = false;
 const volatile bool want_mmaps = true;	/* executable mappings as they are made */
 const volatile bool want_offcpu = false;	/* the sched_switch program is attached */
 const volatile __u64 offcpu_min_ns = 1000000;	/* shorter waits are summed, not stacked */
+/* bytes of user stack a sample copies for the collector's CFI unwind; 0: frame pointers only */
+const volatile __u32 ustack_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -38,12 +40,20 @@ struct {
 	__type(value, __u64);
 } jt_drops SEC(".maps");
 
-/* Sampler scratch: perf_event programs never nest on a CPU, so one slot per CPU is safe. */
+/*
+ * Sampler scratch: a sample, and room after its ips for a copy of the user stack's top.
+ * perf_event programs never nest on a CPU, so one slot per CPU is safe.
+ */
+struct sample_buf {
+	struct jt_ev_sample s;
+	__u8 room[sizeof(struct jt_ev_ustack) + JT_USTACK_MAX];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct jt_ev_sample);
+	__type(value, struct sample_buf);
 } jt_sample_buf SEC(".maps");
 
 static __always_inline void count_drop(__u32 what)
@@ -515,21 +525,75 @@ static __always_inline void take_stacks(void *ctx, __u64 *ips, bool user, long *
 	*ulen = u;
 }
 
+/*
+ * Up to max bytes of user stack from sp into dst. A read that runs past the end of the
+ * stack's mapping fails whole, and the end is where the roots are (main, a thread's start):
+ * then the pages above sp are probed a byte each for the first that cannot be read, and the
+ * stack is copied up to it. Returns the bytes copied.
+ */
+static __always_inline __u32 copy_ustack(void *dst, __u32 max, __u64 sp)
+{
+	__u64 end = (sp | 4095) + 1, n;	/* the end of sp's page */
+	char c;
+	int i;
+
+	if (max > JT_OFF_STACK_BYTES)
+		max = JT_OFF_STACK_BYTES;
+	if (!bpf_probe_read_user(dst, max, (void *)sp))
+		return max;
+	for (i = 0; i < JT_OFF_STACK_BYTES / 4096 && end < sp + max; i++, end += 4096)
+		if (bpf_probe_read_user(&c, 1, (void *)end))
+			break;
+	n = end - sp;
+	if (n > max)
+		n = max;
+	n &= 2 * JT_OFF_STACK_BYTES - 1;	/* as it is: for the verifier, a bound */
+	if (n < 16 || n > JT_OFF_STACK_BYTES || bpf_probe_read_user(dst, n, (void *)sp))
+		return 0;
+	return n;
+}
+
+/*
+ * After a sample's ips (at bytes into its ips): the task's user registers and the top of its
+ * user stack, for the collector to unwind where frame pointers are missing. Returns the
+ * bytes added to the record, 0 when nothing could be copied.
+ */
+static __always_inline __u32 sample_ustack(struct sample_buf *b, struct task_struct *task,
+					   __u64 at)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct jt_ev_ustack *u;
+	__u32 n = ustack_bytes;
+
+	if (!regs || at > 2 * JT_MAX_FRAMES * 8)
+		return 0;
+	u = (void *)b->s.ips + at;
+	u->sp = BPF_CORE_READ(regs, sp);
+	u->bp = BPF_CORE_READ(regs, bp);
+	if (n > JT_USTACK_MAX)
+		n = JT_USTACK_MAX;
+	u->len = copy_ustack(u->bytes, n, u->sp);
+	u->pad = 0;
+	return u->len ? sizeof(*u) + u->len : 0;
+}
+
 SEC("perf_event")
 int jt_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 zero = 0, pid = pid_tgid >> 32;
+	struct sample_buf *b;
 	struct jt_ev_sample *s;
 	long klen, ulen;
-	__u32 size;
+	__u32 size, extra = 0;
 
 	if (!pid || !traced(pid))	/* idle */
 		return 0;
-	s = bpf_map_lookup_elem(&jt_sample_buf, &zero);
-	if (!s)
+	b = bpf_map_lookup_elem(&jt_sample_buf, &zero);
+	if (!b)
 		return 0;
+	s = &b->s;
 	if ((task->flags & PF_KTHREAD) && !want_kstack)
 		return 0;	/* a kernel thread has nothing for us without kernel stacks */
 	take_stacks(ctx, s->ips, !(task->flags & PF_KTHREAD), &klen, &ulen);
@@ -541,11 +605,16 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(s->comm, sizeof(s->comm));	/* the thread's name */
 	s->nr_kernel = (__u64)klen / 8;
 	s->nr_user = (__u64)ulen / 8;
-	size = JT_EV_SAMPLE_FIXED + klen + ulen;
-	if (size > sizeof(*s))
-		size = sizeof(*s);
+	if (ustack_bytes && ulen >= 8) {
+		extra = sample_ustack(b, task, (__u64)klen + ulen);
+		if (extra)
+			s->h.flags |= JT_SAMPLE_USTACK;
+	}
+	size = JT_EV_SAMPLE_FIXED + klen + ulen + extra;
+	if (size > sizeof(*b))
+		size = sizeof(*b);
 	s->h.size = size;
-	if (bpf_ringbuf_output(&jt_rb, s, size, BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&jt_rb, b, size, BPF_RB_NO_WAKEUP))
 		count_drop(JT_DROP_RB_SAMPLE);
 	return 0;
 }
@@ -1019,19 +1088,10 @@ static __always_inline __u16 off_state(bool preempt, unsigned int prev_state)
 	return JT_OFF_OTHER;
 }
 
-/*
- * The top of the user stack, for the collector to unwind by CFI. A read that runs past the
- * stack's mapping fails whole: then less is read, down to 512 bytes.
- */
+/* The top of the user stack, for the collector to unwind by CFI. */
 static __always_inline void off_copy_stack(struct jt_ev_offcpu *ev, __u64 sp)
 {
-	ev->stack_len = 0;
-	if (!bpf_probe_read_user(ev->stack, JT_OFF_STACK_BYTES, (void *)sp))
-		ev->stack_len = JT_OFF_STACK_BYTES;
-	else if (!bpf_probe_read_user(ev->stack, JT_OFF_STACK_BYTES / 4, (void *)sp))
-		ev->stack_len = JT_OFF_STACK_BYTES / 4;
-	else if (!bpf_probe_read_user(ev->stack, JT_OFF_STACK_BYTES / 16, (void *)sp))
-		ev->stack_len = JT_OFF_STACK_BYTES / 16;
+	ev->stack_len = copy_ustack(ev->stack, JT_OFF_STACK_BYTES, sp);
 }
 
 /*

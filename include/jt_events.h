@@ -163,6 +163,8 @@ struct jt_ev_jcode {
  */
 #define JT_SAMPLE_LEAF_XOL 1	/* [uprobes]: a probed instruction stepped out of line */
 #define JT_SAMPLE_LEAF_TRAMP 2	/* [uprobes-trampoline]: an optimized probe's call */
+/* a copy of the user stack's top follows the ips: struct jt_ev_ustack (record --unwind cfi) */
+#define JT_SAMPLE_USTACK 4
 
 struct jt_ev_sample {
 	struct jt_ev_hdr h;
@@ -171,6 +173,21 @@ struct jt_ev_sample {
 	__u16 nr_kernel;
 	char comm[JT_COMM_LEN];	/* the thread's name, as the kernel has it: maybe no NUL */
 	__u64 ips[2 * JT_MAX_FRAMES];
+};
+
+/*
+ * After a JT_SAMPLE_USTACK sample's ips: the user registers it was taken with and len bytes
+ * of its user stack from sp, for the collector to unwind by the code's CFI (frames are what
+ * the log keeps, never these bytes). At most JT_USTACK_MAX bytes.
+ */
+#define JT_USTACK_MAX 8192
+#define JT_USTACK_MIN 512
+
+struct jt_ev_ustack {
+	__u64 sp, bp;
+	__u32 len;
+	__u32 pad;
+	__u8 bytes[];
 };
 
 /* JT_EV_EXEC: the new image's path as exec was given it, and its first arguments */
@@ -294,6 +311,8 @@ _Static_assert(__builtin_offsetof(struct jt_ev_offcpu, stack) == JT_EV_OFFCPU_SH
 _Static_assert(sizeof(struct jt_ev_offcpu) == 96 + JT_OFF_STACK_BYTES + 16 * JT_MAX_FRAMES,
 	       "jt_ev_offcpu layout");
 _Static_assert(sizeof(struct jt_ev_inline) == 48 + JT_INLINE_CHUNK, "jt_ev_inline layout");
+_Static_assert(sizeof(struct jt_ev_ustack) == 24, "jt_ev_ustack layout");
+_Static_assert(JT_USTACK_MAX <= JT_OFF_STACK_BYTES, "a sample's copy fits a collector event");
 _Static_assert(sizeof(struct jt_storm_args) == 24, "jt_storm_args layout");
 
 #endif

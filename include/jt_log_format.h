@@ -155,7 +155,8 @@ struct jt_rec_calls {
  *   JT_FRAME_SYMBOL  ref id = symbol id,  off = offset into the symbol (an ELF symbol of a
  *                    module, or a kernel symbol from /proc/kallsyms)
  *   JT_FRAME_TRUNCATED  the stack was cut here, its outermost frame: what came after it
- *                    looped or made no sense (off = the frames cut)
+ *                    looped or made no sense (off = the frames cut), or could not be
+ *                    unwound (a rule not followed, the copy of the stack ended: off 0)
  * A frame is never dropped: what cannot be named stays MODULE (file + offset), USER or
  * KERNEL.
  */

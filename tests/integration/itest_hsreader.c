@@ -237,17 +237,16 @@ static int stack_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-static bool find(void *ctx, uint64_t ip, const struct jt_cfi **cfi, uint64_t *off)
+static bool find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
 {
 	struct sample *s = ctx;
 	struct jt_vma *v = jt_vmas__find(&s->vm, ip);
 	size_t i;
 
+	(void)leaf;
 	if (jt_hotspot__in_code_cache(s->hs, ip)) {
 		if (!s->jit_ip)
 			s->jit_ip = ip;
-		*cfi = NULL;
-		*off = 0;
 		return s->jit_ok;
 	}
 	if (!v || v->path[0] != '/')
@@ -264,8 +263,8 @@ static bool find(void *ctx, uint64_t ip, const struct jt_cfi **cfi, uint64_t *of
 			close(fd);
 		}
 	}
-	*cfi = i < 256 ? s->cfi[i] : NULL;
-	*off = ip - v->start + v->pgoff;
+	code->cfi = i < 256 ? s->cfi[i] : NULL;
+	code->off = ip - v->start + v->pgoff;
 	return true;
 }
 

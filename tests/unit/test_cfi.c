@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "host/cfi.h"
+#include "fuzz/cfi_elf.h"
 
 /* A function of this file to read the rules of: built, as all of it, with frame pointers (a
  * leaf might have none: it calls one). */
@@ -597,6 +598,97 @@ static void a_lookup_is_a_binary_search(void **state)
 	jt_cfi__free(c);
 }
 
+/* Put v in b at *at, n bytes little-endian. */
+static void put_le(uint8_t *b, size_t *at, uint64_t v, unsigned int n)
+{
+	while (n--) {
+		b[(*at)++] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+/*
+ * An .eh_frame of one CIE (CFA = rsp + 8, the return address at CFA - 8) and one FDE covering
+ * [0, 0x40) of a file built by jt_test_cfi_elf (its section at address 120), with nops
+ * DW_CFA_nop among its instructions; into b, its length.
+ */
+static size_t eh_with_nops(uint8_t *b, size_t nops)
+{
+	static const uint8_t cie[] = { 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b, 0x0c, 7, 8, 0x90, 1 };
+	size_t at = 0, fde, i;
+
+	put_le(b, &at, 4 + sizeof(cie) + 2, 4);	/* length, then id 0 */
+	put_le(b, &at, 0, 4);
+	memcpy(b + at, cie, sizeof(cie));
+	at += sizeof(cie);
+	put_le(b, &at, 0, 2);			/* DW_CFA_nop padding to 4 */
+	fde = at;
+	put_le(b, &at, 4 + 4 + 4 + 1 + nops, 4);
+	put_le(b, &at, at, 4);			/* back to the CIE at 0 */
+	put_le(b, &at, (uint32_t)-(int32_t)(120 + at), 4);	/* pc-relative: address 0 */
+	put_le(b, &at, 0x40, 4);
+	put_le(b, &at, 0, 1);			/* no augmentation data */
+	for (i = 0; i < nops; i++)
+		b[at++] = 0;
+	put_le(b, &at, 0, 4);			/* the terminator */
+	assert_true(at - fde == 4 + 4 + 4 + 4 + 1 + nops + 4);
+	return at;
+}
+
+static struct jt_cfi *load_bytes(const uint8_t *file, size_t len, off_t size, int *err)
+{
+	int fd = memfd_create("cfi", MFD_CLOEXEC);
+	struct jt_cfi *c;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, file, len), (ssize_t)len);
+	if (size > (off_t)len)
+		assert_int_equal(ftruncate(fd, size), 0);
+	c = jt_cfi__load(fd, err);
+	close(fd);
+	return c;
+}
+
+/*
+ * A crafted table costs bounded work and memory: an FDE of 20,000 instructions (a compiler's
+ * have tens) is a rule not followed, not a run through all of them at every lookup; a section
+ * claiming 65 MiB of a (sparse) file is not copied.
+ */
+static void crafted_tables_cost_bounded_work_and_memory(void **state)
+{
+	size_t n = 20000 + 64, len;
+	uint8_t *eh = malloc(n), *file;
+	struct jt_cfi_rule r;
+	struct jt_cfi *c;
+	int err;
+
+	(void)state;
+	assert_non_null(eh);
+	len = jt_test_cfi_elf(NULL, 0, eh, eh_with_nops(eh, 100), &file);
+	c = load_bytes(file, len, 0, &err);
+	assert_non_null(c);
+	assert_int_equal(jt_cfi__rule(c, 0x10, &r), 0);	/* a few nops: followed */
+	assert_int_equal(r.cfa_reg, JT_CFI_SP);
+	assert_int_equal(r.cfa_off, 8);
+	assert_int_equal(r.ra_off, -8);
+	jt_cfi__free(c);
+	free(file);
+
+	len = jt_test_cfi_elf(NULL, 0, eh, eh_with_nops(eh, 20000), &file);
+	c = load_bytes(file, len, 0, &err);
+	assert_non_null(c);
+	assert_int_equal(jt_cfi__rule(c, 0x10, &r), -ENOTSUP);
+	jt_cfi__free(c);
+
+	/* the same file, its .eh_frame's header made to claim 65 MiB, the file grown to hold it */
+	((Elf64_Shdr *)(file + ((Elf64_Ehdr *)file)->e_shoff))[2].sh_size = 65u << 20;
+	c = load_bytes(file, len, 120 + (65 << 20) + 4096, &err);
+	assert_null(c);
+	assert_int_equal(err, -EFBIG);
+	free(file);
+	free(eh);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +699,7 @@ int main(void)
 		cmocka_unit_test(built_index_gives_the_linker_tables_rules),
 		cmocka_unit_test(mutated_sections_never_crash),
 		cmocka_unit_test(a_lookup_is_a_binary_search),
+		cmocka_unit_test(crafted_tables_cost_bounded_work_and_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1969,6 +1969,70 @@ static void shallow_recursion_is_kept_whole(void **state)
 	assert_int_equal(st.broken_stacks, 0);
 }
 
+/*
+ * A sample with a copy of its stack top (record --unwind cfi): leaf ip, the registers, and
+ * len bytes of the words at SYN_SP; the kernel's frame-pointer walk gave the leaf alone.
+ */
+#define SYN_SP 0x7ffd00010000ULL
+
+static evbuf ev_sample_copy(uint64_t ts, uint64_t leaf, uint64_t bp, const __u64 *words,
+			    size_t len)
+{
+	__u64 ips[1] = { leaf };
+	evbuf b = ev_sample(ts, PID, 0, 1, ips);
+
+	b.ev.off_sp = SYN_SP;
+	b.ev.off_bp = bp;
+	b.ev.off_stack_len = len;
+	memcpy((char *)b.ev.tail + 8, words, len);
+	b.ev.len = jt_event__size(8 + len);
+	return b;
+}
+
+/*
+ * A sample's copied stack is unwound (JIT code by its frame pointers) into the whole chain;
+ * a walk that cannot go on (a frame pointer below the stack pointer, the copy's end with
+ * nothing to splice on) ends in [truncated] and is counted, never a guessed frame.
+ */
+static void copied_stack_is_unwound_and_a_walk_that_stops_is_cut(void **state)
+{
+	struct fx *f = *state;
+	struct jt_collector_stats st;
+	const struct jt_rec_sample *s;
+	__u64 words[16] = { 0 };
+	unsigned int k;
+
+	send(f, ev_load(10, PID, 1, JIT, 0x100, JT_SRC_AGENT, "a"));
+	send(f, ev_load(11, PID, 2, JIT + 0x100, 0x100, JT_SRC_AGENT, "b"));
+	send(f, ev_load(12, PID, 3, JIT + 0x200, 0x100, JT_SRC_AGENT, "c"));
+	/* a's frame at sp + 0x20 (its caller b's return address above), b's at sp + 0x40 */
+	words[4] = SYN_SP + 0x40;
+	words[5] = JIT + 0x110;
+	words[8] = 0;			/* c's rbp: the outermost frame */
+	words[9] = JIT + 0x210;
+	send(f, ev_sample_copy(20, JIT + 0x10, SYN_SP + 0x20, words, sizeof(words)));
+	words[4] = SYN_SP + 0x8;	/* b's rbp below the stack pointer: no frame */
+	send(f, ev_sample_copy(21, JIT + 0x10, SYN_SP + 0x20, words, sizeof(words)));
+	words[4] = SYN_SP + 0x40;
+	send(f, ev_sample_copy(22, JIT + 0x10, SYN_SP + 0x20, words, 0x30));	/* cut at b */
+
+	s = nth_sample(f, 0);
+	assert_int_equal(s->nr_frames, 3);
+	for (k = 0; k < 3; k++) {
+		assert_int_equal(JT_FRAME_KIND(s->frames[k].ref), JT_FRAME_METHOD);
+		assert_int_equal(s->frames[k].off, 0x10);
+	}
+	for (k = 1; k < 3; k++) {
+		s = nth_sample(f, k);
+		assert_int_equal(s->nr_frames, 3);	/* a, b, [truncated] */
+		assert_int_equal(JT_FRAME_KIND(s->frames[1].ref), JT_FRAME_METHOD);
+		assert_int_equal(JT_FRAME_KIND(s->frames[2].ref), JT_FRAME_TRUNCATED);
+	}
+	jt_collector__stats(f->c, &st);
+	assert_int_equal(st.broken_stacks, 2);
+	assert_log_promises(f);
+}
+
 /* A chain that reaches an address no user code can have is cut there. */
 static void stack_is_cut_where_it_leaves_user_space(void **state)
 {
@@ -2201,6 +2265,7 @@ int main(void)
 		T(late_name_reaches_back_only_to_the_code_before_it),
 		T(shallow_recursion_is_kept_whole),
 		T(stack_is_cut_where_it_leaves_user_space),
+		T(copied_stack_is_unwound_and_a_walk_that_stops_is_cut),
 		T(mapping_of_a_replaced_file_stays_file_and_offset),
 		T(memfd_double_mapping_is_dotnet_jit_memory),
 		T(mappings_replace_what_they_overlap_and_forks_inherit_them),

@@ -267,6 +267,64 @@ static void sample_with_full_stacks_is_accepted(void **state)
 	free(r);
 }
 
+/* A JT_SAMPLE_USTACK sample: after its ips, the registers and len bytes of stack. */
+static void build_sample_copy(struct rec *r, uint16_t nr_user, uint32_t len, uint32_t size)
+{
+	struct jt_ev_ustack u = { .sp = 0x7ffd00001000, .bp = 0x7ffd00001100, .len = len };
+	size_t at, i;
+
+	build_sample(r, 1, 1, nr_user);
+	at = r->len;
+	memcpy(r->b + at, &u, sizeof(u));
+	for (i = 0; i < 1024; i++)
+		r->b[at + sizeof(u) + i] = (unsigned char)(i * 7);
+	put_hdr(r, JT_EV_SAMPLE, size ? size : at + sizeof(u) + len);
+	((struct jt_ev_hdr *)r->b)->flags = JT_SAMPLE_USTACK | JT_SAMPLE_LEAF_XOL;
+}
+
+static void sample_decodes_its_stack_copy(void **state)
+{
+	struct rec *r = malloc(sizeof(*r));
+	union jt_event_buf eb;
+	struct jt_event *ev = &eb.ev;
+	const unsigned char *copy;
+	size_t i, at = JT_EV_SAMPLE_FIXED + 8 * 4;
+
+	(void)state;
+	build_sample_copy(r, 3, 1024, 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_common(ev, JT_EV_SAMPLE);
+	assert_true(ev->flags & JT_EVENT_LEAF_XOL);
+	assert_int_equal(ev->nr_kernel + ev->nr_user, 4);
+	assert_int_equal(jt_event__ips(ev)[3], 0x7f0000001000ULL + 3);
+	assert_int_equal(ev->off_sp, 0x7ffd00001000);
+	assert_int_equal(ev->off_bp, 0x7ffd00001100);
+	assert_int_equal(ev->off_stack_len, 1024);
+	assert_true(ev->len >= JT_EVENT_FIXED + 8 * 4 + 1024);
+	copy = jt_event__stack(ev);
+	for (i = 0; i < 1024; i++)
+		assert_int_equal(copy[i], (unsigned char)(i * 7));
+
+	/* a copy longer than the record, or than JT_USTACK_MAX; a record cut in the
+	 * registers; a copy with no user frame to start from: refused */
+	build_sample_copy(r, 3, 1024, at + sizeof(struct jt_ev_ustack) + 1023);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_sample_copy(r, 3, JT_USTACK_MAX + 8, sizeof(r->b));
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_sample_copy(r, 3, 1024, at + 16);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+	build_sample_copy(r, 0, 512, 0);
+	assert_int_equal(jt_decode(r->b, r->len, &eb), -EINVAL);
+
+	/* without the flag the same bytes are a plain sample: no copy */
+	build_sample_copy(r, 3, 1024, 0);
+	((struct jt_ev_hdr *)r->b)->flags = 0;
+	assert_int_equal(jt_decode(r->b, r->len, &eb), 0);
+	assert_int_equal(ev->off_stack_len, 0);
+	assert_int_equal(ev->len, JT_EVENT_FIXED + 8 * 4);
+	free(r);
+}
+
 static void exec_decodes_comm_and_path(void **state)
 {
 	struct rec *r = malloc(sizeof(*r));
@@ -1016,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(code_load_ending_at_top_of_address_space_is_accepted),
 		cmocka_unit_test(sample_decodes_cpu_and_frames),
 		cmocka_unit_test(sample_with_full_stacks_is_accepted),
+		cmocka_unit_test(sample_decodes_its_stack_copy),
 		cmocka_unit_test(exec_decodes_comm_and_path),
 		cmocka_unit_test(exec_decodes_its_command_line),
 		cmocka_unit_test(mmap_decodes_range_file_and_path),

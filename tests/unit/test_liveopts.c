@@ -86,7 +86,8 @@ static const struct jt_live_cli record_cli = {
 	.name = "record", .usage = "usage: record\n", .command = true,
 	.shared = JT_LIVE_OPT_FREQ | JT_LIVE_OPT_PID | JT_LIVE_OPT_DURATION | JT_LIVE_OPT_CALLS |
 		  JT_LIVE_OPT_KSTACK | JT_LIVE_OPT_AGENT | JT_LIVE_OPT_RINGBUF |
-		  JT_LIVE_OPT_WINDOW | JT_LIVE_OPT_NO_PERFMAP | JT_LIVE_OPT_NO_USDT,
+		  JT_LIVE_OPT_WINDOW | JT_LIVE_OPT_NO_PERFMAP | JT_LIVE_OPT_NO_USDT |
+		  JT_LIVE_OPT_UNWIND,
 	.shortopts = "o:", .longopts = record_longopts, .option = own_option, .ctx = &own,
 };
 
@@ -322,6 +323,43 @@ static void test_max_memory_leaves_room_for_what_grows(void **state)
 	free(errs);
 }
 
+/* --unwind cfi copies 8 KiB of stack a sample, --stack-copy sets how much (and means cfi);
+ * fp, the default, copies none; what is not a mode or a size in bounds is refused. */
+static void test_unwind_modes_and_stack_copy(void **state)
+{
+	static const struct {
+		const char *args[4];
+		int ret;
+		uint32_t bytes;
+	} cases[] = {
+		{ { NULL }, 0, 0 },
+		{ { "--unwind", "fp" }, 0, 0 },
+		{ { "--unwind", "cfi" }, 0, JT_USTACK_DEFAULT },
+		{ { "--stack-copy", "4096" }, 0, 4096 },
+		{ { "--stack-copy", "1001", "--unwind", "cfi" }, 0, 1000 },
+		{ { "--unwind", "cfi", "--unwind", "fp" }, 0, 0 },
+		{ { "--unwind", "dwarf" }, -EINVAL, 0 },
+		{ { "--stack-copy", "100" }, -EINVAL, 0 },
+		{ { "--stack-copy", "8200" }, -EINVAL, 0 },
+	};
+	struct jt_live_opts o;
+	size_t i, j;
+	char *errs;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[6] = { "record" };
+
+		for (j = 0; j < 4 && cases[i].args[j]; j++)
+			argv[j + 1] = (char *)cases[i].args[j];
+		assert_int_equal(parse(&record_cli, &o, argv, (int)j + 1, &errs), cases[i].ret);
+		if (!cases[i].ret)
+			assert_int_equal(o.ustack_bytes, cases[i].bytes);
+		assert_true(!cases[i].ret == !errs[0]);	/* an error is said, once */
+		free(errs);
+	}
+}
+
 static void test_calls_need_a_source(void **state)
 {
 	char *none[] = { "record", "--calls", "--no-agent", "--no-usdt", NULL };
@@ -465,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_max_memory_leaves_room_for_what_grows),
 		cmocka_unit_test(test_calls_need_a_source),
 		cmocka_unit_test(test_jvm_attach_options),
+		cmocka_unit_test(test_unwind_modes_and_stack_copy),
 		cmocka_unit_test(test_numbers_within_bounds),
 		cmocka_unit_test(test_pids_are_processes_named_once),
 	};

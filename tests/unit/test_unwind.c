@@ -122,6 +122,9 @@ struct proc {
 	struct file files[32];
 	size_t nr_files;
 	bool fp_only;	/* the kernel's walk: no CFI anywhere */
+	/* JIT code [rule_start, rule_end) whose runtime gives its frame's rule (a frame size) */
+	uint64_t rule_start, rule_end;
+	struct jt_cfi_rule rule;
 };
 
 /* The separate debug file of the file at fd (libc6-dbg's, by build id) open, or -1. */
@@ -208,15 +211,20 @@ static const struct map *map_of(const struct proc *p, uint64_t ip)
 	return NULL;
 }
 
-static bool find(void *ctx, uint64_t ip, const struct jt_cfi **cfi, uint64_t *off)
+static bool find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
 {
 	const struct proc *p = ctx;
 	const struct map *m = map_of(p, ip);
 
+	(void)leaf;
 	if (!m)
 		return false;
-	*cfi = m->file && !p->fp_only ? m->file->cfi : NULL;
-	*off = ip - m->start + m->pgoff;
+	if (ip >= p->rule_start && ip < p->rule_end) {
+		code->has_rule = true;
+		code->rule = p->rule;
+	}
+	code->cfi = m->file && !p->fp_only ? m->file->cfi : NULL;
+	code->off = ip - m->start + m->pgoff;
 	return true;
 }
 
@@ -807,6 +815,50 @@ static void a_real_copy_cut_anywhere_gives_a_prefix(void **state)
 	capture_free(cap);
 }
 
+/*
+ * A JIT code body without frame pointer whose runtime gives its frame's size (as HotSpot's
+ * nmethods): the walk steps it by that rule, then the JIT frames by their frame pointers.
+ * In an epilogue, after rbp was popped, CFI still says rbp is saved in a slot now below the
+ * stack pointer: the register holds the caller's value again, and the walk goes on with it.
+ */
+static void a_jit_rule_steps_a_frameless_body_and_a_popped_rbp_is_the_callers(void **state)
+{
+	struct proc *p = proc_with_jit();
+	uint64_t body = JIT_START + 0x800, ips[16];
+	struct jt_unwind_regs last;
+	enum jt_unwind_end end;
+	struct synth s;
+	unsigned int n;
+
+	(void)state;
+	p->rule_start = body;
+	p->rule_end = body + 0x100;
+	/* frame size 32: CFA = rsp + 32, the return address below it, rbp untouched */
+	p->rule = (struct jt_cfi_rule){ .cfa_reg = JT_CFI_SP, .cfa_off = 32, .ra_off = -8 };
+	synth_make(&s);
+	synth_put(&s, SYN_BASE + 0x18, s.ips[1]);	/* the call into the body pushed j1 */
+	s.regs.ip = s.ips[0] = body + 0x10;
+	n = synth_walk(p, &s, sizeof(s.words), false, ips, 16, &end, &last);
+	assert_int_equal(end, JT_UNWIND_OUTERMOST);
+	assert_int_equal(n, 5);
+	assert_memory_equal(ips, s.ips, sizeof(s.ips));
+
+	/* the same frame in its epilogue: rbp's slot (CFA - 40) is below rsp, popped */
+	p->rule.bp_saved = true;
+	p->rule.bp_off = -40;
+	n = synth_walk(p, &s, sizeof(s.words), false, ips, 16, &end, &last);
+	assert_int_equal(end, JT_UNWIND_OUTERMOST);
+	assert_int_equal(n, 5);
+	assert_memory_equal(ips, s.ips, sizeof(s.ips));
+
+	/* by frame pointers alone the body's caller j1 is lost, as the kernel's walk loses it */
+	p->rule_end = p->rule_start;
+	n = synth_walk(p, &s, sizeof(s.words), false, ips, 16, &end, &last);
+	assert_int_equal(n, 4);
+	assert_int_equal(ips[1], s.ips[2]);
+	proc_free(p);
+}
+
 static void bad_frames_end_the_walk_lost(void **state)
 {
 	uint64_t ips[16], out[16], fp[3] = { 1, 2, 3 };
@@ -901,6 +953,7 @@ int main(void)
 		cmocka_unit_test(frame_pointers_where_code_has_no_cfi),
 		cmocka_unit_test(a_short_copy_ends_in_a_slice_that_splices_with_the_kernel_walk),
 		cmocka_unit_test(a_real_copy_cut_anywhere_gives_a_prefix),
+		cmocka_unit_test(a_jit_rule_steps_a_frameless_body_and_a_popped_rbp_is_the_callers),
 		cmocka_unit_test(bad_frames_end_the_walk_lost),
 		cmocka_unit_test(splice_joins_at_the_same_recursion_depth),
 	};

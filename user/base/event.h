@@ -34,8 +34,8 @@ struct jt_event {
 			 * span (ts, latest_ts]; 0 when ts is exact */
 			uint64_t latest_ts;
 		};
-		struct {		/* sample and off-CPU: tail holds ips (then off-CPU's
-					 * stack copy, off_stack_len bytes) */
+		struct {		/* sample and off-CPU: tail holds ips (then a copy of
+					 * the user stack, off_stack_len bytes) */
 			uint32_t cpu;
 			uint16_t nr_kernel;	/* ips[0, nr_kernel) are kernel frames, */
 			uint16_t nr_user;	/* then nr_user user frames, leaf first */
@@ -46,8 +46,10 @@ struct jt_event {
 			uint64_t off_left_ts;
 			uint32_t off_count;	/* waits: 1, or the short waits summed */
 			uint16_t off_state;	/* enum jt_off_state */
-			uint16_t off_stack_len;	/* bytes of user stack copied from off_sp */
-			uint64_t off_sp, off_bp;	/* user registers when it left */
+			/* bytes of user stack copied from off_sp (off-CPU: when it left; a
+			 * sample: when taken, with record --unwind cfi), 0: none */
+			uint16_t off_stack_len;
+			uint64_t off_sp, off_bp;	/* the user registers it was copied with */
 		};
 		struct {		/* code lines: tail holds nr_lines struct jt_line
 					 * (jt_log_format.h), then names_len bytes of names */
@@ -120,7 +122,7 @@ static inline const uint64_t *jt_event__ips(const struct jt_event *ev)
 	return ev->tail;
 }
 
-/* An off-CPU event's copy of the user stack: off_stack_len bytes from address off_sp. */
+/* A sample's or off-CPU event's copy of the user stack: off_stack_len bytes from off_sp. */
 static inline const void *jt_event__stack(const struct jt_event *ev)
 {
 	return ev->tail + ev->nr_kernel + ev->nr_user;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jt_events.h"
 #include "cmd/liveopts.h"
 #include "join/pipeline.h"
 #include "host/procfs.h"
@@ -29,6 +30,8 @@ enum {
 	OPT_NO_ATTACH,
 	OPT_JVM_AGENT,
 	OPT_CALLS_VIA,
+	OPT_UNWIND,
+	OPT_STACK_COPY,
 };
 
 #define MAX_OPTS 48
@@ -56,6 +59,8 @@ static const struct shared_opt {
 	{ JT_LIVE_OPT_NO_PERFMAP, { "jvm-agent", no_argument, NULL, OPT_JVM_AGENT } },
 	{ JT_LIVE_OPT_OFFCPU, { "off-cpu", no_argument, NULL, OPT_OFFCPU } },
 	{ JT_LIVE_OPT_OFFCPU, { "off-cpu-min", required_argument, NULL, OPT_OFFCPU_MIN } },
+	{ JT_LIVE_OPT_UNWIND, { "unwind", required_argument, NULL, OPT_UNWIND } },
+	{ JT_LIVE_OPT_UNWIND, { "stack-copy", required_argument, NULL, OPT_STACK_COPY } },
 	{ 0, { "verbose", no_argument, NULL, 'v' } },
 	{ 0, { "help", no_argument, NULL, 'h' } },
 };
@@ -205,6 +210,23 @@ static int shared_option(struct jt_live_opts *o, const struct jt_live_cli *cli, 
 			return -EINVAL;
 		o->offcpu_min_ns = v * 1000ULL;
 		o->offcpu = true;
+		return 0;
+	case OPT_UNWIND:
+		if (!strcmp(arg, "fp")) {
+			o->ustack_bytes = 0;
+		} else if (!strcmp(arg, "cfi")) {
+			if (!o->ustack_bytes)
+				o->ustack_bytes = JT_USTACK_DEFAULT;
+		} else {
+			jt_err("--unwind: '%s' is neither fp nor cfi", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_STACK_COPY:
+		/* --stack-copy alone means --unwind cfi */
+		if (jt_parse_uint("--stack-copy", arg, JT_USTACK_MIN, JT_USTACK_MAX, &v))
+			return -EINVAL;
+		o->ustack_bytes = v & ~7UL;
 		return 0;
 	case 'v':
 		o->verbose = true;

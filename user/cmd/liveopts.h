@@ -28,7 +28,11 @@ enum {
 	JT_LIVE_OPT_NO_PERFMAP = 1 << 8,	/* --no-perfmap, --no-jitdump, --dotnet-module */
 	JT_LIVE_OPT_NO_USDT = 1 << 9,	/* --no-usdt */
 	JT_LIVE_OPT_OFFCPU = 1 << 10,	/* --off-cpu, --off-cpu-min US */
+	JT_LIVE_OPT_UNWIND = 1 << 11,	/* --unwind fp|cfi, --stack-copy BYTES */
 };
+
+/* --unwind cfi's copy of each sample's stack top, bytes (as perf --call-graph dwarf's) */
+#define JT_USTACK_DEFAULT 8192
 
 /*
  * --off-cpu-min's default. A thread can make at most one stack record per this much of

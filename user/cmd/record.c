@@ -84,6 +84,13 @@ static const char usage[] =
 "                         agent without them); uprobe: every call through the agent's\n"
 "                         uprobed stubs (a kernel-side view, microseconds a call)\n"
 "  -g, --kernel-stack     add kernel frames to samples (and to off-CPU stacks)\n"
+"      --unwind MODE      user stacks by fp (frame pointers, the default) or cfi: each\n"
+"                         sample also copies the top of its stack, which jitrace unwinds\n"
+"                         by the code's .eh_frame where frame pointers are missing\n"
+"                         (Debian's libraries and programs, mono-sgen); frames are\n"
+"                         logged, not the bytes\n"
+"      --stack-copy BYTES the stack copied a sample with --unwind cfi (512 to 8192,\n"
+"                         default 8192; implies --unwind cfi)\n"
 "      --off-cpu          off-CPU time too: each time a thread leaves the CPU, its\n"
 "                         stack then and how long it was off (locks, I/O, sleeps,\n"
 "                         preemption); see report's off-CPU table, flamegraph --off-cpu\n"
@@ -128,6 +135,7 @@ static const char usage[] =
 "  jitrace record -p 4242 -F 999 -o app.jtl   # one JVM, at 999 Hz\n"
 "  jitrace record --calls -- ./myjit args     # run a command, with exact calls\n"
 "  jitrace record --off-cpu -p 4242 -d 30     # where a JVM's threads wait, and burn\n"
+"  jitrace record --unwind cfi -F 999 -- python3 app.py   # whole stacks without fp\n"
 "  jitrace record -F 49 --rotate 60 --max-age 3600 --max-size 500 -o /var/lib/jitrace\n"
 "  kill -USR2 $(pidof jitrace); jitrace report /var/lib/jitrace --last 300\n"
 "  jitrace dump jitrace.jtl | less\n";
@@ -225,7 +233,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		.shared = JT_LIVE_OPT_FREQ | JT_LIVE_OPT_PID | JT_LIVE_OPT_DURATION |
 			  JT_LIVE_OPT_CALLS | JT_LIVE_OPT_KSTACK | JT_LIVE_OPT_AGENT |
 			  JT_LIVE_OPT_RINGBUF | JT_LIVE_OPT_WINDOW | JT_LIVE_OPT_NO_PERFMAP |
-			  JT_LIVE_OPT_NO_USDT | JT_LIVE_OPT_OFFCPU,
+			  JT_LIVE_OPT_NO_USDT | JT_LIVE_OPT_OFFCPU | JT_LIVE_OPT_UNWIND,
 		.shortopts = "ao:f", .longopts = longopts, .option = record_option, .ctx = o,
 	};
 

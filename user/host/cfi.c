@@ -71,6 +71,14 @@ enum {
 
 #define HDR_TABLE_ENC (PE_DATAREL | PE_SDATA4)	/* what every linker writes */
 #define STATE_DEPTH 16	/* remember_state nesting followed (GCC emits 1 or 2) */
+/*
+ * Instructions one run (a CIE's, or an FDE's up to an address) may take: a compiler's FDE
+ * has tens, a function with hundreds of exits a few thousand. A crafted table's lookup costs
+ * no more than this, and fails (a rule not followed) rather than run on.
+ */
+#define RUN_OPS_MAX 16384
+/* The most of .eh_frame or .eh_frame_hdr copied: Node's 90 MB binary has 2.7 MiB and 0.6 */
+#define SECTION_MAX (64u << 20)
 
 struct seg {
 	uint64_t vaddr, filesz, offset;
@@ -491,12 +499,15 @@ static bool step(struct exec *x, struct rd *r, uint8_t op)
 static int run(struct exec *x, struct rd *r, uint64_t loc, uint64_t target)
 {
 	struct state saved[STATE_DEPTH];
-	unsigned int depth = 0;
+	unsigned int depth = 0, ops = 0;
 
 	while (r->pos < r->end && !r->bad) {
 		uint8_t op = rd_uint(r, 1);
 		uint64_t delta = 0, next;
 		bool moved = true;
+
+		if (++ops > RUN_OPS_MAX)
+			return -ENOTSUP;
 
 		switch (op & 0xc0) {
 		case CFA_advance_loc:
@@ -746,6 +757,8 @@ static int read_section(int fd, off_t size, const GElf_Shdr *sh, uint8_t **out)
 	if (sh->sh_type == SHT_NOBITS || sh->sh_offset > (uint64_t)size ||
 	    sh->sh_size > (uint64_t)size - sh->sh_offset)
 		return -ENOEXEC;
+	if (sh->sh_size > SECTION_MAX)
+		return -EFBIG;
 	buf = malloc(sh->sh_size ? sh->sh_size : 1);
 	if (!buf)
 		return -ENOMEM;

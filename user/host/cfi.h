@@ -12,8 +12,9 @@ struct jt_cfi;
  * Read the CFI of the x86-64 ELF file open at fd: .eh_frame, searched through
  * .eh_frame_hdr's sorted table when it has a usable one, else through an index sorted here.
  * The sections are copied (pread): fd may be closed after. Addresses are file offsets, as
- * in elfsyms.h. Returns NULL with *err = -errno, -ENOEXEC (not an x86-64 ELF file) or
- * -ENOENT (no .eh_frame), and reports nothing: a file without CFI is normal.
+ * in elfsyms.h. Returns NULL with *err = -errno, -ENOEXEC (not an x86-64 ELF file),
+ * -ENOENT (no .eh_frame) or -EFBIG (a section over 64 MiB: not copied), and reports nothing:
+ * a file without CFI is normal. A lookup runs at most 16,384 instructions of a table.
  */
 struct jt_cfi *jt_cfi__load(int fd, int *err);
 void jt_cfi__free(struct jt_cfi *c);

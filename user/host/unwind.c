@@ -60,6 +60,12 @@ static bool step(const struct walk *w, const struct jt_unwind_regs *r, bool *bp_
 			bp_at = cfa + (int64_t)rule->bp_off;
 		else if (rule->bp_lost)
 			*bp_ok = false;
+		/*
+		 * An epilogue: rbp was popped, but its rule still names the slot (compilers
+		 * restore no rule when they pop). The register holds the caller's value again.
+		 */
+		if (bp_saved && bp_at < r->sp)
+			bp_saved = false;
 	} else {
 		if (*bp_ok && !r->bp) {
 			*end = JT_UNWIND_OUTERMOST;
@@ -87,21 +93,30 @@ static bool step(const struct walk *w, const struct jt_unwind_regs *r, bool *bp_
 	return true;
 }
 
+/* The rule of code's frame into *rule: 0, -ENOENT (frame pointers), or why none is followed. */
+static int rule_of(const struct jt_unwind_code *code, struct jt_cfi_rule *rule)
+{
+	if (code->has_rule) {
+		*rule = code->rule;
+		return 0;
+	}
+	return code->cfi ? jt_cfi__rule(code->cfi, code->off, rule) : -ENOENT;
+}
+
 unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t base, size_t len,
 		       jt_unwind_find_fn find, void *ctx, uint64_t *ips, unsigned int max,
 		       enum jt_unwind_end *end)
 {
 	const struct walk w = { stack, base, len };
-	const struct jt_cfi *cfi;
+	struct jt_unwind_code code = { 0 };
 	unsigned int n = 0;
 	bool bp_ok = true;
-	uint64_t off;
 
 	*end = JT_UNWIND_MAX_FRAMES;
 	if (!max)
 		return 0;
 	ips[n++] = regs->ip;
-	if (!find(ctx, regs->ip, &cfi, &off)) {
+	if (!find(ctx, regs->ip, true, &code)) {
 		*end = JT_UNWIND_LOST;
 		return n;
 	}
@@ -110,7 +125,7 @@ unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t 
 		struct jt_cfi_rule rule;
 		bool bp_ok_next = bp_ok;
 		uint64_t ra;
-		int err = cfi ? jt_cfi__rule(cfi, off, &rule) : -ENOENT;
+		int err = rule_of(&code, &rule);
 
 		if (err && err != -ENOENT) {
 			*end = JT_UNWIND_LOST;	/* a rule not followed: a guess could be wrong */
@@ -122,7 +137,8 @@ unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t 
 			*end = JT_UNWIND_OUTERMOST;
 			return n;
 		}
-		if (!find(ctx, ra - 1, &cfi, &off)) {
+		code = (struct jt_unwind_code){ 0 };
+		if (!find(ctx, ra - 1, false, &code)) {
 			*end = JT_UNWIND_LOST;
 			return n;
 		}

@@ -14,11 +14,24 @@ struct jt_unwind_regs {
 };
 
 /*
- * Where code at ip is: its file's CFI table (NULL: none, use frame pointers) and ip's file
- * offset in it. Returns false when nothing is mapped at ip (the walk ends there).
+ * How the frame of the code at an address is stepped over: by the rule its runtime gives for
+ * it (a JIT code body's frame size, as HotSpot's nmethods have: CFA = sp + size), else by its
+ * file's CFI table, else (neither) by frame pointers.
  */
-typedef bool (*jt_unwind_find_fn)(void *ctx, uint64_t ip, const struct jt_cfi **cfi,
-				  uint64_t *off);
+struct jt_unwind_code {
+	bool has_rule;
+	struct jt_cfi_rule rule;	/* when has_rule */
+	const struct jt_cfi *cfi;	/* its file's table, NULL: none */
+	uint64_t off;			/* the address's offset in that file */
+};
+
+/*
+ * Where code at ip is, into *code (zeroed by the caller): leaf says ip is where the thread
+ * was stopped (else it is a return address less one: the call). Returns false when nothing
+ * is mapped at ip (the walk ends there).
+ */
+typedef bool (*jt_unwind_find_fn)(void *ctx, uint64_t ip, bool leaf,
+				  struct jt_unwind_code *code);
 
 enum jt_unwind_end {
 	JT_UNWIND_OUTERMOST,	/* a return address of 0 or undefined, or bp 0 where frame
@@ -30,8 +43,9 @@ enum jt_unwind_end {
 
 /*
  * Walk from regs through stack: len bytes copied from user address base (base == regs->sp
- * in practice). ips[0] = regs->ip; each next is a return address. For each frame: the CFI
- * rule at ip's offset (ips[0]: ip itself; callers: ip - 1, the call), else frame pointers
+ * in practice). ips[0] = regs->ip; each next is a return address. For each frame: the rule
+ * find gives, else the CFI rule at ip's offset (ips[0]: ip itself; callers: ip - 1, the
+ * call), else frame pointers
  * (CFA = bp + 16, return address at bp + 8, caller's bp at bp); no rule at ip in a file
  * with CFI (hand-written code) is followed by frame pointers too. A return address is taken
  * only where find maps it. Returns the number of ips (at most max) and sets *end; *regs

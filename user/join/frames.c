@@ -330,42 +330,46 @@ struct unwind_ctx {
 	uint64_t ts;
 };
 
-static bool unwind_find(void *ctx, uint64_t ip, const struct jt_cfi **cfi, uint64_t *off)
+static bool unwind_find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
 {
 	struct unwind_ctx *u = ctx;
 	struct jt_vma *vma;
 
-	*cfi = NULL;
-	*off = 0;
+	(void)leaf;
 	if (ip < USER_MIN || ip >= USER_END)
 		return false;
 	vma = find_vma(u->c, u->p, ip, u->ts);
 	if (vma && !jt_procfs__anon_path(vma->path)) {	/* a file: its table, if it has one */
 		file_look(u->c, u->p, vma);
-		*cfi = vma->file ? vma->file->cfi : NULL;
-		*off = ip - vma->start + vma->pgoff;
+		code->cfi = vma->file ? vma->file->cfi : NULL;
+		code->off = ip - vma->start + vma->pgoff;
 	}
 	return true;	/* JIT code, or memory nothing names: frame pointers */
 }
 
 /*
- * An off-CPU stack's user frames into out: unwound through the copy of its stack by the
- * code's unwind tables (the C library, built without frame pointers, is where a thread
- * blocks), the kernel's frame-pointer walk spliced on where the copy ends.
+ * A sample's or off-CPU stack's user frames into out: unwound through the copy of its stack
+ * by the code's unwind tables (the C library, Debian's programs, mono-sgen: built without
+ * frame pointers), JIT code by its frame pointers, the kernel's frame-pointer walk spliced on
+ * where the copy ends. *broken says the walk stopped where it could not go on (a rule not
+ * followed, an address nothing maps, the copy's end with no walk to splice): a guess there
+ * could name frames that are not the thread's.
  */
-static unsigned int offcpu_user_ips(struct jt_collector *c, struct proc *p,
-				    const struct jt_event *ev, uint64_t *out)
+static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
+				    const struct jt_event *ev, uint64_t *out, bool *broken)
 {
 	const uint64_t *fp = jt_event__ips(ev) + ev->nr_kernel;
 	struct unwind_ctx u = { c, p, ev->ts };
 	struct jt_unwind_regs regs = { fp[0], ev->off_sp, ev->off_bp };
 	uint64_t ips[JT_MAX_FRAMES];
 	enum jt_unwind_end end;
-	unsigned int n;
+	unsigned int n, out_n;
 
 	n = jt_unwind(&regs, jt_event__stack(ev), ev->off_sp, ev->off_stack_len, unwind_find,
 		      &u, ips, JT_MAX_FRAMES, &end);
-	return jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
+	out_n = jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
+	*broken = n > 1 && (end == JT_UNWIND_LOST || (end == JT_UNWIND_SLICE && out_n <= n));
+	return out_n;
 }
 
 /*
@@ -403,7 +407,7 @@ int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_
 	const uint64_t *ips = jt_event__ips(ev), *uips = ips + ev->nr_kernel;
 	unsigned int i, n = 0, nr_user = ev->nr_user, kept;
 	uint64_t unwound[JT_MAX_FRAMES];
-	bool cut;
+	bool cut, broken = false;
 	int err;
 
 	i = ev->type == JT_EV_OFFCPU ? tracing_frames(c, ips, ev->nr_kernel) : 0;
@@ -412,11 +416,12 @@ int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_
 		if (err)
 			return err;
 	}
-	if (ev->type == JT_EV_OFFCPU && ev->off_stack_len && nr_user) {
-		nr_user = offcpu_user_ips(c, p, ev, unwound);
+	if (ev->off_stack_len && nr_user) {
+		nr_user = copied_user_ips(c, p, ev, unwound, &broken);
 		uips = unwound;
 	}
 	kept = user_frames_kept(uips, nr_user, &cut);
+	cut |= broken && kept == nr_user;
 	for (i = 0; i < kept; i++, n++) {
 		uint64_t ip = uips[i];
 

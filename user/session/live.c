@@ -124,6 +124,7 @@ struct jt_live *jt_live__open(const struct jt_live_opts *o)
 		.ringbuf_bytes = o->ringbuf_bytes, .calls = o->calls, .kstack = o->kstack,
 		.calls_buffers = !o->calls_via_uprobe,
 		.offcpu = o->offcpu, .offcpu_min_ns = o->offcpu_min_ns,
+		.ustack_bytes = o->ustack_bytes,
 		.usdt = !o->no_usdt, .filter_pids = o->nr_pids || o->command,
 		.attach = !o->load_only, .verbose = o->verbose,
 	};
@@ -371,7 +372,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	struct jt_pipeline_opts po = {
 		.window_ns = o->window_ns, .max_pending = 1 << 20, .proc_root = "/proc",
 		.follow_perfmaps = !o->no_perfmap,
-		.follow_jitdumps = !o->no_jitdump, .unwind_tables = o->offcpu,
+		.follow_jitdumps = !o->no_jitdump, .unwind_tables = o->offcpu || o->ustack_bytes,
 		.files_slice_ns = FILES_SLICE_NS, .mem = &l->mem,
 	};
 	int i, err = 0;

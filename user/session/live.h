@@ -30,6 +30,9 @@ struct jt_live_opts {
 	bool calls, kstack, verbose, no_perfmap, no_jitdump, no_agent, no_usdt;
 	bool offcpu;		/* off-CPU time: each wait of a traced thread, with its stack */
 	uint64_t offcpu_min_ns;	/* shorter waits are summed per thread, without stacks */
+	/* --unwind cfi: bytes of user stack each sample copies, unwound by the code's CFI
+	 * where frame pointers are missing; 0: frame pointers only */
+	uint32_t ustack_bytes;
 	bool dotnet_module;	/* .NET: load libjitrace-coreclr.so, not the runtime's perf map */
 	bool no_attach;		/* JVMs running (-p, -a): no HotSpot attach at all */
 	bool jvm_agent;		/* JVMs running: load libjitrace-jvmti.so, not Compiler.perfmap */

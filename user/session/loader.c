@@ -417,6 +417,7 @@ static int load_once(struct jt_bpf *b, const struct jt_bpf_opts *o, const struct
 	b->skel->rodata->want_kstack = o->kstack;
 	b->skel->rodata->want_mmaps = o->sample_hz > 0 || o->offcpu;
 	b->skel->rodata->want_offcpu = o->offcpu;
+	b->skel->rodata->ustack_bytes = o->ustack_bytes;
 	if (o->offcpu_min_ns)
 		b->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	err = bpf_map__set_max_entries(b->skel->maps.jt_rb, o->ringbuf_bytes);

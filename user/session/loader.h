@@ -20,6 +20,7 @@ struct jt_bpf_opts {
 	bool filter_pids;	/* only pids added with jt_bpf__add_pid, and their children */
 	bool offcpu;		/* off-CPU time (the sched_switch program) */
 	uint64_t offcpu_min_ns;	/* waits shorter than this are summed per thread, not stacked */
+	uint32_t ustack_bytes;	/* user stack a sample copies for the CFI unwind; 0: none */
 	bool attach;		/* false: load only (benchmarks drive jt_storm) */
 	bool verbose;		/* libbpf's own messages */
 };

@@ -51,6 +51,25 @@ static int decode_jcode(const struct jt_ev_jcode *j, size_t len, struct jt_event
 	return 0;
 }
 
+/* A sample's copy of its user stack (avail bytes at at), after its ips in ev's tail. */
+static int decode_ustack(const uint8_t *at, size_t avail, struct jt_event *ev)
+{
+	struct jt_ev_ustack u;
+	size_t n = 8 * ((size_t)ev->nr_kernel + ev->nr_user);
+
+	if (avail < sizeof(u))
+		return -EINVAL;
+	memcpy(&u, at, sizeof(u));	/* after the ips: aligned only to 8, as they are */
+	if (!ev->nr_user || u.len > JT_USTACK_MAX || u.len > avail - sizeof(u))
+		return -EINVAL;
+	ev->off_sp = u.sp;
+	ev->off_bp = u.bp;
+	ev->off_stack_len = u.len;
+	ev->len = jt_event__size(n + u.len);
+	memcpy((char *)ev->tail + n, at + sizeof(u), u.len);
+	return 0;
+}
+
 static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_event *ev)
 {
 	size_t n;
@@ -71,6 +90,9 @@ static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_eve
 	ev->nr_user = s->nr_user;
 	ev->len = jt_event__size(8 * n);
 	memcpy(ev->tail, s->ips, 8 * n);
+	if (s->h.flags & JT_SAMPLE_USTACK)
+		return decode_ustack((const uint8_t *)s->ips + 8 * n,
+				     len - JT_EV_SAMPLE_FIXED - 8 * n, ev);
 	return 0;
 }
 
