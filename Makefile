@@ -182,7 +182,8 @@ integration: all $(ITESTS)
 	@scripts/run-tests.sh integration $(ITESTS)
 
 test: deps
-	$(MAKE) all $(UNIT_TESTS) $(SAN_TESTS) $(SAN)/jitrace $(SAN_VIEWS) $(ITESTS) $(EXTRA_TESTS)
+	$(MAKE) all $(UNIT_TESTS) $(SAN_TESTS) $(SAN)/jitrace $(SAN_VIEWS) $(ITESTS) $(EXTRA_TESTS) \
+		$(FUZZ_TARGETS)
 	@scripts/check-layers.sh
 	@scripts/run-tests.sh all $(UNIT_TESTS) $(SAN_TESTS) $(SAN_VIEWS) $(ITESTS)
 

@@ -14,7 +14,8 @@ case "${1:-build}" in
 build) required=("${build[@]}") ;;
 fuzz) required=("${build[@]}" libclang-rt-14-dev) ;;	# libFuzzer and the sanitizers' runtime
 demo) required=("${build[@]}") ;;
-test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg python3)
+test) required=("${build[@]}" libcmocka-dev valgrind util-linux bsdutils libc6-dbg python3
+		libclang-rt-14-dev)	# the fuzz targets are built too: they must keep linking
 	# docker.io: itest_containers starts its own dockerd (a private socket and data root)
 	optional=("${runtimes[@]}" "${viewers[@]}" docker.io) ;;
 # QEMU boots the kernels, busybox and the modules 9p needs (found by kmod's modprobe,
