@@ -333,7 +333,7 @@ static unsigned int walk(struct proc *p, const struct capture *cap, size_t len, 
 	unsigned int n;
 
 	p->fp_only = fp_only;
-	n = jt_unwind(&regs, cap->stack, cap->regs.sp, len, find, p, ips, max, end);
+	n = jt_unwind(&regs, cap->stack, cap->regs.sp, len, find, p, ips, NULL, max, end);
 	p->fp_only = false;
 	if (last)
 		*last = regs;
@@ -695,7 +695,7 @@ static unsigned int synth_walk(struct proc *p, const struct synth *s, size_t len
 {
 	*last = s->regs;
 	p->fp_only = fp_only;
-	max = jt_unwind(last, s->words, SYN_BASE, len, find, p, ips, max, end);
+	max = jt_unwind(last, s->words, SYN_BASE, len, find, p, ips, NULL, max, end);
 	p->fp_only = false;
 	return max;
 }

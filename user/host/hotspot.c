@@ -603,6 +603,11 @@ int jt_hotspot__interp_method_slot(const struct jt_hotspot *hs)
 	return hs->method_slot;
 }
 
+int jt_hotspot__interp_sender_slot(const struct jt_hotspot *hs)
+{
+	return hs->sender_slot;
+}
+
 bool jt_hotspot__in_code_cache(const struct jt_hotspot *hs, uint64_t pc)
 {
 	return pc >= hs->cc_low && pc < hs->cc_high;

@@ -113,6 +113,8 @@ int jt_hotspot__method_name(struct jt_hotspot *hs, uint64_t method, char *buf, s
 
 /* The interpreter's method slot it uses, in words from fp (vmStructs', else x86-64's -3). */
 int jt_hotspot__interp_method_slot(const struct jt_hotspot *hs);
+/* Where the interpreter keeps its sender's sp, in words from fp (x86-64's -1). */
+int jt_hotspot__interp_sender_slot(const struct jt_hotspot *hs);
 
 struct jt_hs_regs {
 	uint64_t ip, sp, bp;
