@@ -501,7 +501,7 @@ static int interp_frame(struct jt_collector *c, struct proc *p, struct jt_hotspo
 			c->st.memory_interp++;
 			return user_frame(c, p, ip, leaf, ts, f);
 		}
-		m = jt_method__new(0, 0, 0, 0, JT_SRC_VMSTRUCTS, name, len);
+		m = jt_method__new(0, 0, ts, 0, JT_SRC_VMSTRUCTS, name, len);
 		if (!m || jt_hash__put(&p->interp, method, m)) {
 			free(m);
 			jt_membound__give(p->mem, jt_method__cost(len));
