@@ -603,11 +603,6 @@ int jt_hotspot__interp_method_slot(const struct jt_hotspot *hs)
 	return hs->method_slot;
 }
 
-int jt_hotspot__interp_sender_slot(const struct jt_hotspot *hs)
-{
-	return hs->sender_slot;
-}
-
 bool jt_hotspot__in_code_cache(const struct jt_hotspot *hs, uint64_t pc)
 {
 	return pc >= hs->cc_low && pc < hs->cc_high;
@@ -842,6 +837,21 @@ int jt_hotspot__cfi_rule(const struct jt_hotspot *hs, const struct jt_hs_code *c
 	*rule = (struct jt_cfi_rule){ .cfa_reg = JT_CFI_SP, .cfa_off = code->frame_size * 8,
 				      .bp_saved = true, .bp_off = -16, .ra_off = -8 };
 	return 0;
+}
+
+int jt_hotspot__unwind_code(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+			    uint64_t ip, bool leaf, struct jt_unwind_code *u)
+{
+	int err;
+
+	if (code->kind == JT_HS_INTERPRETER) {
+		u->sender_sp = true;
+		u->sender_sp_off = hs->sender_slot * 8;
+		return 0;
+	}
+	err = jt_hotspot__cfi_rule(hs, code, ip, leaf, &u->rule);
+	u->has_rule = !err;
+	return err == -EOPNOTSUPP ? 0 : err;	/* no frame size: frame pointers */
 }
 
 int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,

@@ -9,6 +9,7 @@
 
 #include "base/hash.h"
 #include "host/cfi.h"
+#include "host/unwind.h"
 
 /*
  * Read len bytes of the target at addr into buf. Returns 0, or -errno (-EFAULT: not all of
@@ -113,8 +114,6 @@ int jt_hotspot__method_name(struct jt_hotspot *hs, uint64_t method, char *buf, s
 
 /* The interpreter's method slot it uses, in words from fp (vmStructs', else x86-64's -3). */
 int jt_hotspot__interp_method_slot(const struct jt_hotspot *hs);
-/* Where the interpreter keeps its sender's sp, in words from fp (x86-64's -1). */
-int jt_hotspot__interp_sender_slot(const struct jt_hotspot *hs);
 
 struct jt_hs_regs {
 	uint64_t ip, sp, bp;
@@ -152,6 +151,17 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
  */
 int jt_hotspot__cfi_rule(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 			 uint64_t ip, bool leaf, struct jt_cfi_rule *rule);
+
+/*
+ * How a walker of copied stacks (host/unwind.h) steps code at ip, as jt_hotspot__code read
+ * it, into *u: compiled code and stubs past their prologue by their frame size's rule, the
+ * interpreter by frame pointers with the caller's sp its sender sp, a stub without a frame
+ * size by frame pointers. ip and leaf as for jt_hotspot__step. Returns 0, or -EAGAIN (a
+ * prologue) or -EBADMSG (a size that cannot be) where the frame cannot be stepped: the walk
+ * ends there.
+ */
+int jt_hotspot__unwind_code(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+			    uint64_t ip, bool leaf, struct jt_unwind_code *u);
 
 /*
  * The name of the frame at regs in code, into buf: an nmethod's method, an interpreted

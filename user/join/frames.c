@@ -397,16 +397,9 @@ static bool jit_find(struct unwind_ctx *u, uint64_t ip, bool leaf, unsigned int 
 	err = hs_code(u, ip, &hc);
 	if (err)	/* free space, or unreadable: not a blob's frame, frame pointers */
 		return err == -ENOENT || err == -EFAULT;
-	if (hc.kind == JT_HS_INTERPRETER) {
-		code->sender_sp = true;
-		code->sender_sp_off = jt_hotspot__interp_sender_slot(hs) * 8;
-		if (k < JT_MAX_FRAMES)
-			u->interp[k] = true;
-		return true;
-	}
-	err = jt_hotspot__cfi_rule(hs, &hc, ip, leaf, &code->rule);
-	code->has_rule = !err;
-	return !err || err == -EOPNOTSUPP;	/* no frame size: a stub keeping frame pointers */
+	if (hc.kind == JT_HS_INTERPRETER && k < JT_MAX_FRAMES)
+		u->interp[k] = true;
+	return !jt_hotspot__unwind_code(hs, &hc, ip, leaf, code);
 }
 
 static bool unwind_find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
