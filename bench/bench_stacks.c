@@ -3,9 +3,10 @@
  * Stacks without frame pointers (issue 27): how many samples are whole, what it costs the
  * workload and what a sample takes on disk, for jitrace by frame pointers, jitrace
  * --unwind cfi, perf -g and perf --call-graph dwarf, side by side, at 999 Hz, on a C program
- * built -O2 -fomit-frame-pointer and Debian's python3 in a pure-Python loop; then the
- * recorder's memory at -a with the unwind tables it loads, beside what every mapped file's
- * tables would take. Usage: bench_stacks JITRACE NOFP
+ * built -O2 -fomit-frame-pointer, Debian's python3 in a pure-Python loop and HotSpot without
+ * -XX:+PreserveFramePointer; then the recorder's memory at -a with the unwind tables it
+ * loads, beside what every mapped file's tables would take.
+ * Usage: bench_stacks JITRACE NOFP [c|python|java|memory ...]   (the parts to run; all)
  */
 #include <dirent.h>
 #include <gelf.h>
@@ -22,6 +23,8 @@
 #define MAX_FRAMES 256
 #define PYTHON "/usr/bin/python3.11"
 #define PY_LOOP "tests/runtimes/python/loop.py"
+#define JDK "/usr/lib/jvm/java-17-openjdk-amd64"
+#define DEEP "bench/workloads/Deep.java"
 
 /* A workload, and what makes one of its samples whole. */
 struct workload {
@@ -29,7 +32,9 @@ struct workload {
 	const char *leaf;		/* the samples counted: this leaf */
 	const char *chain[5];		/* frames above it, in order (NULL-ended) */
 	bool adjacent;			/* each directly above the last */
-	char *argv[8];
+	bool suffix;			/* a frame matches by its name's end (perf writes a Java
+					 * method's return type before it) */
+	char *argv[12];
 };
 
 enum cond { UNTRACED, JT_FP, JT_CFI, PERF_FP, PERF_DWARF, NR_CONDS };
@@ -75,21 +80,31 @@ static off_t size_of(const char *path)
 	return stat(path, &st) ? 0 : st.st_size;
 }
 
+/* Whether frame is called name, as w matches names. */
+static bool named(const struct workload *w, const char *frame, const char *name)
+{
+	size_t f = strlen(frame), n = strlen(name);
+
+	if (!w->suffix)
+		return !strcmp(frame, name);
+	return f >= n && !strcmp(frame + f - n, name) && (f == n || frame[f - n - 1] == ' ');
+}
+
 /* Whether stack (leaf first, n names) is one of w's leaf samples, and whole. */
 static void judge(const struct workload *w, char **stack, int n, struct run *r)
 {
 	int at = 0, k;
 
-	if (!n || strcmp(stack[0], w->leaf))
+	if (!n || !named(w, stack[0], w->leaf))
 		return;
 	r->leaf_samples++;
 	for (k = 0; w->chain[k]; k++) {
 		int next = at + 1;
 
 		if (!w->adjacent)
-			while (next < n && strcmp(stack[next], w->chain[k]))
+			while (next < n && !named(w, stack[next], w->chain[k]))
 				next++;
-		if (next >= n || strcmp(stack[next], w->chain[k]))
+		if (next >= n || !named(w, stack[next], w->chain[k]))
 			return;
 		at = next;
 	}
@@ -412,6 +427,30 @@ static void memory_table(const char *jitrace)
 	       bytes / 1048576.0);
 }
 
+/* Whether part (c, python, java, memory) is to run: named in argv[3..], or none named. */
+static bool wanted(int argc, char **argv, const char *part)
+{
+	int i;
+
+	for (i = 3; i < argc; i++)
+		if (!strcmp(argv[i], part))
+			return true;
+	return argc <= 3;
+}
+
+/* Deep.java compiled into tmp: 0, or -1 (said why). */
+static int java_build(void)
+{
+	char *javac[] = { JDK "/bin/javac", "-d", tmp, DEEP, NULL };
+	double cpu;
+
+	if (access(JDK "/bin/java", X_OK) || run_timed(javac, "/dev/null", &cpu, NULL)) {
+		printf("MISSED: no %s or its javac of %s failed; no Java figures.\n", JDK, DEEP);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char secs[16];
@@ -422,10 +461,21 @@ int main(int argc, char **argv)
 	}, python = {
 		.name = "Debian's python3.11, a pure-Python loop",
 		.leaf = "_PyEval_EvalFrameDefault", .chain = { "Py_BytesMain" },
+	}, java = {
+		.name = "HotSpot 17 without -XX:+PreserveFramePointer, USDT names "
+			"(bench/workloads/Deep.java)",
+		.leaf = "Deep.burnA(long)",
+		.chain = { "Deep.level3(long)", "Deep.level2(long)", "Deep.level1(long)",
+			   "Deep.main(java.lang.String[])" },
+		.adjacent = true, .suffix = true,
+		/* the perf map at exit, for perf script to name the frames: nothing while it runs */
+		.argv = { JDK "/bin/java", "-XX:CompileCommand=quiet",
+			  "-XX:CompileCommand=dontinline,Deep::*", "-XX:+UnlockDiagnosticVMOptions",
+			  "-XX:+DumpPerfMapAtExit", "-cp", tmp, "Deep" },
 	};
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: bench_stacks JITRACE NOFP\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: bench_stacks JITRACE NOFP [c|python|java|memory ...]\n");
 		return 2;
 	}
 	snprintf(tmp, sizeof(tmp), "/tmp/jt_bench_stacks.XXXXXX");
@@ -437,18 +487,28 @@ int main(int argc, char **argv)
 	python.argv[0] = PYTHON;
 	python.argv[1] = PY_LOOP;
 	python.argv[2] = secs;
+	java.argv[8] = secs;
 	printf("## Stacks without frame pointers\n\n");
 	printf("Samples at %s Hz of a program built without frame pointers, each tool in turn "
 	       "(bench/bench_stacks.c). A stack is whole when the leaf's callers are all there: "
 	       "the C program's main > level1 > level2 > level3; python's Py_BytesMain (its "
-	       "main is a jump to it). Throughput (rounds a second of the workload's own CPU "
+	       "main is a jump to it); Java's main > level1 > level2 > level3 above burnA. Throughput (rounds a second of the workload's own CPU "
 	       "time, which a sample's interrupt is charged to: the machine is shared) lost is "
 	       "against the untraced runs; tool CPU is the recorder's (and, for perf, perf script's, which names perf's frames "
 	       "after the fact), bytes a sample are the log's or perf.data's.\n", HZ);
-	stacks_table(&c_prog, argv[1]);
-	if (!access(PYTHON, X_OK))
+	if (wanted(argc, argv, "c"))
+		stacks_table(&c_prog, argv[1]);
+	if (wanted(argc, argv, "python") && !access(PYTHON, X_OK))
 		stacks_table(&python, argv[1]);
-	memory_table(argv[1]);
+	if (wanted(argc, argv, "java") && !java_build()) {
+		char cls[96];
+
+		stacks_table(&java, argv[1]);
+		snprintf(cls, sizeof(cls), "%s/Deep.class", tmp);
+		unlink(cls);
+	}
+	if (wanted(argc, argv, "memory"))
+		memory_table(argv[1]);
 	rmdir(tmp);
 	return 0;
 }

@@ -41,6 +41,7 @@ enum jt_src {
 	JT_SRC_USDT,		/* runtime USDT probe */
 	JT_SRC_PERFMAP,		/* /tmp/perf-PID.map */
 	JT_SRC_JITDUMP,		/* jit-PID.dump (perf's jitdump format) */
+	JT_SRC_VMSTRUCTS,	/* read from a JVM's memory through its vmStructs (interpreted) */
 	JT_SRC_MAX,
 };
 
@@ -84,6 +85,9 @@ enum jt_drop {
 	JT_DROP_CALLS_FULL,
 	/* enter/leave: a calls region record or index that made no sense (not delivered) */
 	JT_DROP_CALLS_BAD,
+	/* an interpreted frame's method not named: the memory bound (the frame stays the
+	 * interpreter's) */
+	JT_DROP_MEMORY_INTERP,
 	JT_DROP_MAX,
 };
 #define JT_DROP_BY_BPF(what) ((what) < JT_DROP_BPF_MAX || (what) == JT_DROP_RB_OFFCPU ||	\

@@ -391,13 +391,13 @@ static int walk(struct sample *s, struct jframe *fr, int max, int *end)
 
 	/* first to see how many native frames precede Java code, then to stop at it */
 	if (!leaf) {
-		n = jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, 128, &e);
+		n = jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, NULL, 128, &e);
 		if (e != JT_UNWIND_LOST || !s->jit_ip)
 			fail_msg("native frames (%u) did not reach the code cache (end %d)", n,
 				 e);
 		u = (struct jt_unwind_regs){ .ip = s->pc, .sp = s->sp };
 		s->jit_ok = true;
-		jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, n + 1, &e);
+		jt_unwind(&u, s->stack, s->base, s->len, find, s, ips, NULL, n + 1, &e);
 		assert_int_equal(u.ip - 1, s->jit_ip);	/* find is asked for the call */
 	}
 	if (!s->quiet)

@@ -45,55 +45,6 @@ static uint32_t exec_of(const struct it_log *log, const char *tail)
 	return 0;
 }
 
-/* Whether frame i of s is called name (a symbol or a method); "*PART": its name holds PART. */
-static bool frame_is(const struct it_log *log, const struct jt_rec_sample *s, unsigned int i,
-		     const char *name)
-{
-	char buf[512];
-
-	if (i >= s->nr_frames || it_frame_name(log, &s->frames[i], buf, sizeof(buf)))
-		return false;
-	return name[0] == '*' ? strstr(buf, name + 1) != NULL : !strcmp(buf, name);
-}
-
-/* The first frame of s at or after from called name, or s->nr_frames. */
-static unsigned int find_frame(const struct it_log *log, const struct jt_rec_sample *s,
-			       unsigned int from, const char *name)
-{
-	for (; from < s->nr_frames && !frame_is(log, s, from, name); from++)
-		;
-	return from;
-}
-
-/*
- * Of pid's samples whose leaf is called leaf: how many (*n), and how many hold the frames
- * chain[0..nr) after it, in this order, each directly above the last if adjacent (*whole).
- */
-static void count_chains(const struct it_log *log, uint32_t pid, const char *leaf,
-			 const char *const *chain, unsigned int nr, bool adjacent, uint64_t *n,
-			 uint64_t *whole)
-{
-	size_t i;
-
-	*n = *whole = 0;
-	for (i = 0; i < log->n; i++) {
-		const struct jt_rec_sample *s = (const void *)log->recs[i];
-		unsigned int at = 0, k;
-
-		if (s->h.type != JT_REC_SAMPLE || s->pid != pid || !frame_is(log, s, 0, leaf))
-			continue;
-		(*n)++;
-		for (k = 0; k < nr; k++) {
-			unsigned int next = adjacent ? at + 1 : find_frame(log, s, at + 1, chain[k]);
-
-			if (!frame_is(log, s, next, chain[k]))
-				break;
-			at = next;
-		}
-		*whole += k == nr;
-	}
-}
-
 static off_t file_size(const char *path)
 {
 	struct stat st;
@@ -115,7 +66,7 @@ static uint64_t samples_of(const struct it_log *log, uint32_t pid)
 
 /*
  * Record argv (jitrace record ... -o log_path -- EXE ...) into log (checked), and count the
- * samples of the process that ran exe whose leaf is leaf, and those whole (count_chains).
+ * samples of the process that ran exe whose leaf is leaf, and those whole (it_count_chains).
  * Returns that process's pid.
  */
 static uint32_t record_chains(char *const argv[], const char *log_path, struct it_log *log,
@@ -128,7 +79,7 @@ static uint32_t record_chains(char *const argv[], const char *log_path, struct i
 	it_log_load(log_path, log);
 	it_check_promises(log);
 	pid = exec_of(log, exe);
-	count_chains(log, pid, leaf, chain, nr, adjacent, n, whole);
+	it_count_chains(log, pid, leaf, chain, nr, adjacent, n, whole);
 	print_message("%s samples %llu, whole %llu\n", leaf, (unsigned long long)*n,
 		      (unsigned long long)*whole);
 	assert_true(*n >= IT_MIN_SAMPLES);

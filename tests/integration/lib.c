@@ -569,3 +569,60 @@ bool it_wait_for_text(const char *file, const char *text, int timeout_ms)
 	}
 	return false;
 }
+
+/* Whether frame i of s is called name (a symbol or a method); "*PART": its name holds PART. */
+bool it_frame_is(const struct it_log *log, const struct jt_rec_sample *s, unsigned int i,
+		 const char *name)
+{
+	char buf[512];
+
+	if (i >= s->nr_frames || it_frame_name(log, &s->frames[i], buf, sizeof(buf)))
+		return false;
+	return name[0] == '*' ? strstr(buf, name + 1) != NULL : !strcmp(buf, name);
+}
+
+/* The first frame of s at or after from called name, or s->nr_frames. */
+unsigned int it_find_frame(const struct it_log *log, const struct jt_rec_sample *s,
+			   unsigned int from, const char *name)
+{
+	for (; from < s->nr_frames && !it_frame_is(log, s, from, name); from++)
+		;
+	return from;
+}
+
+void it_count_chains(const struct it_log *log, uint32_t pid, const char *leaf,
+		     const char *const *chain, unsigned int nr, bool adjacent, uint64_t *n,
+		     uint64_t *whole)
+{
+	it_count_chains_of(log, JT_REC_SAMPLE, pid, leaf, chain, nr, adjacent, n, whole);
+}
+
+void it_count_chains_of(const struct it_log *log, uint16_t type, uint32_t pid, const char *leaf,
+			const char *const *chain, unsigned int nr, bool adjacent, uint64_t *n,
+			uint64_t *whole)
+{
+	size_t i;
+
+	*n = *whole = 0;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_sample *s = (const void *)log->recs[i];
+		unsigned int at = 0, k;
+
+		if (log->recs[i]->type != type)
+			continue;
+		if (type == JT_REC_OFFCPU)
+			s = &((const struct jt_rec_offcpu *)log->recs[i])->smp;
+		if (s->pid != pid || !it_frame_is(log, s, 0, leaf))
+			continue;
+		(*n)++;
+		for (k = 0; k < nr; k++) {
+			unsigned int next = adjacent ? at + 1 :
+					    it_find_frame(log, s, at + 1, chain[k]);
+
+			if (!it_frame_is(log, s, next, chain[k]))
+				break;
+			at = next;
+		}
+		*whole += k == nr;
+	}
+}

@@ -33,6 +33,23 @@ bool it_frame_is_kernel(const struct it_log *log, const struct jt_frame *f);
 /* A method's or symbol's name (or the anonymous memory's a user address lies in) into buf;
  * else the address, and -1. */
 int it_frame_name(const struct it_log *log, const struct jt_frame *f, char *buf, size_t len);
+/* Whether frame i of s is called name (a symbol or a method); "*PART": its name holds PART. */
+bool it_frame_is(const struct it_log *log, const struct jt_rec_sample *s, unsigned int i,
+		 const char *name);
+/* The first frame of s at or after from called name, or s->nr_frames. */
+unsigned int it_find_frame(const struct it_log *log, const struct jt_rec_sample *s,
+			   unsigned int from, const char *name);
+/*
+ * Of pid's samples whose leaf is called leaf: how many (*n), and how many hold the frames
+ * chain[0..nr) after it, in this order, each directly above the last if adjacent (*whole).
+ * _of: of records of type (JT_REC_SAMPLE, or JT_REC_OFFCPU: the stacks threads left with).
+ */
+void it_count_chains(const struct it_log *log, uint32_t pid, const char *leaf,
+		     const char *const *chain, unsigned int nr, bool adjacent, uint64_t *n,
+		     uint64_t *whole);
+void it_count_chains_of(const struct it_log *log, uint16_t type, uint32_t pid, const char *leaf,
+			const char *const *chain, unsigned int nr, bool adjacent, uint64_t *n,
+			uint64_t *whole);
 /* Whether m (which may be NULL) is called exactly name. */
 bool it_name_is(const struct jt_rec_method *m, const char *name);
 /* Samples of pid at or after ts whose leaf method is called name. */

@@ -631,6 +631,76 @@ static void frames_stepped_by_size_and_by_the_interpreters_layout(void **state)
 	free(w);
 }
 
+/* The world's code for the unwinder: as jt_hotspot__unwind_code says, else frame pointers. */
+struct walk_ctx {
+	struct jt_hotspot *hs;
+	int err;		/* the last jt_hotspot__unwind_code's */
+};
+
+static bool walk_find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
+{
+	struct walk_ctx *x = ctx;
+	struct jt_hs_code c;
+
+	if (!jt_hotspot__in_code_cache(x->hs, ip) || jt_hotspot__code(x->hs, ip, &c))
+		return true;
+	x->err = jt_hotspot__unwind_code(x->hs, &c, ip, leaf, code);
+	return !x->err;
+}
+
+/*
+ * A copied stack walked by host/unwind.c through HotSpot's frames as the recorder walks a
+ * sample: a compiled leaf by its frame size, its interpreted caller by frame pointers and its
+ * sender sp (not fp + 16: the caller's frame was extended), whose bp, given back, holds its
+ * method; a leaf in a prologue ends the walk at once.
+ */
+static void a_copied_stack_walks_compiled_and_interpreted_frames(void **state)
+{
+	struct world *w = world(NULL);
+	struct walk_ctx x = { .hs = open_world(w) };
+	struct stack s = { .base = BASE + 0x8000 };
+	uint64_t nm = w->code + HB_SIZE, interp_pc = w->code + (4 << LOG2) + 100;
+	uint64_t fp = s.base + 20 * 8, ips[8], bps[8], method;
+	struct jt_unwind_regs r = { .ip = nm + 48 + 30, .sp = s.base, .bp = 0x1234 };
+	struct jt_unwind_code code = { 0 };
+	struct jt_hs_code c;
+	enum jt_unwind_end end;
+	unsigned int n;
+
+	(void)state;
+	s.w[4] = fp;			/* the compiled frame's saved rbp, */
+	s.w[5] = interp_pc;		/* its return address: 6 words */
+	s.w[20 - 1] = s.base + 30 * 8;	/* the sender sp */
+	s.w[20 - 3] = w->method;
+	s.w[20] = s.base + 40 * 8;	/* its caller's bp, by frame pointers: the end */
+	s.w[21] = 0x4000;
+	n = jt_unwind(&r, s.w, s.base, sizeof(s.w), walk_find, &x, ips, bps, 8, &end);
+	assert_int_equal(end, JT_UNWIND_OUTERMOST);
+	assert_int_equal(n, 3);
+	assert_memory_equal(ips, ((uint64_t[]){ nm + 48 + 30, interp_pc, 0x4000 }), 24);
+	assert_int_equal(r.sp, s.base + 30 * 8);
+	assert_int_equal(r.bp, s.base + 40 * 8);
+	assert_int_equal(bps[1], fp);
+	assert_int_equal(jt_hotspot__interp_method(x.hs, bps[1], stack_read, &s, &method), 0);
+	assert_int_equal(method, w->method);
+
+	/* in the prologue: no step that could be right, the walk ends with the leaf */
+	r = (struct jt_unwind_regs){ .ip = nm + 48 + 3, .sp = s.base, .bp = 0x1234 };
+	n = jt_unwind(&r, s.w, s.base, sizeof(s.w), walk_find, &x, ips, bps, 8, &end);
+	assert_int_equal(end, JT_UNWIND_LOST);
+	assert_int_equal(n, 1);
+	assert_int_equal(x.err, -EAGAIN);
+	/* a stub without a frame size: frame pointers, no rule, no sender sp */
+	assert_int_equal(jt_hotspot__code(x.hs, nm + 48 + 30, &c), 0);
+	c.kind = JT_HS_STUB;
+	c.frame_size = 0;
+	assert_int_equal(jt_hotspot__unwind_code(x.hs, &c, nm + 48 + 30, true, &code), 0);
+	assert_false(code.has_rule);
+	assert_false(code.sender_sp);
+	jt_hotspot__free(x.hs);
+	free(w);
+}
+
 /*
  * Memory that is not what the tables say: random bytes of a world changed, then every call
  * made. None may crash (the sanitizer build checks reads), loop, or read without bound.
@@ -789,6 +859,7 @@ int main(void)
 		cmocka_unit_test(a_method_reused_for_another_is_named_anew),
 		cmocka_unit_test(bad_names_are_refused),
 		cmocka_unit_test(frames_stepped_by_size_and_by_the_interpreters_layout),
+		cmocka_unit_test(a_copied_stack_walks_compiled_and_interpreted_frames),
 		cmocka_unit_test(corrupt_memory_ends_every_call_within_bounds),
 		cmocka_unit_test(processes_without_a_readable_jvm_are_said_once),
 	};

@@ -125,6 +125,9 @@ struct proc {
 	/* JIT code [rule_start, rule_end) whose runtime gives its frame's rule (a frame size) */
 	uint64_t rule_start, rule_end;
 	struct jt_cfi_rule rule;
+	/* JIT code [interp_start, interp_end) that keeps its caller's sp at bp + sender_off */
+	uint64_t interp_start, interp_end;
+	int32_t sender_off;
 };
 
 /* The separate debug file of the file at fd (libc6-dbg's, by build id) open, or -1. */
@@ -222,6 +225,10 @@ static bool find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
 	if (ip >= p->rule_start && ip < p->rule_end) {
 		code->has_rule = true;
 		code->rule = p->rule;
+	}
+	if (ip >= p->interp_start && ip < p->interp_end) {
+		code->sender_sp = true;
+		code->sender_sp_off = p->sender_off;
 	}
 	code->cfi = m->file && !p->fp_only ? m->file->cfi : NULL;
 	code->off = ip - m->start + m->pgoff;
@@ -333,7 +340,7 @@ static unsigned int walk(struct proc *p, const struct capture *cap, size_t len, 
 	unsigned int n;
 
 	p->fp_only = fp_only;
-	n = jt_unwind(&regs, cap->stack, cap->regs.sp, len, find, p, ips, max, end);
+	n = jt_unwind(&regs, cap->stack, cap->regs.sp, len, find, p, ips, NULL, max, end);
 	p->fp_only = false;
 	if (last)
 		*last = regs;
@@ -689,15 +696,22 @@ static struct proc *proc_with_jit(void)
 	return p;
 }
 
+static unsigned int synth_walk_bps(struct proc *p, const struct synth *s, size_t len,
+				   bool fp_only, uint64_t *ips, uint64_t *bps, unsigned int max,
+				   enum jt_unwind_end *end, struct jt_unwind_regs *last)
+{
+	*last = s->regs;
+	p->fp_only = fp_only;
+	max = jt_unwind(last, s->words, SYN_BASE, len, find, p, ips, bps, max, end);
+	p->fp_only = false;
+	return max;
+}
+
 static unsigned int synth_walk(struct proc *p, const struct synth *s, size_t len, bool fp_only,
 			       uint64_t *ips, unsigned int max, enum jt_unwind_end *end,
 			       struct jt_unwind_regs *last)
 {
-	*last = s->regs;
-	p->fp_only = fp_only;
-	max = jt_unwind(last, s->words, SYN_BASE, len, find, p, ips, max, end);
-	p->fp_only = false;
-	return max;
+	return synth_walk_bps(p, s, len, fp_only, ips, NULL, max, end, last);
 }
 
 static void frame_pointers_where_code_has_no_cfi(void **state)
@@ -859,6 +873,62 @@ static void a_jit_rule_steps_a_frameless_body_and_a_popped_rbp_is_the_callers(vo
 	proc_free(p);
 }
 
+/*
+ * HotSpot's interpreter (frame pointers) called from compiled code through an adapter that
+ * extended the caller's frame: the caller's sp is the sender sp the interpreted frame keeps
+ * at bp - 8, which the caller's frame size counts from, not bp + 16. Each frame's bp is
+ * given for the interpreted frame's method, kept at its bp.
+ */
+static void an_interpreted_frame_returns_to_its_sender_sp(void **state)
+{
+	struct proc *p = proc_with_jit();
+	uint64_t interp = JIT_START + 0x900, comp = JIT_START + 0x800, ips[16], bps[16];
+	uint64_t fp = SYN_BASE + 0x40, sender = SYN_BASE + 0x80, bp_out = SYN_BASE + 0xe8;
+	struct jt_unwind_regs last;
+	enum jt_unwind_end end;
+	struct synth s;
+	unsigned int n;
+
+	(void)state;
+	p->interp_start = interp;
+	p->interp_end = interp + 0x100;
+	p->sender_off = -8;
+	p->rule_start = comp;
+	p->rule_end = comp + 0x100;
+	/* the compiled caller: frame size 4 words, its rbp saved below the return address */
+	p->rule = (struct jt_cfi_rule){ .cfa_reg = JT_CFI_SP, .cfa_off = 32, .bp_saved = true,
+					.bp_off = -16, .ra_off = -8 };
+	memset(&s, 0, sizeof(s));
+	synth_put(&s, fp - 8, sender);		/* 0x40 past bp + 16: the adapter's */
+	synth_put(&s, fp, 0x5a5a);		/* the compiled caller keeps no frame pointer */
+	synth_put(&s, fp + 8, comp + 0x21);	/* the interpreted frame's return address */
+	synth_put(&s, sender + 0x10, bp_out);	/* the compiled frame's saved rbp */
+	synth_put(&s, sender + 0x18, JIT_START + 0x331);	/* ... and return address */
+	synth_put(&s, bp_out, 0);		/* j3: the outermost, by frame pointers */
+	synth_put(&s, bp_out + 8, JIT_START + 0x441);
+	s.regs = (struct jt_unwind_regs){ interp + 0x10, SYN_BASE, fp };
+	n = synth_walk_bps(p, &s, sizeof(s.words), false, ips, bps, 16, &end, &last);
+	assert_int_equal(end, JT_UNWIND_OUTERMOST);
+	assert_int_equal(n, 4);
+	assert_memory_equal(ips, ((uint64_t[]){ interp + 0x10, comp + 0x21, JIT_START + 0x331,
+						 JIT_START + 0x441 }), 4 * sizeof(uint64_t));
+	assert_memory_equal(bps, ((uint64_t[]){ fp, 0x5a5a, bp_out, 0 }), 4 * sizeof(uint64_t));
+
+	/* a sender sp below the frame's own return address is no sender's: lost */
+	synth_put(&s, fp - 8, fp + 8);
+	n = synth_walk(p, &s, sizeof(s.words), false, ips, 16, &end, &last);
+	assert_int_equal(end, JT_UNWIND_LOST);
+	assert_int_equal(n, 1);
+	/* nor one that would need a rule besides: the sender sp goes with frame pointers */
+	synth_put(&s, fp - 8, sender);
+	p->rule_start = interp;
+	p->rule_end = interp + 0x100;
+	n = synth_walk(p, &s, sizeof(s.words), false, ips, 16, &end, &last);
+	assert_int_equal(end, JT_UNWIND_LOST);
+	assert_int_equal(n, 1);
+	proc_free(p);
+}
+
 static void bad_frames_end_the_walk_lost(void **state)
 {
 	uint64_t ips[16], out[16], fp[3] = { 1, 2, 3 };
@@ -954,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(a_short_copy_ends_in_a_slice_that_splices_with_the_kernel_walk),
 		cmocka_unit_test(a_real_copy_cut_anywhere_gives_a_prefix),
 		cmocka_unit_test(a_jit_rule_steps_a_frameless_body_and_a_popped_rbp_is_the_callers),
+		cmocka_unit_test(an_interpreted_frame_returns_to_its_sender_sp),
 		cmocka_unit_test(bad_frames_end_the_walk_lost),
 		cmocka_unit_test(splice_joins_at_the_same_recursion_depth),
 	};

@@ -26,12 +26,14 @@ static const char *const drop_names[] = {
 	[JT_DROP_MEMORY_SCOPES] = "memory_scopes",
 	[JT_DROP_CALLS_FULL] = "calls_full",
 	[JT_DROP_CALLS_BAD] = "calls_bad",
+	[JT_DROP_MEMORY_INTERP] = "memory_interp",
 };
 _Static_assert(JT_ARRAY_SIZE(drop_names) == JT_DROP_MAX, "a drop reason has no name");
 
 bool jt_drop__kept(unsigned what)
 {
-	return what == JT_DROP_UNSURE_FRAME || what == JT_DROP_BROKEN_STACK;
+	return what == JT_DROP_UNSURE_FRAME || what == JT_DROP_BROKEN_STACK ||
+	       what == JT_DROP_MEMORY_INTERP;
 }
 
 uint64_t jt_drop__lost(const uint64_t *counts, size_t n)
@@ -50,6 +52,7 @@ static const char *const src_names[] = {
 	[JT_SRC_USDT] = "usdt",
 	[JT_SRC_PERFMAP] = "perfmap",
 	[JT_SRC_JITDUMP] = "jitdump",
+	[JT_SRC_VMSTRUCTS] = "vmstructs",
 };
 _Static_assert(JT_ARRAY_SIZE(src_names) == JT_SRC_MAX, "a method source has no name");
 

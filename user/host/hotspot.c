@@ -839,6 +839,21 @@ int jt_hotspot__cfi_rule(const struct jt_hotspot *hs, const struct jt_hs_code *c
 	return 0;
 }
 
+int jt_hotspot__unwind_code(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+			    uint64_t ip, bool leaf, struct jt_unwind_code *u)
+{
+	int err;
+
+	if (code->kind == JT_HS_INTERPRETER) {
+		u->sender_sp = true;
+		u->sender_sp_off = hs->sender_slot * 8;
+		return 0;
+	}
+	err = jt_hotspot__cfi_rule(hs, code, ip, leaf, &u->rule);
+	u->has_rule = !err;
+	return err == -EOPNOTSUPP ? 0 : err;	/* no frame size: frame pointers */
+}
+
 int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 		     struct jt_hs_regs *regs, bool leaf, jt_hotspot_read_fn read, void *ctx)
 {

@@ -9,6 +9,7 @@
 
 #include "base/hash.h"
 #include "host/cfi.h"
+#include "host/unwind.h"
 
 /*
  * Read len bytes of the target at addr into buf. Returns 0, or -errno (-EFAULT: not all of
@@ -150,6 +151,17 @@ int jt_hotspot__step(const struct jt_hotspot *hs, const struct jt_hs_code *code,
  */
 int jt_hotspot__cfi_rule(const struct jt_hotspot *hs, const struct jt_hs_code *code,
 			 uint64_t ip, bool leaf, struct jt_cfi_rule *rule);
+
+/*
+ * How a walker of copied stacks (host/unwind.h) steps code at ip, as jt_hotspot__code read
+ * it, into *u: compiled code and stubs past their prologue by their frame size's rule, the
+ * interpreter by frame pointers with the caller's sp its sender sp, a stub without a frame
+ * size by frame pointers. ip and leaf as for jt_hotspot__step. Returns 0, or -EAGAIN (a
+ * prologue) or -EBADMSG (a size that cannot be) where the frame cannot be stepped: the walk
+ * ends there.
+ */
+int jt_hotspot__unwind_code(const struct jt_hotspot *hs, const struct jt_hs_code *code,
+			    uint64_t ip, bool leaf, struct jt_unwind_code *u);
 
 /*
  * The name of the frame at regs in code, into buf: an nmethod's method, an interpreted

@@ -93,6 +93,26 @@ static bool step(const struct walk *w, const struct jt_unwind_regs *r, bool *bp_
 	return true;
 }
 
+/*
+ * The caller's sp of a frame whose code keeps it at bp + code->sender_sp_off, into next->sp:
+ * above the CFA the frame-pointer step gave (its return address is below it), else lost.
+ */
+static bool sender_sp(const struct walk *w, const struct jt_unwind_regs *r,
+		      const struct jt_unwind_code *code, struct jt_unwind_regs *next,
+		      enum jt_unwind_end *end)
+{
+	uint64_t sp;
+
+	if (!read_u64(w, r->bp + (int64_t)code->sender_sp_off, &sp, end))
+		return false;
+	if (sp < next->sp || sp & 7) {
+		*end = JT_UNWIND_LOST;
+		return false;
+	}
+	next->sp = sp;
+	return true;
+}
+
 /* The rule of code's frame into *rule: 0, -ENOENT (frame pointers), or why none is followed. */
 static int rule_of(const struct jt_unwind_code *code, struct jt_cfi_rule *rule)
 {
@@ -104,8 +124,8 @@ static int rule_of(const struct jt_unwind_code *code, struct jt_cfi_rule *rule)
 }
 
 unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t base, size_t len,
-		       jt_unwind_find_fn find, void *ctx, uint64_t *ips, unsigned int max,
-		       enum jt_unwind_end *end)
+		       jt_unwind_find_fn find, void *ctx, uint64_t *ips, uint64_t *bps,
+		       unsigned int max, enum jt_unwind_end *end)
 {
 	const struct walk w = { stack, base, len };
 	struct jt_unwind_code code = { 0 };
@@ -115,6 +135,8 @@ unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t 
 	*end = JT_UNWIND_MAX_FRAMES;
 	if (!max)
 		return 0;
+	if (bps)
+		bps[n] = regs->bp;
 	ips[n++] = regs->ip;
 	if (!find(ctx, regs->ip, true, &code)) {
 		*end = JT_UNWIND_LOST;
@@ -133,6 +155,14 @@ unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t 
 		}
 		if (!step(&w, regs, &bp_ok_next, err ? NULL : &rule, &ra, &next, end))
 			return n;
+		if (code.sender_sp) {
+			if (!err) {
+				*end = JT_UNWIND_LOST;	/* it goes with frame pointers only */
+				return n;
+			}
+			if (!sender_sp(&w, regs, &code, &next, end))
+				return n;
+		}
 		if (!ra) {
 			*end = JT_UNWIND_OUTERMOST;
 			return n;
@@ -146,6 +176,8 @@ unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t 
 			*end = JT_UNWIND_MAX_FRAMES;
 			return n;
 		}
+		if (bps)
+			bps[n] = next.bp;
 		ips[n++] = ra;
 		*regs = (struct jt_unwind_regs){ ra, next.sp, next.bp };
 		bp_ok = bp_ok_next;

@@ -23,6 +23,13 @@ struct jt_unwind_code {
 	struct jt_cfi_rule rule;	/* when has_rule */
 	const struct jt_cfi *cfi;	/* its file's table, NULL: none */
 	uint64_t off;			/* the address's offset in that file */
+	/*
+	 * Its frame is stepped by frame pointers, but the caller's sp is the word at bp +
+	 * sender_sp_off, not the CFA: HotSpot's interpreter keeps its sender's sp there, which a
+	 * compiled caller's frame size counts from (the adapter between them extended it).
+	 */
+	bool sender_sp;
+	int32_t sender_sp_off;
 };
 
 /*
@@ -50,10 +57,11 @@ enum jt_unwind_end {
  * with CFI (hand-written code) is followed by frame pointers too. A return address is taken
  * only where find maps it. Returns the number of ips (at most max) and sets *end; *regs
  * becomes the state of the last frame, ips[n - 1] (its bp stale if a rule said it was lost).
+ * bps, if not NULL, gets each frame's bp alike (an interpreted frame's holds its method).
  */
 unsigned int jt_unwind(struct jt_unwind_regs *regs, const void *stack, uint64_t base, size_t len,
-		       jt_unwind_find_fn find, void *ctx, uint64_t *ips, unsigned int max,
-		       enum jt_unwind_end *end);
+		       jt_unwind_find_fn find, void *ctx, uint64_t *ips, uint64_t *bps,
+		       unsigned int max, enum jt_unwind_end *end);
 
 /*
  * Join an unwind that ended early to the kernel's frame-pointer walk of the same stack:

@@ -27,6 +27,7 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 	c->proc_root = o->proc_root ? o->proc_root : "/proc";
 	c->max_perfmap_methods = o->max_perfmap_methods ?: JT_PERFMAP_METHODS_MAX;
 	c->sink = *sink;
+	c->hotspots.proc_root = c->proc_root;
 	c->next_module_id = 1;
 	c->next_symbol_id = 1;
 	c->symbols = o->symbols;
@@ -75,6 +76,7 @@ static void proc_reset(struct proc *p)
 	jt_coll_pieces_forget(p);
 	jt_late__fini(&p->late);
 	threads_fini(p);
+	jt_coll_interp_forget(p);
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
@@ -104,6 +106,7 @@ void jt_collector__free(struct jt_collector *c)
 		proc_free(val);
 	jt_hash__fini(&c->procs);
 	jt_hash__fini(&c->ksyms);
+	jt_hotspots__fini(&c->hotspots);
 	if (c->own_symbols)
 		jt_symbols__free(c->symbols);
 	free(c);
@@ -178,6 +181,7 @@ static int on_exec(struct jt_collector *c, struct proc *p, const struct jt_event
 	size_t size = jt_round8(sizeof(u.rec) + ev->str_len);
 
 	proc_reset(p);		/* a new image: the old code is gone */
+	jt_hotspots__forget(&c->hotspots, p->pid);
 	p->life_ts = ev->ts;
 	jt_coll_set_comm(p, ev->comm);
 	p->defined = false;	/* its command line changed: say it again when it matters */
@@ -201,6 +205,7 @@ static int on_exit_ev(struct jt_collector *c, struct proc *p, const struct jt_ev
 	};
 
 	proc_del(c, p->pid);
+	jt_hotspots__forget(&c->hotspots, p->pid);
 	proc_free(p);
 	return jt_sink__emit(&c->sink, &rec.h);
 }
@@ -241,6 +246,7 @@ static int on_fork(struct jt_collector *c, struct proc *parent, const struct jt_
 
 	if (child)		/* a stale pid (its exit was lost): start afresh */
 		proc_free(child);
+	jt_hotspots__forget(&c->hotspots, ev->child_pid);
 	if (parent->code.n == 0 && !parent->vmas.n)
 		return 0;
 	child = proc_get(c, ev->child_pid);

@@ -55,6 +55,7 @@ struct jt_collector_stats {
 	uint64_t memory_perfmap; /* perf map lines past the memory bound, not kept */
 	uint64_t memory_code;	/* other code loads past the memory bound, not kept */
 	uint64_t memory_scopes;	/* inlined scopes past the memory bound, not kept */
+	uint64_t memory_interp;	/* interpreted frames' methods past the bound, not named */
 	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
 };
 

@@ -17,6 +17,7 @@
 #include "join/idmap.h"
 #include "join/late.h"
 #include "join/methods.h"
+#include "host/hotspot.h"
 #include "host/procfs.h"
 
 #define SYM_IDX_BITS 24		/* symbols of a file past 16M stay file + offset */
@@ -40,6 +41,7 @@ struct proc {
 	uint64_t life_ts;	/* its exec, 0: it began before we did */
 	struct jt_late late;	/* what a late perf-map line may name */
 	struct jt_hash threads;	/* tid -> its name as last written (JT_COMM_LEN bytes) */
+	struct jt_hash interp;	/* a JVM's Method * -> struct jt_method of its interpreted frames */
 };
 
 /*
@@ -67,6 +69,7 @@ struct jt_collector {
 	struct jt_membound *mem;
 	bool own_symbols;	/* symbols is ours to free */
 	struct jt_hash ksyms;	/* kallsyms index -> log symbol id */
+	struct jt_hotspots hotspots;	/* the JVMs whose frames a copied stack walks through */
 	uint64_t next_module_id;
 	uint64_t next_symbol_id;
 	struct jt_collector_stats st;
@@ -118,6 +121,7 @@ int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_even
 int jt_coll_on_unload(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 
 /* frames.c: a sample's or off-CPU record's stack */
+void jt_coll_interp_forget(struct proc *p);
 int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_event *ev,
 			struct jt_rec_sample *rec);
 

@@ -5,12 +5,14 @@
  * broke it is cut, and an off-CPU stack is unwound by the code's tables.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "join/collector_int.h"
 #include "host/unwind.h"
 #include "host/procfs.h"
 #include "host/symbols.h"
+#include "base/membound.h"
 #include "base/util.h"
 
 #define VMAS_REREAD_NS 1000000000ULL	/* reread /proc/PID/maps on a miss at most this often */
@@ -328,14 +330,84 @@ struct unwind_ctx {
 	struct jt_collector *c;
 	struct proc *p;
 	uint64_t ts;
+	bool hs_asked;		/* hs is what jt_hotspots gave, once a walk */
+	struct jt_hotspot *hs;	/* the process's JVM, NULL: none */
+	unsigned int k;		/* find's calls so far: the k-th asks for frame k */
+	bool interp[JT_MAX_FRAMES];	/* frame k is HotSpot's interpreter */
 };
+
+/* The process's JVM, if it is one (asked once a walk; jt_hotspots keeps the answer). */
+static struct jt_hotspot *unwind_hotspot(struct unwind_ctx *u)
+{
+	char why[256] = "";
+	int err;
+
+	if (u->hs_asked)
+		return u->hs;
+	u->hs_asked = true;
+	u->hs = jt_hotspots__get(&u->c->hotspots, u->p->pid, u->ts, &err, why, sizeof(why));
+	if (why[0])
+		jt_err("pid %u: its JVM's frames are walked by frame pointers only: %s",
+		       u->p->pid, why);
+	return u->hs;
+}
+
+/*
+ * HotSpot's blob at ip into *hc: kept with the code's record where the process has one (read
+ * at its first walk, while the code lived: time-correct as the record is), else read now.
+ */
+static int hs_code(struct unwind_ctx *u, uint64_t ip, struct jt_hs_code *hc)
+{
+	struct jt_method *m = jt_codemap__find(&u->p->code, ip);
+	int err;
+
+	if (m && m->hs_kind) {
+		*hc = (struct jt_hs_code){ .kind = m->hs_kind - 1, .begin = m->hs_begin,
+					   .end = m->hs_end, .frame_size = m->hs_frame_size,
+					   .frame_complete = m->hs_frame_complete };
+		return 0;
+	}
+	err = jt_hotspot__code(u->hs, ip, hc);
+	/* the blob read now holds the record's code: it is the record's, not what replaced it */
+	if (!err && m && hc->begin <= m->start && m->start < hc->end && m->start + m->size <= hc->end) {
+		m->hs_kind = hc->kind + 1;
+		m->hs_begin = hc->begin;
+		m->hs_end = hc->end;
+		m->hs_frame_size = hc->frame_size;
+		m->hs_frame_complete = hc->frame_complete;
+	}
+	return err;
+}
+
+/*
+ * How JIT code at ip is stepped: a JVM's by HotSpot's knowledge of its frames (compiled code
+ * and stubs by their frame sizes, the interpreter by frame pointers and the sender sp it
+ * keeps), any other's by frame pointers. False where a HotSpot frame cannot be stepped (a
+ * prologue, a blob that cannot be): frame pointers there could name frames not the thread's.
+ */
+static bool jit_find(struct unwind_ctx *u, uint64_t ip, bool leaf, unsigned int k,
+		     struct jt_unwind_code *code)
+{
+	struct jt_hotspot *hs = unwind_hotspot(u);
+	struct jt_hs_code hc;
+	int err;
+
+	if (!hs || !jt_hotspot__in_code_cache(hs, ip))
+		return true;
+	err = hs_code(u, ip, &hc);
+	if (err)	/* free space, or unreadable: not a blob's frame, frame pointers */
+		return err == -ENOENT || err == -EFAULT;
+	if (hc.kind == JT_HS_INTERPRETER && k < JT_MAX_FRAMES)
+		u->interp[k] = true;
+	return !jt_hotspot__unwind_code(hs, &hc, ip, leaf, code);
+}
 
 static bool unwind_find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
 {
 	struct unwind_ctx *u = ctx;
+	unsigned int k = u->k++;
 	struct jt_vma *vma;
 
-	(void)leaf;
 	if (ip < USER_MIN || ip >= USER_END)
 		return false;
 	vma = find_vma(u->c, u->p, ip, u->ts);
@@ -343,33 +415,111 @@ static bool unwind_find(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code
 		file_look(u->c, u->p, vma);
 		code->cfi = vma->file ? vma->file->cfi : NULL;
 		code->off = ip - vma->start + vma->pgoff;
+		return true;
 	}
-	return true;	/* JIT code, or memory nothing names: frame pointers */
+	return jit_find(u, ip, leaf, k, code);	/* JIT code, or memory nothing names */
+}
+
+/* A sample's copy of its stack, as HotSpot's reader reads it. */
+struct stack_copy {
+	const uint8_t *stack;
+	uint64_t base;
+	size_t len;
+};
+
+static int stack_copy_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct stack_copy *s = ctx;
+
+	if (addr < s->base || addr - s->base > s->len || len > s->len - (addr - s->base))
+		return -EFAULT;
+	memcpy(buf, s->stack + (addr - s->base), len);
+	return 0;
 }
 
 /*
  * A sample's or off-CPU stack's user frames into out: unwound through the copy of its stack
  * by the code's unwind tables (the C library, Debian's programs, mono-sgen: built without
- * frame pointers), JIT code by its frame pointers, the kernel's frame-pointer walk spliced on
- * where the copy ends. *broken says the walk stopped where it could not go on (a rule not
+ * frame pointers), JIT code by its frame pointers or HotSpot's frame sizes, the kernel's
+ * frame-pointer walk spliced on where the copy ends. methods[i] gets the Method * frame i
+ * runs where it is HotSpot's interpreter (read from the copy at its frame pointer), else 0;
+ * *hs the process's JVM. *broken says the walk stopped where it could not go on (a rule not
  * followed, an address nothing maps, the copy's end with no walk to splice): a guess there
  * could name frames that are not the thread's.
  */
 static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
-				    const struct jt_event *ev, uint64_t *out, bool *broken)
+				    const struct jt_event *ev, uint64_t *out, uint64_t *methods,
+				    struct jt_hotspot **hs, bool *broken)
 {
 	const uint64_t *fp = jt_event__ips(ev) + ev->nr_kernel;
-	struct unwind_ctx u = { c, p, ev->ts };
+	struct unwind_ctx u = { .c = c, .p = p, .ts = ev->ts };
+	struct stack_copy copy = { jt_event__stack(ev), ev->off_sp, ev->off_stack_len };
 	struct jt_unwind_regs regs = { fp[0], ev->off_sp, ev->off_bp };
-	uint64_t ips[JT_MAX_FRAMES];
+	uint64_t ips[JT_MAX_FRAMES], bps[JT_MAX_FRAMES];
 	enum jt_unwind_end end;
-	unsigned int n, out_n;
+	unsigned int i, n, out_n;
 
-	n = jt_unwind(&regs, jt_event__stack(ev), ev->off_sp, ev->off_stack_len, unwind_find,
-		      &u, ips, JT_MAX_FRAMES, &end);
+	n = jt_unwind(&regs, copy.stack, copy.base, copy.len, unwind_find, &u, ips, bps,
+		      JT_MAX_FRAMES, &end);
 	out_n = jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
 	*broken = n > 1 && (end == JT_UNWIND_LOST || (end == JT_UNWIND_SLICE && out_n <= n));
+	*hs = u.hs;
+	for (i = 0; i < out_n; i++) {
+		methods[i] = 0;
+		/* the unwound frames that stayed (the kernel's walk may have replaced them) */
+		if (i < n && out[i] == ips[i] && u.interp[i] &&
+		    jt_hotspot__interp_method(u.hs, bps[i], stack_copy_read, &copy, &methods[i]))
+			methods[i] = 0;
+	}
 	return out_n;
+}
+
+/*
+ * An interpreted frame at ip as the method it runs (Method * method of JVM hs): a method of
+ * no code, named through the JVM's tables at its first frame and defined then; one that
+ * cannot be named stays the interpreter's frame (user_frame).
+ */
+static int interp_frame(struct jt_collector *c, struct proc *p, struct jt_hotspot *hs,
+			uint64_t method, uint64_t ip, bool leaf, uint64_t ts, struct jt_frame *f)
+{
+	struct jt_method *m = jt_hash__get(&p->interp, method);
+	char name[JT_NAME_MAX];
+	int len, err;
+
+	if (!m) {
+		len = jt_hotspot__method_name(hs, method, name, sizeof(name));
+		if (len < 0)
+			return user_frame(c, p, ip, leaf, ts, f);
+		if (!jt_membound__take(p->mem, jt_method__cost(len))) {
+			c->st.memory_interp++;
+			return user_frame(c, p, ip, leaf, ts, f);
+		}
+		m = jt_method__new(0, 0, ts, 0, JT_SRC_VMSTRUCTS, name, len);
+		if (!m || jt_hash__put(&p->interp, method, m)) {
+			free(m);
+			jt_membound__give(p->mem, jt_method__cost(len));
+			jt_err("out of memory for the interpreted methods of pid %u", p->pid);
+			return -ENOMEM;
+		}
+	}
+	err = jt_coll_method_define(c, p, m, ts);
+	*f = (struct jt_frame){ JT_FRAME_REF(JT_FRAME_METHOD, m->log_id), 0 };
+	return err;
+}
+
+void jt_coll_interp_forget(struct proc *p)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&p->interp, &pos, &key, &val)) {
+		struct jt_method *m = val;
+
+		jt_membound__give(p->mem, jt_method__cost(m->name_len));
+		free(m);
+	}
+	jt_hash__fini(&p->interp);
 }
 
 /*
@@ -406,7 +556,8 @@ int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_
 	struct jt_frame *f = rec->frames;
 	const uint64_t *ips = jt_event__ips(ev), *uips = ips + ev->nr_kernel;
 	unsigned int i, n = 0, nr_user = ev->nr_user, kept;
-	uint64_t unwound[JT_MAX_FRAMES];
+	uint64_t unwound[JT_MAX_FRAMES], methods[JT_MAX_FRAMES];
+	struct jt_hotspot *hs = NULL;
 	bool cut, broken = false;
 	int err;
 
@@ -417,7 +568,7 @@ int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_
 			return err;
 	}
 	if (ev->off_stack_len && nr_user) {
-		nr_user = copied_user_ips(c, p, ev, unwound, &broken);
+		nr_user = copied_user_ips(c, p, ev, unwound, methods, &hs, &broken);
 		uips = unwound;
 	}
 	kept = user_frames_kept(uips, nr_user, &cut);
@@ -429,6 +580,8 @@ int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_
 			err = uprobes_frame(c, p, ip, "[uprobes]", ev->ts, &f[n]);
 		else if (i == 0 && (ev->flags & JT_EVENT_LEAF_TRAMP))
 			err = uprobes_frame(c, p, ip, "[uprobes-trampoline]", ev->ts, &f[n]);
+		else if (uips == unwound && methods[i])
+			err = interp_frame(c, p, hs, methods[i], ip, i == 0, ev->ts, &f[n]);
 		else
 			err = user_frame(c, p, ip, i == 0, ev->ts, &f[n]);
 		if (err == FRAME_NOWHERE) {

@@ -24,6 +24,15 @@ struct jt_method {
 	uint8_t src;		/* enum jt_src */
 	bool has_lines;		/* its process keeps its source lines until it is defined */
 	bool late_pending;	/* a late name of it waits to be written (livecode.c) */
+	/*
+	 * HotSpot's blob of this code (its kind + 1, 0: not read), read at its first walk while
+	 * the process lived and kept with it: code replaced at its address is another method,
+	 * read afresh (frames.c).
+	 */
+	uint8_t hs_kind;
+	int32_t hs_frame_complete;
+	uint32_t hs_frame_size;
+	uint64_t hs_begin, hs_end;
 	uint16_t name_len;
 	char name[];
 };

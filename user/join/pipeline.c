@@ -290,6 +290,7 @@ static int log_drops(struct jt_pipeline *pl, bool all)
 	pl->lost[JT_DROP_MEMORY_PERFMAP] = cs.memory_perfmap;
 	pl->lost[JT_DROP_MEMORY_CODE] = cs.memory_code;
 	pl->lost[JT_DROP_MEMORY_SCOPES] = cs.memory_scopes;
+	pl->lost[JT_DROP_MEMORY_INTERP] = cs.memory_interp;
 	if (pl->jitdumps) {
 		struct jt_jitwatch_stats js;
 
