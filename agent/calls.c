@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 
 #include "jitrace/agent.h"
 #include "jt_callbuf.h"
@@ -46,6 +50,7 @@ static struct {
 	pthread_once_t once;		/* the thread-exit key and the fork handler */
 	pthread_key_t key;		/* its destructor gives a thread's slot back */
 	pid_t pid;			/* the process the region was made for */
+	bool tsc;			/* records count the TSC (the region's clock says so) */
 	_Atomic(struct jt_callbuf_hdr *) region;	/* &no_region: none (refused, or not yet) */
 } calls = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -101,6 +106,54 @@ static struct jt_callbuf_slot *claim_slot(struct jt_callbuf_hdr *r)
 	return NULL;
 }
 
+/* The vDSO's CLOCK_MONOTONIC: the clock BPF stamps with. */
+static inline uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t read_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return 0;	/* never: tsc_clock() says no here */
+#endif
+}
+
+/*
+ * Whether records may count the TSC: only where the kernel itself keeps time by it (it
+ * found it invariant and in step across CPUs) and the CPU says it never stops or changes
+ * rate, so that the collector's pairs of rdtsc and clock_gettime put every record on
+ * CLOCK_MONOTONIC. JITRACE_CALLS_CLOCK=monotonic says no (tests, comparisons).
+ */
+static bool tsc_clock(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	const char *want = secure_getenv("JITRACE_CALLS_CLOCK");
+	unsigned int a, b, c, d;
+	char src[16] = "";
+	FILE *f;
+
+	if (want && !strcmp(want, "monotonic"))
+		return false;
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return false;
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (!f)
+		return false;
+	if (!fgets(src, sizeof(src), f))
+		src[0] = 0;
+	fclose(f);
+	return !strcmp(src, "tsc\n");
+#else
+	return false;
+#endif
+}
+
 /*
  * One record into the thread's ring: false sends the call to the stub. A full ring never
  * waits on the collector: the record is counted lost, and the program runs on.
@@ -109,8 +162,7 @@ static inline bool put(struct jt_callbuf_hdr *r, uint64_t id_kind)
 {
 	struct jt_callbuf_slot *s = my_slot;
 	struct jt_callbuf_rec *rec;
-	struct timespec ts;
-	uint64_t head;
+	uint64_t head, t;
 
 	if (__builtin_expect(!s, 0) && !(s = claim_slot(r)))
 		return false;
@@ -119,9 +171,9 @@ static inline bool put(struct jt_callbuf_hdr *r, uint64_t id_kind)
 		__atomic_store_n(&s->dropped, s->dropped + 1, __ATOMIC_RELAXED);
 		return true;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the vDSO: the clock BPF stamps with */
+	t = calls.tsc ? read_tsc() : monotonic_ns();
 	rec = &s->recs[head & (JT_CALLBUF_RECS - 1)];
-	rec->ts = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	rec->ts = t;
 	rec->id_kind = id_kind;
 	__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
 	return true;
@@ -239,6 +291,9 @@ static struct jt_callbuf_hdr *make_region(void)
 	r->nr_slots = JT_CALLBUF_SLOTS;
 	r->nr_recs = JT_CALLBUF_RECS;
 	r->slot_size = JT_CALLBUF_SLOT_SIZE;
+	/* once a region: every record of it counts the one clock */
+	calls.tsc = tsc_clock();
+	r->clock = calls.tsc ? JT_CALLBUF_CLOCK_TSC : JT_CALLBUF_CLOCK_MONO;
 	/* named before it is sent: the collector may look at once */
 	r->collector = JT_CALLBUF_HANDED;
 	__atomic_store_n(&r->magic, JT_CALLBUF_MAGIC, __ATOMIC_RELEASE);

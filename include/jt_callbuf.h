@@ -30,8 +30,15 @@
  * before the collector has the region, and the collector has it even if the process is gone
  * before it looks. The kernel tells the collector the sender's pid.
  *
- * The process may write anything here: the collector copies the geometry once, checks it
- * against the memfd's size, and never trusts head, tail, state, tid or a record.
+ * What a record's ts counts is the agent's choice, made once when it makes the region and
+ * said in `clock`: the TSC (rdtsc, a third of clock_gettime's cost) when the kernel's own
+ * clocksource is the TSC and the CPU says it is invariant, else CLOCK_MONOTONIC ns. The
+ * collector turns TSC values into CLOCK_MONOTONIC ns by pairs of rdtsc and clock_gettime it
+ * takes itself, so that calls stay joined with what BPF stamps.
+ *
+ * The process may write anything here: the collector copies the geometry and the clock
+ * once, checks them against the memfd's size, and never trusts head, tail, state, tid or a
+ * record.
  */
 #define JT_CALLBUF_NAME "jitrace-calls"
 #define JT_CALLBUF_SOCK "/run/jitrace-calls.sock"
@@ -41,6 +48,12 @@
 #define JT_CALLBUF_SLOTS 64		/* threads that write at once; more use the stubs */
 #define JT_CALLBUF_RECS (1u << 16)	/* records a slot (1 MiB): 13 ms at 5M calls/s */
 #define JT_CALLBUF_HDR_SIZE 4096
+
+/* `clock`: what a record's ts counts. 0 is what agents before the field wrote. */
+enum jt_callbuf_clock {
+	JT_CALLBUF_CLOCK_MONO = 0,	/* CLOCK_MONOTONIC ns */
+	JT_CALLBUF_CLOCK_TSC,		/* the x86 TSC, invariant, the kernel's clocksource */
+};
 
 enum jt_callbuf_state {
 	JT_CALLBUF_FREE = 0,
@@ -53,7 +66,7 @@ enum jt_callbuf_state {
 #define JT_CALLBUF_LEAVE (1ULL << 63)
 
 struct jt_callbuf_rec {
-	uint64_t ts;		/* CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns */
+	uint64_t ts;		/* in the header's `clock` */
 	uint64_t id_kind;	/* method id, JT_CALLBUF_LEAVE set for a leave */
 };
 
@@ -77,10 +90,12 @@ struct jt_callbuf_hdr {
 	uint32_t slot_size;	/* bytes from one slot to the next */
 	uint32_t collector;	/* pid of the collector that drains it, 0: none */
 	uint64_t no_slot;	/* calls sent to the stubs for want of a free slot */
+	uint32_t clock;		/* enum jt_callbuf_clock, set before magic */
+	uint32_t pad;
 };
 
 _Static_assert(sizeof(struct jt_callbuf_rec) == 16, "jt_callbuf_rec layout");
-_Static_assert(sizeof(struct jt_callbuf_hdr) == 40, "jt_callbuf_hdr layout");
+_Static_assert(sizeof(struct jt_callbuf_hdr) == 48, "jt_callbuf_hdr layout");
 _Static_assert(__builtin_offsetof(struct jt_callbuf_slot, tail) == 64, "jt_callbuf_slot tail");
 _Static_assert(__builtin_offsetof(struct jt_callbuf_slot, recs) == 128,
 	       "jt_callbuf_slot layout");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: the calls-region source (user/sources/callbuf.h) on a region a hostile
- * process wrote. The input's first 40 bytes are the region's header, the rest its slots,
+ * process wrote. The input's first 48 bytes are the region's header (its clock the TSC or
+ * CLOCK_MONOTONIC, as the input says), the rest its slots,
  * in a buffer of exactly that size (ASan catches a read past it). It is taken, drained in
  * small steps, rewritten under the reader (the input again, reversed, as a writer racing
  * it would) and drained again: every call delivered must be well-formed and of the one pid,
@@ -14,6 +15,7 @@
 
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
+#include "sources/tscclock.h"
 
 #define PID 4242
 #define ME 7
@@ -29,6 +31,16 @@ static uint64_t fixed_now(void *ctx)
 {
 	(void)ctx;
 	return NOW;
+}
+
+/* The TSC's pairs: 3 ticks a ns, now at 3 * NOW. */
+static int tsc_pair(void *ctx, uint64_t *tsc, uint64_t *ns, uint64_t *width)
+{
+	(void)ctx;
+	*ns = NOW;
+	*tsc = 3 * NOW;
+	*width = 1;
+	return 0;
 }
 
 static int check(void *ctx, const struct jt_ev_call *ev)
@@ -49,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t hdr = sizeof(struct jt_callbuf_hdr), len, i;
 	struct count c = { 0 };
 	struct jt_callbuf *cb;
+	struct jt_tscclock *tc;
 	const char *why;
 	long n;
 	char *mem;
@@ -72,6 +85,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	jt_callbuf__set_clock(cb, fixed_now, NULL);
+	tc = jt_tscclock__new(tsc_pair, NULL);
+	if (!tc)
+		__builtin_trap();
+	jt_tscclock__add(tc, NOW, NOW / 3, 1);
+	jt_callbuf__set_tscclock(cb, tc);
 	for (k = 0; k < DRAINS; k++) {
 		n = jt_callbuf__drain(cb, STEP, check, &c);
 		if (n < 0 || n > STEP)
@@ -81,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				mem[i] ^= data[size - 1 - (i - JT_CALLBUF_HDR_SIZE) % size];
 	}
 	jt_callbuf__close(cb);
+	jt_tscclock__free(tc);
 	free(mem);
 	return 0;
 }

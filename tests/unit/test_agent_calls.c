@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <x86intrin.h>
 
 #include "jitrace/agent.h"
 #include "jt_callbuf.h"
@@ -79,6 +80,26 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* Now in the clock the region's records count. */
+static uint64_t now_in(const struct jt_callbuf_hdr *r)
+{
+	return r->clock == JT_CALLBUF_CLOCK_TSC ? __rdtsc() : now_ns();
+}
+
+/* Whether the kernel keeps time by the TSC, as the agent is to ask before it uses it. */
+static bool kernel_clock_is_tsc(void)
+{
+	char src[16] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+
+	if (f) {
+		if (!fgets(src, sizeof(src), f))
+			src[0] = 0;
+		fclose(f);
+	}
+	return !strcmp(src, "tsc\n");
 }
 
 /* The agent with a method, its region found; no collector of a running jitrace meddles. */
@@ -137,12 +158,12 @@ static int every_call_in_order_once_wanted(void)
 	s = slot(r, 0);
 	CHECK(s->state == JT_CALLBUF_FREE && s->head == 0);
 	r->collector = FAKE_COLLECTOR;
-	t0 = now_ns();
+	t0 = now_in(r);
 	for (i = 0; i < 1000; i++) {
 		jitrace_method_enter(id + i);
 		jitrace_method_leave(id + i);
 	}
-	t1 = now_ns();
+	t1 = now_in(r);
 	CHECK(s->state == JT_CALLBUF_CLAIMED && s->tid == (uint32_t)gettid());
 	CHECK(s->head == 2000 && s->dropped == 0);
 	for (i = 0; i < 2000; i++) {
@@ -159,6 +180,31 @@ static void test_every_call_in_order_once_wanted(void **state)
 {
 	(void)state;
 	assert_int_equal(in_child(every_call_in_order_once_wanted), 0);
+	setenv("JITRACE_CALLS_CLOCK", "monotonic", 1);
+	assert_int_equal(in_child(every_call_in_order_once_wanted), 0);
+	unsetenv("JITRACE_CALLS_CLOCK");
+}
+
+/* The region says the TSC where the kernel keeps time by it, CLOCK_MONOTONIC when told. */
+static int clock_is_said(void)
+{
+	uint64_t id;
+	struct jt_callbuf_hdr *r = start(&id);
+	bool mono = getenv("JITRACE_CALLS_CLOCK") != NULL;
+
+	CHECK(r);
+	CHECK(r->clock == (!mono && kernel_clock_is_tsc() ? JT_CALLBUF_CLOCK_TSC :
+							     JT_CALLBUF_CLOCK_MONO));
+	return 0;
+}
+
+static void test_clock_is_said_once_a_region(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(clock_is_said), 0);
+	setenv("JITRACE_CALLS_CLOCK", "monotonic", 1);
+	assert_int_equal(in_child(clock_is_said), 0);
+	unsetenv("JITRACE_CALLS_CLOCK");
 }
 
 static int full_ring_counts_and_goes_on(void)
@@ -268,6 +314,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_region_is_private_and_sealed),
 		cmocka_unit_test(test_every_call_in_order_once_wanted),
+		cmocka_unit_test(test_clock_is_said_once_a_region),
 		cmocka_unit_test(test_full_ring_counts_and_goes_on),
 		cmocka_unit_test(test_exited_threads_slot_is_given_back),
 		cmocka_unit_test(test_forked_child_writes_its_own),

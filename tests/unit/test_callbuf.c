@@ -20,6 +20,7 @@
 
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
+#include "sources/tscclock.h"
 
 #define SLOTS 4
 #define RECS 8
@@ -123,6 +124,9 @@ static void test_geometry_out_of_bounds_is_refused(void **state)
 	r.h->version = 2;
 	refused(&r, REGION, "version");
 	r.h->version = JT_CALLBUF_VERSION;
+	r.h->clock = 2;
+	refused(&r, REGION, "a clock");
+	r.h->clock = JT_CALLBUF_CLOCK_MONO;
 	r.h->nr_slots = 0;
 	refused(&r, REGION, "slot count");
 	r.h->nr_slots = 5000;
@@ -294,6 +298,65 @@ static void test_forged_records_are_counted_not_delivered(void **state)
 	free(r.mem);
 }
 
+/* The TSC's pairs a drain is given: 4 ticks a ns, the TSC now at 4 * NOW. */
+static int tsc_pair(void *ctx, uint64_t *tsc, uint64_t *ns, uint64_t *width)
+{
+	(void)ctx;
+	*ns = NOW;
+	*tsc = 4 * NOW;
+	*width = 1;
+	return 0;
+}
+
+static void test_tsc_records_are_put_on_the_clock_and_checked_raw(void **state)
+{
+	struct region r = make();
+	struct seen s = { 0 };
+	struct jt_tscclock *tc = jt_tscclock__new(tsc_pair, NULL);
+	struct jt_callbuf *cb;
+	struct jt_callbuf_stats st;
+
+	(void)state;
+	r.h->clock = JT_CALLBUF_CLOCK_TSC;
+	cb = take(&r, false);
+	assert_true(jt_callbuf__uses_tsc(cb));
+	/* the line: 4 ticks a ns through (4 * NOW, NOW) */
+	jt_tscclock__add(tc, 2 * NOW, NOW / 2, 1);
+	jt_callbuf__set_tscclock(cb, tc);
+	put(&r, 0, 11, 4 * 1000, 1, false);
+	put(&r, 0, 11, 4 * NOW, 1, true);
+	put(&r, 0, 11, 4 * NOW + 1, 2, false);	/* a TSC past the one read after head */
+	put(&r, 1, 12, 4 * 500, 3, false);
+	assert_int_equal(jt_callbuf__drain(cb, 100, emit, &s), 3);
+	assert_int_equal(s.ev[0].h.ts, 500);
+	assert_int_equal(s.ev[0].h.tid, 12);
+	assert_int_equal(s.ev[1].h.ts, 1000);
+	assert_int_equal(s.ev[2].h.ts, NOW);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.bad, 1);
+	jt_callbuf__close(cb);
+	jt_tscclock__free(tc);
+	free(r.mem);
+}
+
+static void test_tsc_records_without_a_calibration_are_refused(void **state)
+{
+	struct region r = make();
+	struct seen s = { 0 };
+	struct jt_callbuf *cb;
+	struct jt_callbuf_stats st;
+
+	(void)state;
+	r.h->clock = JT_CALLBUF_CLOCK_TSC;
+	cb = take(&r, false);
+	put(&r, 0, 11, 5, 1, false);
+	assert_int_equal(jt_callbuf__drain(cb, 100, emit, &s), 0);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.bad, 1);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
 static void test_full_rings_are_counted_from_the_writers_counters(void **state)
 {
 	struct region r = make();
@@ -353,6 +416,8 @@ int main(void)
 		cmocka_unit_test(test_forged_indexes_are_counted_and_skipped),
 		cmocka_unit_test(test_forged_records_are_counted_not_delivered),
 		cmocka_unit_test(test_full_rings_are_counted_from_the_writers_counters),
+		cmocka_unit_test(test_tsc_records_are_put_on_the_clock_and_checked_raw),
+		cmocka_unit_test(test_tsc_records_without_a_calibration_are_refused),
 		cmocka_unit_test(test_an_exited_threads_slot_is_freed_once_drained),
 	};
 

@@ -11,6 +11,7 @@
 
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
+#include "sources/tscclock.h"
 #include "session/calls.h"
 #include "base/util.h"
 
@@ -39,6 +40,7 @@ struct jt_calls {
 	struct jt_callbuf **v;		/* taken, one a process */
 	int n, cap;
 	uint64_t full, bad;		/* of regions dropped */
+	struct jt_tscclock *tsc;	/* made for the first region that counts the TSC */
 };
 
 static int emit_call(void *ctx, const struct jt_ev_call *ev)
@@ -108,8 +110,15 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool
 	 * call); one found at start may be a recording's gone before us.
 	 */
 	cb = jt_callbuf__map(fd, pid, uid, c->me, fresh);
-	if (cb)
-		c->v[c->n++] = cb;
+	if (!cb)
+		return 0;
+	if (jt_callbuf__uses_tsc(cb) && !c->tsc && !(c->tsc = jt_tscclock__new(NULL, NULL))) {
+		jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
+		jt_callbuf__close(cb);
+		return 0;
+	}
+	jt_callbuf__set_tscclock(cb, c->tsc);
+	c->v[c->n++] = cb;
 	return 0;
 }
 
@@ -275,12 +284,19 @@ static void unlisten(struct jt_calls *c)
 int jt_calls__finish(struct jt_calls *c)
 {
 	int err = c->sock >= 0 ? receive(c) : 0;
+	struct jt_tscclock_stats ts;
+	uint64_t n;
 
 	unlisten(c);	/* agents starting now keep their calls to the stubs */
 	while (!err && c->n)
 		err = drop_region(c, c->n - 1);
-	uint64_t n;
-
+	if (c->tsc) {
+		jt_tscclock__stats(c->tsc, &ts);
+		jt_err("calls timed by the TSC, put on CLOCK_MONOTONIC by %llu pairs of ours: "
+		       "within %llu ns of it (the farthest a pair fell from the line before it; "
+		       "pairs %llu ns wide at most)", (unsigned long long)ts.points,
+		       (unsigned long long)ts.max_err_ns, (unsigned long long)ts.max_width_ns);
+	}
 	return err ?: jt_calls__tick(c, 0, false, &n);	/* the totals */
 }
 
@@ -320,6 +336,7 @@ void jt_calls__free(struct jt_calls *c)
 	while (c->n)
 		jt_callbuf__close(c->v[--c->n]);
 	free(c->v);
+	jt_tscclock__free(c->tsc);
 	free(c->roots);
 	free(c);
 }

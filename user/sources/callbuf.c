@@ -14,6 +14,7 @@
 
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
+#include "sources/tscclock.h"
 #include "base/util.h"
 
 /* Bounds on a region's geometry: far above what the agent makes, far below what hurts. */
@@ -34,6 +35,7 @@ struct slot_seen {
 struct cursor {
 	uint64_t pos, end;	/* next record, head */
 	uint64_t now;		/* the clock after head was read: no record is later */
+	uint64_t now_raw;	/* the same in the region's clock */
 	uint64_t ts, v;		/* the record at pos, checked */
 	uint32_t tid;
 	unsigned int slot;
@@ -45,6 +47,8 @@ struct jt_callbuf {
 	bool mapped;			/* ours to unmap */
 	uint32_t pid, me;
 	uint32_t nr_slots, nr_recs, slot_size;	/* copied and checked at take */
+	uint32_t clock_kind;			/* enum jt_callbuf_clock, copied at take */
+	struct jt_tscclock *tsc;		/* the TSC's calibration (the caller's) */
 	uint64_t dev, ino;
 	struct slot_seen *seen;
 	struct cursor *cursors;		/* one a slot */
@@ -85,6 +89,8 @@ static const char *bad_geometry(const struct jt_callbuf *cb, uint64_t magic, uin
 		return "no calls region magic";
 	if (version != JT_CALLBUF_VERSION)
 		return "a calls region version this jitrace does not read";
+	if (cb->clock_kind != JT_CALLBUF_CLOCK_MONO && cb->clock_kind != JT_CALLBUF_CLOCK_TSC)
+		return "a clock this jitrace does not read";
 	if (!cb->nr_slots || cb->nr_slots > MAX_SLOTS)
 		return "a slot count out of bounds";
 	if (!cb->nr_recs || cb->nr_recs > MAX_RECS || (cb->nr_recs & (cb->nr_recs - 1)))
@@ -129,6 +135,7 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 	cb->nr_slots = load32(&h->nr_slots);
 	cb->nr_recs = load32(&h->nr_recs);
 	cb->slot_size = load32(&h->slot_size);
+	cb->clock_kind = load32(&h->clock);
 	*why = bad_geometry(cb, load64(&h->magic), load32(&h->version));
 	if (*why)
 		goto fail;
@@ -201,11 +208,14 @@ static bool cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c)
 	if (head != seen->tail) {
 		*c = (struct cursor){
 			.slot = i, .pos = seen->tail, .end = head,
-			/* after head: every record it covers was written before */
-			.now = cb->clock(cb->clock_ctx),
 			/* only a label within this pid: it names no other process */
 			.tid = load32(&s->tid),
 		};
+		/* after head: every record it covers was written before */
+		if (cb->clock_kind == JT_CALLBUF_CLOCK_MONO)
+			c->now = c->now_raw = cb->clock(cb->clock_ctx);
+		else if (!cb->tsc || jt_tscclock__now(cb->tsc, &c->now_raw, &c->now))
+			c->now = c->now_raw = 0;	/* no TSC here: every record is refused */
 		return true;
 	}
 	__atomic_store_n(&s->tail, seen->tail, __ATOMIC_RELEASE);
@@ -227,8 +237,16 @@ static bool cursor_load(struct jt_callbuf *cb, struct cursor *c)
 		c->v = __atomic_load_n(&r->id_kind, __ATOMIC_RELAXED);
 		/* a time later than the index is forged, and would hold the reorder window of
 		 * every process */
-		if (c->ts && c->ts <= c->now && c->tid && c->tid < JT_PID_LIMIT)
-			return true;
+		if (c->ts && c->ts <= c->now_raw && c->tid && c->tid < JT_PID_LIMIT) {
+			if (cb->clock_kind == JT_CALLBUF_CLOCK_MONO)
+				return true;
+			/* checked raw first: only a TSC already past moves the line's pin */
+			c->ts = jt_tscclock__ns(cb->tsc, c->ts);
+			if (c->ts > c->now)
+				c->ts = c->now;
+			if (c->ts)
+				return true;
+		}
 		cb->st.bad++;
 	}
 	return false;
@@ -322,6 +340,16 @@ void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), 
 {
 	cb->clock = clock;
 	cb->clock_ctx = ctx;
+}
+
+void jt_callbuf__set_tscclock(struct jt_callbuf *cb, struct jt_tscclock *tsc)
+{
+	cb->tsc = tsc;
+}
+
+bool jt_callbuf__uses_tsc(const struct jt_callbuf *cb)
+{
+	return cb->clock_kind == JT_CALLBUF_CLOCK_TSC;
 }
 
 void jt_callbuf__stats(const struct jt_callbuf *cb, struct jt_callbuf_stats *st)

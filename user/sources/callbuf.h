@@ -71,6 +71,14 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
 void jt_callbuf__trim(struct jt_callbuf *cb);
 /* The clock drains check times against (default CLOCK_MONOTONIC ns): tests set theirs. */
 void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), void *ctx);
+struct jt_tscclock;
+/*
+ * The calibration a region whose agent writes TSC values is read through (the caller's,
+ * shared by regions; without one such a region's records are all refused as bad).
+ */
+void jt_callbuf__set_tscclock(struct jt_callbuf *cb, struct jt_tscclock *tsc);
+/* Whether the region's records count the TSC (said by its agent, once). */
+bool jt_callbuf__uses_tsc(const struct jt_callbuf *cb);
 void jt_callbuf__stats(const struct jt_callbuf *cb, struct jt_callbuf_stats *st);
 uint32_t jt_callbuf__pid(const struct jt_callbuf *cb);
 /* The file behind the region (0, 0 for memory given to jt_callbuf__take). */
