@@ -24,6 +24,7 @@
 
 struct opts {
 	int wait_ms;		/* wait for a collector this long (0: do not) */
+	bool wait_sum;		/* and until it asks for sums (summary mode) */
 	int threads, waves;	/* waves of threads, each thread `pairs` calls */
 	int crowd;		/* threads at once, past the slot count (0: none) */
 	uint64_t pairs;
@@ -52,18 +53,25 @@ static const struct jt_callbuf_hdr *own_region(void)
 }
 
 /* Whether a collector drains our region within ms. */
-static int wait_taken(int ms)
+/* Whether a collector has the region (and, with sum, has asked for summary mode). */
+static bool is_taken(const struct jt_callbuf_hdr *r, bool sum)
+{
+	return __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE) &&
+	       (!sum || __atomic_load_n(&r->mode, __ATOMIC_ACQUIRE) == JT_CALLBUF_MODE_SUM);
+}
+
+static int wait_taken(int ms, bool sum)
 {
 	const struct jt_callbuf_hdr *r = own_region();
 	struct timespec pause = { 0, 1000000 };
 	int i;
 
 	for (i = 0; r && i < ms; i++) {
-		if (__atomic_load_n(&r->collector, __ATOMIC_ACQUIRE))
+		if (is_taken(r, sum))
 			return 1;
 		nanosleep(&pause, NULL);
 	}
-	return r && __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE);
+	return r && is_taken(r, sum);
 }
 
 static void *thread_calls(void *arg)
@@ -126,7 +134,7 @@ static uint64_t main_calls(const struct opts *o)
 
 static int child(const struct opts *o)
 {
-	int taken = o->wait_ms ? wait_taken(o->wait_ms) : 0;
+	int taken = o->wait_ms ? wait_taken(o->wait_ms, o->wait_sum) : 0;
 	uint64_t i;
 
 	printf("child %d taken %d\n", (int)getpid(), taken);
@@ -150,6 +158,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--fork")) {
 			o.fork_child = true;
+			continue;
+		}
+		if (!strcmp(a, "--wait-sum")) {	/* with --wait-taken */
+			o.wait_sum = true;
 			continue;
 		}
 		i++;
@@ -180,7 +192,7 @@ int main(int argc, char **argv)
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 	if (o.wait_ms)
-		taken = wait_taken(o.wait_ms);
+		taken = wait_taken(o.wait_ms, o.wait_sum);
 	printf("taken %d\n", taken);
 	t0 = now_ns();
 	n_main = main_calls(&o);

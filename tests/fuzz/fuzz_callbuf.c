@@ -8,6 +8,7 @@
  * it would) and drained again: every call delivered must be well-formed and of the one pid,
  * and the work bounded.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,15 +44,35 @@ static int tsc_pair(void *ctx, uint64_t *tsc, uint64_t *ns, uint64_t *width)
 	return 0;
 }
 
-static int check(void *ctx, const struct jt_ev_call *ev)
+/* Every event well-formed: its size its type's, its times within the clock's. */
+static int check(void *ctx, const struct jt_ev_hdr *h)
 {
+	const struct jt_ev_call *ev = (const void *)h;
+	const struct jt_ev_span *sp = (const void *)h;
+	const struct jt_ev_callsum *sum = (const void *)h;
 	struct count *c = ctx;
 
-	if (ev->h.pid != PID || ev->h.size != sizeof(*ev) || !ev->h.tid ||
-	    ev->h.tid >= JT_PID_LIMIT || !ev->h.ts || ev->h.ts > NOW ||
-	    (ev->h.type != JT_EV_ENTER && ev->h.type != JT_EV_LEAVE) ||
-	    (ev->id & JT_CALLBUF_LEAVE))
+	if (h->pid != PID || !h->tid || h->tid >= JT_PID_LIMIT || !h->ts || h->ts > NOW)
 		__builtin_trap();
+	switch (h->type) {
+	case JT_EV_ENTER:
+	case JT_EV_LEAVE:
+		if (h->size != sizeof(*ev) || (ev->id & JT_CALLBUF_KINDS))
+			__builtin_trap();
+		break;
+	case JT_EV_CALL_SPAN:
+		if (h->size != sizeof(*sp) || (sp->id & JT_CALLBUF_KINDS) || !sp->enter_ts ||
+		    sp->enter_ts > h->ts || sp->self_ns > h->ts - sp->enter_ts)
+			__builtin_trap();
+		break;
+	case JT_EV_CALL_SUM:
+		if (h->size != sizeof(*sum) || !sum->id || (sum->id & JT_CALLBUF_KINDS) ||
+		    !sum->calls + !sum->incl_ns + !sum->excl_ns == 3)
+			__builtin_trap();
+		break;
+	default:
+		__builtin_trap();
+	}
 	c->n++;
 	return 0;
 }
@@ -90,9 +111,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	jt_tscclock__add(tc, NOW, NOW / 3, 1);
 	jt_callbuf__set_tscclock(cb, tc);
+	/* the first byte's second bit: summary mode, its third: with --calls-min 1 us */
+	if ((data[0] & 2) && jt_callbuf__want_sums(cb, data[0] & 4 ? 1000 : UINT64_MAX) == -ENOMEM)
+		__builtin_trap();
 	for (k = 0; k < DRAINS; k++) {
 		n = jt_callbuf__drain(cb, STEP, check, &c);
-		if (n < 0 || n > STEP)
+		if (n < 0 || n > STEP || jt_callbuf__drain_sums(cb, k & 1 ? NOW / 2 : 0, check, &c))
 			__builtin_trap();
 		if (k == DRAINS / 2)	/* the process rewrites its slots under us */
 			for (i = JT_CALLBUF_HDR_SIZE; i < len; i++)

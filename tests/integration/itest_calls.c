@@ -101,6 +101,84 @@ static int threads_of(const struct it_log *log, uint32_t pid)
 	return n;
 }
 
+/* Calls of pid's method name the log summed (callsum records), and their times. */
+static uint64_t summed(const struct it_log *log, uint32_t pid, const char *name, uint64_t *incl,
+		       uint64_t *excl)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	*incl = *excl = 0;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_callsum *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (c->h.type != JT_REC_CALLSUM || c->pid != pid)
+			continue;
+		m = it_method(log, c->id);
+		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len)) {
+			n += c->calls;
+			*incl += c->incl_ns;
+			*excl += c->excl_ns;
+		}
+	}
+	return n;
+}
+
+/*
+ * The same program recorded call by call and in summary mode: every method's calls the
+ * same in both, and what it made; the summary's log holds no enter or leave at all.
+ */
+static void test_summary_counts_equal_the_per_call_log(void **state)
+{
+	static const char *const names[] = { "callers_main", "callers_inner", "callers_thread" };
+	char *each_path = it_path_dup("each.jtl"), *sum_path = it_path_dup("sum.jtl");
+	char *each_out = it_path_dup("each.out"), *sum_out = it_path_dup("sum.out");
+	char *each_argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", each_path, "--",
+			      CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads",
+			      "4", "--waves", "3", "--fork", NULL };
+	char *sum_argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", sum_path,
+			     "--", CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs",
+			     "10000", "--threads", "4", "--waves", "3", "--fork", NULL };
+	struct it_log each, sum;
+	struct run re, rs;
+	uint64_t n_each, n_sum, incl, excl;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(it_run(each_argv, each_out, NULL), 0);
+	assert_int_equal(it_run(sum_argv, sum_out, NULL), 0);
+	parse(each_out, &re);
+	parse(sum_out, &rs);
+	assert_int_equal(rs.taken, 1);
+	assert_int_equal(rs.child_taken, 1);
+	it_log_load(each_path, &each);
+	it_log_load(sum_path, &sum);
+	it_check_promises(&sum);
+	assert_int_equal(it_drops_total(&sum), 0);
+	for (k = 0; k < 3; k++) {
+		n_each = it_count_calls(&each, re.toy.pid, JT_REC_ENTER, names[k]);
+		n_sum = summed(&sum, rs.toy.pid, names[k], &incl, &excl);
+		print_message("%s: %llu calls one by one, %llu summed (%llu ns, %llu ns own), "
+			      "%llu made\n", names[k], (unsigned long long)n_each,
+			      (unsigned long long)n_sum, (unsigned long long)incl,
+			      (unsigned long long)excl, (unsigned long long)made(&rs, names[k]));
+		assert_int_equal(n_sum, made(&rs, names[k]));
+		assert_int_equal(n_sum, n_each);
+		assert_true(incl > 0 && excl > 0 && excl <= incl);
+	}
+	assert_int_equal(summed(&sum, rs.child, "callers_child", &incl, &excl),
+			 made(&rs, "callers_child"));
+	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_ENTER), 0);
+	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_LEAVE), 0);
+	it_log_free(&each);
+	it_log_free(&sum);
+	free(each_path);
+	free(sum_path);
+	free(each_out);
+	free(sum_out);
+}
+
 static void test_calls_through_buffers_are_exact(void **state)
 {
 	char *log_path = it_path_dup("buffers.jtl"), *out = it_path_dup("buffers.out");
@@ -248,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_more_threads_than_slots),
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
 		cmocka_unit_test(test_the_uprobe_path_is_kept),
+		cmocka_unit_test(test_summary_counts_equal_the_per_call_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

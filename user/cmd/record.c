@@ -363,7 +363,9 @@ static int count_calls(void *ctx, const struct jt_rec_hdr *rec)
 {
 	struct recorder *r = ctx;
 
-	r->calls += rec->type == JT_REC_ENTER;
+	r->calls += rec->type == JT_REC_ENTER || rec->type == JT_REC_SPAN;
+	if (rec->type == JT_REC_CALLSUM)
+		r->calls += ((const struct jt_rec_callsum *)rec)->calls;
 	return jt_sink__emit(&r->log_sink, rec);
 }
 

@@ -631,6 +631,37 @@ int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_even
 	return jt_sink__emit(&c->sink, &rec.h);
 }
 
+/* A thread's calls of a method summed, or one long call: as a call, under its log id. */
+int jt_coll_on_callsum(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
+{
+	struct jt_method *m = method_by_id(c, p, ev->sum_of, ev->ts);
+	union {
+		struct jt_rec_callsum sum;
+		struct jt_rec_span span;
+	} rec;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	err = jt_coll_method_define(c, p, m, ev->ts);
+	if (err)
+		return err;
+	if (ev->type == JT_EV_CALL_SUM)
+		rec.sum = (struct jt_rec_callsum){
+			.h = { .type = JT_REC_CALLSUM, .size = sizeof(rec.sum), .ts = ev->ts },
+			.id = m->log_id, .pid = p->pid, .tid = ev->tid, .calls = ev->sum_calls,
+			.incl_ns = ev->sum_incl_ns, .excl_ns = ev->sum_excl_ns,
+		};
+	else
+		rec.span = (struct jt_rec_span){
+			.h = { .type = JT_REC_SPAN, .size = sizeof(rec.span), .ts = ev->ts },
+			.id = m->log_id, .pid = p->pid, .tid = ev->tid,
+			.enter_ts = ev->sum_incl_ns, .self_ns = ev->sum_excl_ns,
+		};
+	c->st.calls += ev->sum_calls;
+	return jt_sink__emit(&c->sink, &rec.sum.h);
+}
+
 /* The code is gone: no longer live, nor reachable by its id. Only a method the log already
  * defines needs an unload record. */
 int jt_coll_on_unload(struct jt_collector *c, struct proc *p, const struct jt_event *ev)

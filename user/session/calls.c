@@ -41,11 +41,15 @@ struct jt_calls {
 	int n, cap;
 	uint64_t full, bad;		/* of regions dropped */
 	struct jt_tscclock *tsc;	/* made for the first region that counts the TSC */
+	bool sum;			/* summary mode asked of every region */
+	uint64_t min_ns;		/* its calls this long one by one; UINT64_MAX: none */
+	uint64_t no_sums;		/* regions whose agent keeps no sums: calls one by one */
+	uint64_t spilled;		/* of regions dropped */
 };
 
-static int emit_call(void *ctx, const struct jt_ev_call *ev)
+static int emit_call(void *ctx, const struct jt_ev_hdr *h)
 {
-	return jt_pipeline__raw(ctx, ev, sizeof(*ev));
+	return jt_pipeline__raw(ctx, h, h->size);
 }
 
 /*
@@ -60,9 +64,12 @@ static int drop_region(struct jt_calls *c, int i)
 
 	jt_callbuf__release(cb);
 	n = jt_callbuf__drain(cb, UINT64_MAX, emit_call, c->pl);
+	if (n >= 0 && c->sum && jt_callbuf__drain_sums(cb, 0, emit_call, c->pl))
+		n = -1;
 	jt_callbuf__stats(cb, &st);
 	c->full += st.full;
 	c->bad += st.bad;
+	c->spilled += st.spilled;
 	jt_callbuf__close(cb);
 	c->v[i] = c->v[--c->n];
 	return n < 0 ? -EIO : 0;
@@ -118,6 +125,15 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool
 		return 0;
 	}
 	jt_callbuf__set_tscclock(cb, c->tsc);
+	if (c->sum) {
+		err = jt_callbuf__want_sums(cb, c->min_ns);
+		if (err == -ENOMEM) {
+			jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
+			jt_callbuf__close(cb);
+			return 0;
+		}
+		c->no_sums += err != 0;	/* its agent keeps none: one by one, said at the end */
+	}
 	c->v[c->n++] = cb;
 	return 0;
 }
@@ -248,6 +264,11 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 			err = drop_region(c, i--);
 			continue;
 		}
+		/* once a second, what threads summed; an exited one's at once, by drain */
+		if (check && c->sum && jt_callbuf__drain_sums(c->v[i], 0, emit_call, c->pl)) {
+			err = -EIO;
+			break;
+		}
 		n = jt_callbuf__drain(c->v[i], max, emit_call, c->pl);
 		if (n < 0)
 			err = -EIO;
@@ -264,6 +285,21 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 	jt_pipeline__source_drops(c->pl, JT_DROP_CALLS_FULL, full);
 	jt_pipeline__source_drops(c->pl, JT_DROP_CALLS_BAD, bad);
 	return err;
+}
+
+int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++) {
+		if (jt_callbuf__pid(c->v[i]) != pid)
+			continue;
+		/* the sums first: drain would read exited threads' timed now, after the exit */
+		if ((c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl)) ||
+		    jt_callbuf__drain(c->v[i], UINT64_MAX, emit_call, c->pl) < 0)
+			return -EIO;
+	}
+	return 0;
 }
 
 /* Stop listening: the socket's file goes if it is still ours. */
@@ -290,6 +326,13 @@ int jt_calls__finish(struct jt_calls *c)
 	unlisten(c);	/* agents starting now keep their calls to the stubs */
 	while (!err && c->n)
 		err = drop_region(c, c->n - 1);
+	if (c->spilled)
+		jt_err("calls summary: %llu calls were logged one by one: their thread's table of "
+		       "sums (%u methods) had no room for their method",
+		       (unsigned long long)c->spilled, JT_CALLBUF_SUMS);
+	if (c->no_sums)
+		jt_err("calls summary: %llu processes' agents keep no sums: their calls were "
+		       "logged one by one", (unsigned long long)c->no_sums);
 	if (c->tsc) {
 		jt_tscclock__stats(c->tsc, &ts);
 		jt_err("calls timed by the TSC, put on CLOCK_MONOTONIC by %llu pairs of ours: "
@@ -301,7 +344,7 @@ int jt_calls__finish(struct jt_calls *c)
 }
 
 struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,
-			       int nr_roots)
+			       int nr_roots, bool sum, uint64_t min_ns)
 {
 	struct jt_calls *c = calloc(1, sizeof(*c));
 	struct stat st;
@@ -319,6 +362,8 @@ struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32
 	c->pl = pl;
 	c->me = (uint32_t)getpid();
 	c->nr_roots = nr_roots;
+	c->sum = sum;
+	c->min_ns = min_ns ?: UINT64_MAX;
 	c->sock = listen ? jt_callbuf__listen(JT_CALLBUF_SOCK) : -1;
 	if (listen && c->sock < 0)
 		jt_err("warning: calls before jitrace finds a new process's buffers go through "

@@ -191,6 +191,39 @@ uint64_t jt_tscclock__ns(struct jt_tscclock *c, uint64_t tsc)
 	return on_line(at(c, c->seg), at(c, c->seg + 1), tsc);
 }
 
+/* v * num / den, capped; 0 when den is. */
+static uint64_t scale(uint64_t v, uint64_t num, uint64_t den)
+{
+	unsigned __int128 d;
+
+	if (!den)
+		return 0;
+	d = (unsigned __int128)v * num / den;
+	return d > UINT64_MAX ? UINT64_MAX : (uint64_t)d;
+}
+
+uint64_t jt_tscclock__dur_ns(const struct jt_tscclock *c, uint64_t ticks)
+{
+	const struct point *a, *b;
+
+	if (c->n < 2)
+		return 0;
+	a = at(c, 0);
+	b = at(c, c->n - 1);
+	return scale(ticks, b->ns - a->ns, b->tsc - a->tsc);
+}
+
+uint64_t jt_tscclock__ticks(const struct jt_tscclock *c, uint64_t ns)
+{
+	const struct point *a, *b;
+
+	if (c->n < 2)
+		return 0;
+	a = at(c, 0);
+	b = at(c, c->n - 1);
+	return scale(ns, b->tsc - a->tsc, b->ns - a->ns);
+}
+
 void jt_tscclock__stats(const struct jt_tscclock *c, struct jt_tscclock_stats *st)
 {
 	*st = c->st;

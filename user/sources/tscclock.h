@@ -51,6 +51,9 @@ int jt_tscclock__now(struct jt_tscclock *c, uint64_t *tsc, uint64_t *ns);
 void jt_tscclock__add(struct jt_tscclock *c, uint64_t tsc, uint64_t ns, uint64_t width);
 /* tsc in CLOCK_MONOTONIC ns; 0 when there is no line yet or it would fall before 0. */
 uint64_t jt_tscclock__ns(struct jt_tscclock *c, uint64_t tsc);
+/* A length of ticks in ns, and of ns in ticks, by the line's slope; 0 with no line yet. */
+uint64_t jt_tscclock__dur_ns(const struct jt_tscclock *c, uint64_t ticks);
+uint64_t jt_tscclock__ticks(const struct jt_tscclock *c, uint64_t ns);
 void jt_tscclock__stats(const struct jt_tscclock *c, struct jt_tscclock_stats *st);
 /* Whether this CPU has an invariant TSC (CPUID 0x80000007 EDX bit 8). */
 bool jt_tscclock__invariant(void);
