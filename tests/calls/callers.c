@@ -25,6 +25,7 @@
 struct opts {
 	int wait_ms;		/* wait for a collector this long (0: do not) */
 	bool wait_sum;		/* and until it asks for sums (summary mode) */
+	uint64_t slow;		/* main's calls that sleep 3 ms around their inner call */
 	int threads, waves;	/* waves of threads, each thread `pairs` calls */
 	int crowd;		/* threads at once, past the slot count (0: none) */
 	uint64_t pairs;
@@ -129,7 +130,16 @@ static uint64_t main_calls(const struct opts *o)
 			while (now_ns() - start < i * 2 * 1000000000ULL / o->rate)
 				;
 	}
-	return n;
+	for (i = 0; i < o->slow; i++) {	/* long calls, for --calls-min */
+		struct timespec ms3 = { 0, 3000000 };
+
+		jitrace_method_enter(id_main);
+		nanosleep(&ms3, NULL);
+		jitrace_method_enter(id_inner);
+		jitrace_method_leave(id_inner);
+		jitrace_method_leave(id_main);
+	}
+	return n + o->slow;
 }
 
 static int child(const struct opts *o)
@@ -177,6 +187,8 @@ int main(int argc, char **argv)
 			o.pairs = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--rate"))
 			o.rate = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--slow"))
+			o.slow = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--seconds"))
 			o.seconds = atof(v);
 		else {

@@ -179,6 +179,57 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 	free(sum_out);
 }
 
+/*
+ * --calls-min: callers_main's slow calls (3 ms, sleeping before their inner call) are spans,
+ * whole and timed; every call is a span or summed, none lost, none one by one besides.
+ */
+static void test_long_calls_are_logged_alone(void **state)
+{
+	char *path = it_path_dup("min.jtl"), *out = it_path_dup("min.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls-min", "1000", "-F", "0", "-o", path, "--",
+			 CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs", "1000",
+			 "--slow", "5", NULL };
+	struct it_log log;
+	struct run r;
+	uint64_t spans = 0, incl, excl, n_main;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	assert_int_equal(r.taken, 1);
+	it_log_load(path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_span *sp = (const void *)log.recs[i];
+		const struct jt_rec_method *m;
+
+		if (sp->h.type != JT_REC_SPAN || sp->pid != (uint32_t)r.toy.pid)
+			continue;
+		m = it_method(&log, sp->id);
+		assert_non_null(m);
+		assert_int_equal(m->name_len, strlen("callers_main"));
+		assert_memory_equal(m->name, "callers_main", m->name_len);
+		/* 1 ms at least, its own time less than that by the inner call */
+		assert_true(sp->h.ts - sp->enter_ts >= 1000000);
+		assert_true(sp->self_ns <= sp->h.ts - sp->enter_ts);
+		spans++;
+	}
+	n_main = summed(&log, r.toy.pid, "callers_main", &incl, &excl);
+	print_message("callers_main: %llu spans, %llu summed, %llu made\n",
+		      (unsigned long long)spans, (unsigned long long)n_main,
+		      (unsigned long long)made(&r, "callers_main"));
+	assert_true(spans >= 5);
+	assert_int_equal(spans + n_main, made(&r, "callers_main"));
+	assert_int_equal(summed(&log, r.toy.pid, "callers_inner", &incl, &excl),
+			 made(&r, "callers_inner"));
+	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER), 0);
+	it_log_free(&log);
+	free(path);
+	free(out);
+}
+
 static void test_calls_through_buffers_are_exact(void **state)
 {
 	char *log_path = it_path_dup("buffers.jtl"), *out = it_path_dup("buffers.out");
@@ -327,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
 		cmocka_unit_test(test_the_uprobe_path_is_kept),
 		cmocka_unit_test(test_summary_counts_equal_the_per_call_log),
+		cmocka_unit_test(test_long_calls_are_logged_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
