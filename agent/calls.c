@@ -368,6 +368,25 @@ static bool hand_over(int fd)
 }
 
 /*
+ * Whether the collector the region was just handed to wants sums from the first call
+ * (JT_CALLBUF_WANT, root's and written by root only: no one else can switch this on).
+ */
+static bool wants_sums(void)
+{
+	char buf[8] = "";
+	struct stat st;
+	ssize_t n;
+	int fd = open(JT_CALLBUF_WANT, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	n = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) ?
+	    read(fd, buf, sizeof(buf) - 1) : -1;
+	close(fd);
+	return n == 4 && !memcmp(buf, "sum\n", 4);
+}
+
+/*
  * A sealed memfd of mode 0600, mapped shared and announced through the stub. Sparse: a
  * slot's pages are touched only by a thread that writes calls. NULL when the kernel says
  * no (said once); enter and leave then use the stubs.
@@ -412,6 +431,8 @@ static struct jt_callbuf_hdr *make_region(void)
 	__atomic_store_n(&r->magic, JT_CALLBUF_MAGIC, __ATOMIC_RELEASE);
 	if (!hand_over(fd))
 		__atomic_store_n(&r->collector, 0, __ATOMIC_RELEASE);
+	else if (wants_sums())	/* before any call: the collector sets min when it takes it */
+		__atomic_store_n(&r->mode, JT_CALLBUF_MODE_SUM, __ATOMIC_RELEASE);
 	close(fd);	/* the mapping keeps it; root finds it through /proc/PID/map_files */
 	return r;
 fail:

@@ -36,7 +36,8 @@
  * collector turns TSC values into CLOCK_MONOTONIC ns by pairs of rdtsc and clock_gettime it
  * takes itself, so that calls stay joined with what BPF stamps.
  *
- * Summary mode (`mode` JT_CALLBUF_MODE_SUM, set by the collector): a thread keeps a shadow
+ * Summary mode (`mode` JT_CALLBUF_MODE_SUM, set by the collector, or by the agent as it
+ * hands its region over if JT_CALLBUF_WANT says so): a thread keeps a shadow
  * stack of its open calls in its slot and adds each call that leaves into its slot's table
  * of sums (count, inclusive and exclusive time per method; a recursive method's time
  * inclusive of its outermost activation only), which the collector reads and logs as
@@ -52,6 +53,9 @@
  */
 #define JT_CALLBUF_NAME "jitrace-calls"
 #define JT_CALLBUF_SOCK "/run/jitrace-calls.sock"
+/* What the collector listening on JT_CALLBUF_SOCK wants of new regions, while it does: the
+ * text "sum\n" (summary mode from the first call). Root's, mode 0644; absent: each call. */
+#define JT_CALLBUF_WANT "/run/jitrace-calls.want"
 #define JT_CALLBUF_HANDED 0xffffffffu	/* `collector`: sent to JT_CALLBUF_SOCK's listener */
 #define JT_CALLBUF_MAGIC 0x4c4c4143544a0001ULL	/* "\1\0JTCALL" little-endian, + version */
 #define JT_CALLBUF_VERSION 1

@@ -543,6 +543,35 @@ static void test_sums_are_logged_as_what_they_added(void **state)
 	free(r.mem);
 }
 
+/* A TSC region's sums in ns: less than a ns of ticks waits until it is more, none lost. */
+static void test_tsc_sums_under_a_ns_are_kept_for_later(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	struct jt_tscclock *tc = jt_tscclock__new(tsc_pair, NULL);
+	struct jt_callbuf *cb;
+
+	(void)state;
+	r.h->clock = JT_CALLBUF_CLOCK_TSC;
+	cb = take_sum(&r, UINT64_MAX);
+	jt_tscclock__add(tc, 2 * NOW, NOW / 2, 1);	/* 4 ticks a ns */
+	jt_callbuf__set_tscclock(cb, tc);
+	sslot(&r, 0)->state = JT_CALLBUF_CLAIMED;
+	sslot(&r, 0)->tid = 11;
+	sums(&r, 0)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 0, .incl = 2, .excl = 2 };
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 0);
+	sums(&r, 0)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 1, .incl = 8, .excl = 6 };
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.ev[0].sum.calls, 1);
+	assert_int_equal(e.ev[0].sum.incl_ns, 2);
+	assert_int_equal(e.ev[0].sum.excl_ns, 1);
+	jt_callbuf__close(cb);
+	jt_tscclock__free(tc);
+	free(r.mem);
+}
+
 static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **state)
 {
 	struct region r = make_sum();
@@ -645,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_tsc_records_without_a_calibration_are_refused),
 		cmocka_unit_test(test_a_table_of_sums_out_of_bounds_is_refused),
 		cmocka_unit_test(test_sums_are_logged_as_what_they_added),
+		cmocka_unit_test(test_tsc_sums_under_a_ns_are_kept_for_later),
 		cmocka_unit_test(test_an_exited_threads_sums_come_before_its_slot_is_freed),
 		cmocka_unit_test(test_sums_from_before_the_take_are_a_start),
 		cmocka_unit_test(test_spans_are_delivered_whole_and_checked),

@@ -2,6 +2,7 @@
 /* The agents' calls regions of a live session: taken, drained into the pipeline, given back. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct jt_calls {
 	int nr_roots;			/* 0: every process's regions */
 	int sock;			/* -1: not listening */
 	ino_t sock_ino;			/* ours at JT_CALLBUF_SOCK, to remove only ours */
+	ino_t want_ino;			/* ours at JT_CALLBUF_WANT, 0: none */
 	struct waiting waiting[RECEIVE_MAX];	/* connections that sent nothing yet */
 	int nr_waiting;
 	struct jt_callbuf **v;		/* taken, one a process */
@@ -133,6 +135,8 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool
 			return 0;
 		}
 		c->no_sums += err != 0;	/* its agent keeps none: one by one, said at the end */
+	} else {
+		jt_callbuf__want_each(cb);
 	}
 	c->v[c->n++] = cb;
 	return 0;
@@ -302,6 +306,35 @@ int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
 	return 0;
 }
 
+/*
+ * Tell agents handing their regions to our socket what we want of them from their first
+ * call (JT_CALLBUF_WANT: sums, or nothing there for each call). Not said: they start call
+ * by call, and summary mode begins when we take their region.
+ */
+static void say_want(struct jt_calls *c)
+{
+	struct stat st;
+	int fd;
+
+	/* the newest listener wins the socket, and with it what new regions are asked */
+	if (unlink(JT_CALLBUF_WANT) && errno != ENOENT)
+		jt_err("warning: %s: %s", JT_CALLBUF_WANT, strerror(errno));
+	if (!c->sum)
+		return;
+	fd = open(JT_CALLBUF_WANT, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "sum\n", 4) != 4 || fchmod(fd, 0644) || fstat(fd, &st)) {
+		jt_err("warning: new processes' calls go one by one until jitrace takes their "
+		       "buffers: writing %s: %s", JT_CALLBUF_WANT, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(JT_CALLBUF_WANT);
+		}
+		return;
+	}
+	c->want_ino = st.st_ino;
+	close(fd);
+}
+
 /* Stop listening: the socket's file goes if it is still ours. */
 static void unlisten(struct jt_calls *c)
 {
@@ -313,6 +346,8 @@ static void unlisten(struct jt_calls *c)
 		return;
 	if (!stat(JT_CALLBUF_SOCK, &st) && st.st_ino == c->sock_ino)
 		unlink(JT_CALLBUF_SOCK);
+	if (c->want_ino && !stat(JT_CALLBUF_WANT, &st) && st.st_ino == c->want_ino)
+		unlink(JT_CALLBUF_WANT);
 	close(c->sock);
 	c->sock = -1;
 }
@@ -370,6 +405,8 @@ struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32
 		       "uprobes: listening on %s: %s", JT_CALLBUF_SOCK, strerror(-c->sock));
 	if (c->sock >= 0 && !stat(JT_CALLBUF_SOCK, &st))
 		c->sock_ino = st.st_ino;
+	if (c->sock >= 0)
+		say_want(c);
 	return c;
 }
 

@@ -175,7 +175,6 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 			cb->seen[i].tail = load64(&slot_at(cb, i)->tail);
 		if (old == me || __atomic_compare_exchange_n(&h->collector, &old, me, false,
 							     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-			__atomic_store_n(&h->mode, JT_CALLBUF_MODE_EACH, __ATOMIC_RELEASE);
 			*why = NULL;
 			return cb;
 		}
@@ -202,9 +201,6 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 	if (!__atomic_compare_exchange_n(&h->collector, &old, me, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		goto fail;
-	/* every call one by one until asked otherwise (a summary a recording before us
-	 * wanted is not ours) */
-	__atomic_store_n(&h->mode, JT_CALLBUF_MODE_EACH, __ATOMIC_RELEASE);
 	*why = NULL;
 	return cb;
 fail:
@@ -283,6 +279,8 @@ static int sums_read(struct jt_callbuf *cb, unsigned int i, uint64_t at, jt_call
 		ev.calls = now.calls - was->calls;
 		ev.incl_ns = dur_ns(cb, now.incl - was->incl);
 		ev.excl_ns = dur_ns(cb, now.excl - was->excl);
+		if (!ev.calls && !ev.incl_ns && !ev.excl_ns)
+			continue;	/* less than a ns of the TSC yet: kept until it is more */
 		stop = emit(ctx, &ev.h);
 		if (stop)
 			return stop;	/* read again next time */
@@ -301,6 +299,11 @@ int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit e
 		if (sums_read(cb, i, at, emit, ctx))
 			return -1;
 	return 0;
+}
+
+void jt_callbuf__want_each(struct jt_callbuf *cb)
+{
+	__atomic_store_n(&cb->hdr->mode, JT_CALLBUF_MODE_EACH, __ATOMIC_RELEASE);
 }
 
 int jt_callbuf__want_sums(struct jt_callbuf *cb, uint64_t min_ns)

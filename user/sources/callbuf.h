@@ -73,6 +73,8 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
  * agent keeps no table of sums (its calls stay one by one), -ENOMEM.
  */
 int jt_callbuf__want_sums(struct jt_callbuf *cb, uint64_t min_ns);
+/* Every call one by one (a summary a recording before us asked for is not ours to keep). */
+void jt_callbuf__want_each(struct jt_callbuf *cb);
 /*
  * Summary mode: deliver what every slot's sums added since last read (jt_ev_callsum, each
  * checked), timed now, or at `at` if earlier and nonzero (the process's exit: they come
