@@ -658,7 +658,7 @@ int jt_coll_on_callsum(struct jt_collector *c, struct proc *p, const struct jt_e
 			.id = m->log_id, .pid = p->pid, .tid = ev->tid,
 			.enter_ts = ev->sum_incl_ns, .self_ns = ev->sum_excl_ns,
 		};
-	c->st.calls += ev->sum_calls;
+	c->st.calls += 2 * ev->sum_calls;	/* as enters and leaves */
 	return jt_sink__emit(&c->sink, &rec.sum.h);
 }
 
