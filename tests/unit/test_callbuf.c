@@ -60,20 +60,27 @@ static uint64_t fixed_now(void *ctx)
 	return NOW;
 }
 
-static struct region make(void)
+/* A region of size bytes as the agent makes it, its slots slot_size apart. */
+static struct region make_sized(size_t size, uint32_t slot_size, uint32_t nr_sums)
 {
 	struct region r;
 
-	r.mem = aligned_alloc(64, REGION);
+	r.mem = aligned_alloc(64, size);
 	assert_non_null(r.mem);
-	memset(r.mem, 0, REGION);
+	memset(r.mem, 0, size);
 	r.h = (struct jt_callbuf_hdr *)r.mem;
 	r.h->magic = JT_CALLBUF_MAGIC;
 	r.h->version = JT_CALLBUF_VERSION;
 	r.h->nr_slots = SLOTS;
 	r.h->nr_recs = RECS;
-	r.h->slot_size = SLOT_SIZE;
+	r.h->slot_size = slot_size;
+	r.h->nr_sums = nr_sums;
 	return r;
+}
+
+static struct region make(void)
+{
+	return make_sized(REGION, SLOT_SIZE, 0);
 }
 
 static struct jt_callbuf_slot *slot(struct region *r, int i)
@@ -434,19 +441,7 @@ static int keep(void *ctx, const struct jt_ev_hdr *h)
 
 static struct region make_sum(void)
 {
-	struct region r;
-
-	r.mem = aligned_alloc(64, SUM_REGION);
-	assert_non_null(r.mem);
-	memset(r.mem, 0, SUM_REGION);
-	r.h = (struct jt_callbuf_hdr *)r.mem;
-	r.h->magic = JT_CALLBUF_MAGIC;
-	r.h->version = JT_CALLBUF_VERSION;
-	r.h->nr_slots = SLOTS;
-	r.h->nr_recs = RECS;
-	r.h->slot_size = SUM_SLOT;
-	r.h->nr_sums = NSUMS;
-	return r;
+	return make_sized(SUM_REGION, SUM_SLOT, NSUMS);
 }
 
 static struct jt_callbuf_slot *sslot(struct region *r, int i)

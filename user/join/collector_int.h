@@ -114,7 +114,6 @@ int jt_coll_on_code_lines(struct jt_collector *c, struct proc *p, const struct j
 int jt_coll_on_code_inline(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 void jt_coll_pieces_forget(struct proc *p);
 int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
-int jt_coll_on_callsum(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 int jt_coll_on_unload(struct jt_collector *c, struct proc *p, const struct jt_event *ev);
 
 /* frames.c: a sample's or off-CPU record's stack */

@@ -202,7 +202,8 @@ static uint64_t scale(uint64_t v, uint64_t num, uint64_t den)
 	return d > UINT64_MAX ? UINT64_MAX : (uint64_t)d;
 }
 
-uint64_t jt_tscclock__dur_ns(const struct jt_tscclock *c, uint64_t ticks)
+/* A length v in ns (to_ns) or in ticks, by the slope of the first and last points. */
+static uint64_t length(const struct jt_tscclock *c, uint64_t v, bool to_ns)
 {
 	const struct point *a, *b;
 
@@ -210,18 +211,18 @@ uint64_t jt_tscclock__dur_ns(const struct jt_tscclock *c, uint64_t ticks)
 		return 0;
 	a = at(c, 0);
 	b = at(c, c->n - 1);
-	return scale(ticks, b->ns - a->ns, b->tsc - a->tsc);
+	return to_ns ? scale(v, b->ns - a->ns, b->tsc - a->tsc) :
+		       scale(v, b->tsc - a->tsc, b->ns - a->ns);
+}
+
+uint64_t jt_tscclock__dur_ns(const struct jt_tscclock *c, uint64_t ticks)
+{
+	return length(c, ticks, true);
 }
 
 uint64_t jt_tscclock__ticks(const struct jt_tscclock *c, uint64_t ns)
 {
-	const struct point *a, *b;
-
-	if (c->n < 2)
-		return 0;
-	a = at(c, 0);
-	b = at(c, c->n - 1);
-	return scale(ns, b->tsc - a->tsc, b->ns - a->ns);
+	return length(c, ns, false);
 }
 
 void jt_tscclock__stats(const struct jt_tscclock *c, struct jt_tscclock_stats *st)
