@@ -57,8 +57,11 @@ static const struct jt_callbuf_hdr *own_region(void)
 /* Whether a collector has the region (and, with sum, has asked for summary mode). */
 static bool is_taken(const struct jt_callbuf_hdr *r, bool sum)
 {
-	return __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE) &&
-	       (!sum || __atomic_load_n(&r->mode, __ATOMIC_ACQUIRE) == JT_CALLBUF_MODE_SUM);
+	uint32_t collector = __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE);
+
+	/* with sum, a collector that has it (not one it is on its way to) */
+	return collector && (!sum || (collector != JT_CALLBUF_HANDED &&
+		__atomic_load_n(&r->mode, __ATOMIC_ACQUIRE) == JT_CALLBUF_MODE_SUM));
 }
 
 static int wait_taken(int ms, bool sum)

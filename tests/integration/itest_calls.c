@@ -127,7 +127,8 @@ static uint64_t summed(const struct it_log *log, uint32_t pid, const char *name,
 
 /*
  * The same program recorded call by call and in summary mode: every method's calls the
- * same in both, and what it made; the summary's log holds no enter or leave at all.
+ * same in both, and what it made; the summary's log holds no enter or leave at all. The
+ * summary's run does not wait for jitrace: it may be gone before its region is read.
  */
 static void test_summary_counts_equal_the_per_call_log(void **state)
 {
@@ -137,9 +138,11 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 	char *each_argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", each_path, "--",
 			      CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads",
 			      "4", "--waves", "3", "--fork", NULL };
+	/* no waiting: summed from the first call (the agent reads what the listener wants),
+	 * and the sums of a process gone before its region is read come before its exit */
 	char *sum_argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", sum_path,
-			     "--", CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs",
-			     "10000", "--threads", "4", "--waves", "3", "--fork", NULL };
+			     "--", CALLERS, "--pairs", "10000", "--threads", "4", "--waves", "3",
+			     "--fork", NULL };
 	struct it_log each, sum;
 	struct run re, rs;
 	uint64_t n_each, n_sum, incl, excl;
@@ -150,8 +153,6 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 	assert_int_equal(it_run(sum_argv, sum_out, NULL), 0);
 	parse(each_out, &re);
 	parse(sum_out, &rs);
-	assert_int_equal(rs.taken, 1);
-	assert_int_equal(rs.child_taken, 1);
 	it_log_load(each_path, &each);
 	it_log_load(sum_path, &sum);
 	it_check_promises(&sum);

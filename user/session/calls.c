@@ -291,19 +291,31 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 	return err;
 }
 
-int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
+/* What pid's region holds, its sums timed at ts at the latest: 1 if it has one. */
+static int drain_pid(struct jt_calls *c, uint32_t pid, uint64_t ts)
 {
-	int i;
+	int i, found = 0;
 
 	for (i = 0; i < c->n; i++) {
 		if (jt_callbuf__pid(c->v[i]) != pid)
 			continue;
+		found = 1;
 		/* the sums first: drain would read exited threads' timed now, after the exit */
 		if ((c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl)) ||
 		    jt_callbuf__drain(c->v[i], UINT64_MAX, emit_call, c->pl) < 0)
 			return -EIO;
 	}
-	return 0;
+	return found;
+}
+
+int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
+{
+	int ret = drain_pid(c, pid, ts);
+
+	/* a process gone within a tick may have handed its region over unread yet */
+	if (!ret && c->sock >= 0)
+		ret = receive(c) ?: drain_pid(c, pid, ts);
+	return ret < 0 ? ret : 0;
 }
 
 /*
