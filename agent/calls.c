@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 
 #include "jitrace/agent.h"
 #include "jt_callbuf.h"
@@ -46,6 +50,7 @@ static struct {
 	pthread_once_t once;		/* the thread-exit key and the fork handler */
 	pthread_key_t key;		/* its destructor gives a thread's slot back */
 	pid_t pid;			/* the process the region was made for */
+	bool tsc;			/* records count the TSC (the region's clock says so) */
 	_Atomic(struct jt_callbuf_hdr *) region;	/* &no_region: none (refused, or not yet) */
 } calls = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -87,8 +92,12 @@ static struct jt_callbuf_slot *claim_slot(struct jt_callbuf_hdr *r)
 		    !__atomic_compare_exchange_n(&s->state, &free_state, JT_CALLBUF_CLAIMED, false,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
-		/* published to the collector with the first record's release of head */
+		/* published to the collector with the first record's release of head; the
+		 * sums and stack of the thread before were read and given back */
 		s->tid = (uint32_t)gettid();
+		s->depth = 0;
+		s->deep = 0;
+		memset(s->sums, 0, sizeof(s->sums));
 		if (pthread_setspecific(calls.key, s)) {
 			__atomic_store_n(&s->state, JT_CALLBUF_EXITED, __ATOMIC_RELEASE);
 			break;	/* without a destructor the slot would never be given back */
@@ -101,41 +110,195 @@ static struct jt_callbuf_slot *claim_slot(struct jt_callbuf_hdr *r)
 	return NULL;
 }
 
-/*
- * One record into the thread's ring: false sends the call to the stub. A full ring never
- * waits on the collector: the record is counted lost, and the program runs on.
- */
-static inline bool put(struct jt_callbuf_hdr *r, uint64_t id_kind)
+/* The vDSO's CLOCK_MONOTONIC: the clock BPF stamps with. */
+static inline uint64_t monotonic_ns(void)
 {
-	struct jt_callbuf_slot *s = my_slot;
-	struct jt_callbuf_rec *rec;
 	struct timespec ts;
-	uint64_t head;
 
-	if (__builtin_expect(!s, 0) && !(s = claim_slot(r)))
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t read_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return 0;	/* never: tsc_clock() says no here */
+#endif
+}
+
+/*
+ * Whether records may count the TSC: only where the kernel itself keeps time by it (it
+ * found it invariant and in step across CPUs) and the CPU says it never stops or changes
+ * rate, so that the collector's pairs of rdtsc and clock_gettime put every record on
+ * CLOCK_MONOTONIC. JITRACE_CALLS_CLOCK=monotonic says no (tests, comparisons).
+ */
+static bool tsc_clock(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	const char *want = secure_getenv("JITRACE_CALLS_CLOCK");
+	unsigned int a, b, c, d;
+	char src[16] = "";
+	FILE *f;
+
+	if (want && !strcmp(want, "monotonic"))
 		return false;
-	head = s->head;
-	if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) >= JT_CALLBUF_RECS) {
-		__atomic_store_n(&s->dropped, s->dropped + 1, __ATOMIC_RELAXED);
-		return true;
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return false;
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (!f)
+		return false;
+	if (!fgets(src, sizeof(src), f))
+		src[0] = 0;
+	fclose(f);
+	return !strcmp(src, "tsc\n");
+#else
+	return false;
+#endif
+}
+
+static inline uint64_t now_ticks(void)
+{
+	return calls.tsc ? read_tsc() : monotonic_ns();
+}
+
+/*
+ * n records (one, or a span's two) into slot s's ring, published together. A full ring
+ * never waits on the collector: the records are counted lost, and the program runs on.
+ */
+static inline void put_at(struct jt_callbuf_slot *s, const struct jt_callbuf_rec *recs,
+			  unsigned int n)
+{
+	uint64_t head = s->head;
+	unsigned int i;
+
+	if (head + n - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) > JT_CALLBUF_RECS) {
+		__atomic_store_n(&s->dropped, s->dropped + n, __ATOMIC_RELAXED);
+		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the vDSO: the clock BPF stamps with */
-	rec = &s->recs[head & (JT_CALLBUF_RECS - 1)];
-	rec->ts = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	rec->id_kind = id_kind;
-	__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
+	for (i = 0; i < n; i++)
+		s->recs[(head + i) & (JT_CALLBUF_RECS - 1)] = recs[i];
+	__atomic_store_n(&s->head, head + n, __ATOMIC_RELEASE);
+}
+
+/* Where method id's sums are in s's table, claimed if new; NULL when it finds no room. */
+static struct jt_callbuf_sum *sum_find(struct jt_callbuf_slot *s, uint64_t id)
+{
+	unsigned int h = (unsigned int)((id * 0x9e3779b97f4a7c15ULL) >> 56), i;
+
+	for (i = 0; i < JT_CALLBUF_PROBES; i++) {
+		struct jt_callbuf_sum *e = &s->sums[(h + i) & (JT_CALLBUF_SUMS - 1)];
+
+		if (e->id == id)
+			return e;
+		if (!e->id) {
+			/* the id before any count: a reader that sees counts sees whose */
+			__atomic_store_n(&e->id, id, __ATOMIC_RELEASE);
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* Summary mode's enter: true when it is on the stack and summed, false to write it. */
+static bool sum_enter(struct jt_callbuf_slot *s, uint64_t id, uint64_t t)
+{
+	struct jt_callbuf_frame *f;
+	struct jt_callbuf_sum *e;
+
+	if (s->depth >= JT_CALLBUF_DEPTH) {
+		s->deep++;
+		return false;
+	}
+	e = sum_find(s, id);
+	f = &s->stack[s->depth++];
+	*f = (struct jt_callbuf_frame){ .id = id, .enter = t, .entry = e ? e - s->sums : -1 };
+	if (!e) {
+		__atomic_store_n(&s->spilled, s->spilled + 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	e->open++;
 	return true;
 }
 
-/* The recording path, out of line: the stub when the thread has no slot. */
+/*
+ * Close the frame on top of s's stack at t: into its sums, or (a spilled one) its leave
+ * into the ring, or (one that took min or more) a span into the ring.
+ */
+static void sum_close(struct jt_callbuf_slot *s, uint64_t t, uint64_t min)
+{
+	struct jt_callbuf_frame *f = &s->stack[--s->depth];
+	uint64_t d = t > f->enter ? t - f->enter : 0, self = d > f->child ? d - f->child : 0;
+	struct jt_callbuf_sum *e;
+
+	if (s->depth)
+		s->stack[s->depth - 1].child += d;
+	if (f->entry < 0) {
+		put_at(s, &(struct jt_callbuf_rec){ t, f->id | JT_CALLBUF_LEAVE }, 1);
+		return;
+	}
+	e = &s->sums[f->entry];
+	e->open--;
+	if (d >= min) {
+		struct jt_callbuf_rec span[2] = { { t, f->id | JT_CALLBUF_SPAN }, { f->enter, self } };
+
+		put_at(s, span, 2);
+		return;
+	}
+	/* each counter alone is read whole; they only grow, and the reader takes deltas */
+	__atomic_store_n(&e->calls, e->calls + 1, __ATOMIC_RELAXED);
+	if (!e->open)	/* a recursive method's time counts at its outermost activation */
+		__atomic_store_n(&e->incl, e->incl + d, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->excl, e->excl + self, __ATOMIC_RELAXED);
+}
+
+/*
+ * Summary mode's leave: it closes the innermost open call of its method, and the calls
+ * above it that never left (an exception unwound them) at the same time. False when it
+ * closes none (a call entered before summary mode, or beyond the stack): write it.
+ */
+static bool sum_leave(struct jt_callbuf_hdr *r, struct jt_callbuf_slot *s, uint64_t id,
+		      uint64_t t)
+{
+	uint64_t min = __atomic_load_n(&r->min, __ATOMIC_RELAXED);
+	unsigned int k;
+
+	if (s->deep) {
+		s->deep--;
+		return false;
+	}
+	for (k = s->depth; k > 0 && s->stack[k - 1].id != id; k--)
+		;
+	if (!k)
+		return false;
+	while (s->depth >= k)
+		sum_close(s, t, min);
+	return true;
+}
+
+/*
+ * The recording path, out of line: into the thread's ring (or its sums), or the stub when
+ * the thread has no slot.
+ */
 static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uint64_t id, bool leave)
 {
-	if (put(r, leave ? id | JT_CALLBUF_LEAVE : id & ~JT_CALLBUF_LEAVE))
+	struct jt_callbuf_slot *s = my_slot;
+	uint64_t t;
+
+	id &= ~JT_CALLBUF_KINDS;
+	if (__builtin_expect(!s, 0) && !(s = claim_slot(r))) {
+		if (leave)
+			jt_stub_leave_direct(id);
+		else
+			jt_stub_enter_direct(id);
 		return;
-	if (leave)
-		jt_stub_leave_direct(id);
-	else
-		jt_stub_enter_direct(id);
+	}
+	t = now_ticks();
+	if (__atomic_load_n(&r->mode, __ATOMIC_RELAXED) == JT_CALLBUF_MODE_SUM &&
+	    (leave ? sum_leave(r, s, id, t) : sum_enter(s, id, t)))
+		return;
+	put_at(s, &(struct jt_callbuf_rec){ t, leave ? id | JT_CALLBUF_LEAVE : id }, 1);
 }
 
 /*
@@ -205,6 +368,25 @@ static bool hand_over(int fd)
 }
 
 /*
+ * Whether the collector the region was just handed to wants sums from the first call
+ * (JT_CALLBUF_WANT, root's and written by root only: no one else can switch this on).
+ */
+static bool wants_sums(void)
+{
+	char buf[8] = "";
+	struct stat st;
+	ssize_t n;
+	int fd = open(JT_CALLBUF_WANT, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	n = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) ?
+	    read(fd, buf, sizeof(buf) - 1) : -1;
+	close(fd);
+	return n == 4 && !memcmp(buf, "sum\n", 4);
+}
+
+/*
  * A sealed memfd of mode 0600, mapped shared and announced through the stub. Sparse: a
  * slot's pages are touched only by a thread that writes calls. NULL when the kernel says
  * no (said once); enter and leave then use the stubs.
@@ -239,11 +421,18 @@ static struct jt_callbuf_hdr *make_region(void)
 	r->nr_slots = JT_CALLBUF_SLOTS;
 	r->nr_recs = JT_CALLBUF_RECS;
 	r->slot_size = JT_CALLBUF_SLOT_SIZE;
+	r->nr_sums = JT_CALLBUF_SUMS;
+	r->min = UINT64_MAX;
+	/* once a region: every record of it counts the one clock */
+	calls.tsc = tsc_clock();
+	r->clock = calls.tsc ? JT_CALLBUF_CLOCK_TSC : JT_CALLBUF_CLOCK_MONO;
 	/* named before it is sent: the collector may look at once */
 	r->collector = JT_CALLBUF_HANDED;
 	__atomic_store_n(&r->magic, JT_CALLBUF_MAGIC, __ATOMIC_RELEASE);
 	if (!hand_over(fd))
 		__atomic_store_n(&r->collector, 0, __ATOMIC_RELEASE);
+	else if (wants_sums())	/* before any call: the collector sets min when it takes it */
+		__atomic_store_n(&r->mode, JT_CALLBUF_MODE_SUM, __ATOMIC_RELEASE);
 	close(fd);	/* the mapping keeps it; root finds it through /proc/PID/map_files */
 	return r;
 fail:

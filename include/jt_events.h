@@ -32,6 +32,9 @@ enum jt_ev_type {
 	/* the agent made its calls region (jt_callbuf.h): a jt_ev_call, id its address; the
 	 * session takes it, the pipeline never sees it */
 	JT_EV_CALLS_REGION,
+	/* collector only (calls regions in summary mode): a jt_ev_callsum, a jt_ev_span */
+	JT_EV_CALL_SUM,
+	JT_EV_CALL_SPAN,
 	JT_EV_MAX,
 };
 
@@ -116,6 +119,23 @@ struct jt_ev_hdr {
 struct jt_ev_call {
 	struct jt_ev_hdr h;
 	__u64 id;		/* method id, unique within the process */
+};
+
+/* JT_EV_CALL_SUM: what thread h.tid's calls of method id added up to since the last one. */
+struct jt_ev_callsum {
+	struct jt_ev_hdr h;
+	__u64 id;
+	__u64 calls;
+	__u64 incl_ns;		/* outermost activations of a recursive method only */
+	__u64 excl_ns;
+};
+
+/* JT_EV_CALL_SPAN: one call of method id, from enter_ts to h.ts, self_ns its own time. */
+struct jt_ev_span {
+	struct jt_ev_hdr h;
+	__u64 id;
+	__u64 enter_ts;
+	__u64 self_ns;
 };
 
 /*

@@ -92,6 +92,8 @@ enum jt_rec_type {
 	JT_REC_OFFCPU,		/* a thread's time off the CPU, with the stack it left with */
 	JT_REC_INLINE,		/* a method's inlined scopes and lines; follows its JT_REC_METHOD */
 	JT_REC_CALLS,		/* a run of one thread's enters and leaves, delta-coded */
+	JT_REC_CALLSUM,		/* a thread's calls of a method summed (--calls-summary) */
+	JT_REC_SPAN,		/* one call, at its leave, with its enter (--calls-min) */
 	JT_REC_MAX,
 };
 
@@ -142,6 +144,35 @@ struct jt_rec_calls {
 
 /* Bytes one call takes at most in a JT_REC_CALLS: two varints of 64 bits. */
 #define JT_CALLS_CALL_MAX 20
+
+/*
+ * JT_REC_CALLSUM: calls of method id by thread tid that left since the last such record of
+ * theirs, summed in the traced process; h.ts is when they were read, after every one of
+ * them. Times in ns; a recursive method's inclusive time counts its outermost activations.
+ */
+struct jt_rec_callsum {
+	struct jt_rec_hdr h;
+	__u64 id;
+	__u32 pid;
+	__u32 tid;
+	__u64 calls;
+	__u64 incl_ns;
+	__u64 excl_ns;
+};
+
+/*
+ * JT_REC_SPAN: one call of method id by thread tid that took --calls-min or more, written
+ * at its leave (h.ts) so that the log stays in time order: it entered at enter_ts
+ * (<= h.ts), and self_ns of it was its own, not its callees'.
+ */
+struct jt_rec_span {
+	struct jt_rec_hdr h;
+	__u64 id;
+	__u32 pid;
+	__u32 tid;
+	__u64 enter_ts;
+	__u64 self_ns;
+};
 
 /*
  * A frame: the top byte of ref says what the rest means.
@@ -285,6 +316,12 @@ _Static_assert(sizeof(struct jt_rec_calls) == 32, "jt_rec_calls layout");
 _Static_assert(sizeof(struct jt_rec_hdr) == 16, "jt_rec_hdr layout");
 _Static_assert(sizeof(struct jt_rec_method) == 64, "jt_rec_method layout");
 _Static_assert(sizeof(struct jt_rec_call) == 32, "jt_rec_call layout");
+_Static_assert(sizeof(struct jt_rec_callsum) == 56, "jt_rec_callsum layout");
+_Static_assert(sizeof(struct jt_rec_span) == 48, "jt_rec_span layout");
+/* readers take the id, pid and tid of these as of a jt_rec_call */
+_Static_assert(offsetof(struct jt_rec_callsum, tid) == offsetof(struct jt_rec_call, tid) &&
+	       offsetof(struct jt_rec_span, tid) == offsetof(struct jt_rec_call, tid),
+	       "jt_rec_callsum, jt_rec_span heads");
 _Static_assert(sizeof(struct jt_frame) == 16, "jt_frame layout");
 _Static_assert(sizeof(struct jt_rec_sample) == 32, "jt_rec_sample layout");
 _Static_assert(sizeof(struct jt_rec_exec) == 40, "jt_rec_exec layout");

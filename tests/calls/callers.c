@@ -24,6 +24,8 @@
 
 struct opts {
 	int wait_ms;		/* wait for a collector this long (0: do not) */
+	bool wait_sum;		/* and until it asks for sums (summary mode) */
+	uint64_t slow;		/* main's calls that sleep 3 ms around their inner call */
 	int threads, waves;	/* waves of threads, each thread `pairs` calls */
 	int crowd;		/* threads at once, past the slot count (0: none) */
 	uint64_t pairs;
@@ -52,18 +54,28 @@ static const struct jt_callbuf_hdr *own_region(void)
 }
 
 /* Whether a collector drains our region within ms. */
-static int wait_taken(int ms)
+/* Whether a collector has the region (and, with sum, has asked for summary mode). */
+static bool is_taken(const struct jt_callbuf_hdr *r, bool sum)
+{
+	uint32_t collector = __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE);
+
+	/* with sum, a collector that has it (not one it is on its way to) */
+	return collector && (!sum || (collector != JT_CALLBUF_HANDED &&
+		__atomic_load_n(&r->mode, __ATOMIC_ACQUIRE) == JT_CALLBUF_MODE_SUM));
+}
+
+static int wait_taken(int ms, bool sum)
 {
 	const struct jt_callbuf_hdr *r = own_region();
 	struct timespec pause = { 0, 1000000 };
 	int i;
 
 	for (i = 0; r && i < ms; i++) {
-		if (__atomic_load_n(&r->collector, __ATOMIC_ACQUIRE))
+		if (is_taken(r, sum))
 			return 1;
 		nanosleep(&pause, NULL);
 	}
-	return r && __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE);
+	return r && is_taken(r, sum);
 }
 
 static void *thread_calls(void *arg)
@@ -121,12 +133,21 @@ static uint64_t main_calls(const struct opts *o)
 			while (now_ns() - start < i * 2 * 1000000000ULL / o->rate)
 				;
 	}
-	return n;
+	for (i = 0; i < o->slow; i++) {	/* long calls, for --calls-min */
+		struct timespec ms3 = { 0, 3000000 };
+
+		jitrace_method_enter(id_main);
+		nanosleep(&ms3, NULL);
+		jitrace_method_enter(id_inner);
+		jitrace_method_leave(id_inner);
+		jitrace_method_leave(id_main);
+	}
+	return n + o->slow;
 }
 
 static int child(const struct opts *o)
 {
-	int taken = o->wait_ms ? wait_taken(o->wait_ms) : 0;
+	int taken = o->wait_ms ? wait_taken(o->wait_ms, o->wait_sum) : 0;
 	uint64_t i;
 
 	printf("child %d taken %d\n", (int)getpid(), taken);
@@ -152,6 +173,10 @@ int main(int argc, char **argv)
 			o.fork_child = true;
 			continue;
 		}
+		if (!strcmp(a, "--wait-sum")) {	/* with --wait-taken */
+			o.wait_sum = true;
+			continue;
+		}
 		i++;
 		if (!strcmp(a, "--wait-taken"))
 			o.wait_ms = atoi(v);
@@ -165,6 +190,8 @@ int main(int argc, char **argv)
 			o.pairs = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--rate"))
 			o.rate = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--slow"))
+			o.slow = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--seconds"))
 			o.seconds = atof(v);
 		else {
@@ -180,7 +207,7 @@ int main(int argc, char **argv)
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 	if (o.wait_ms)
-		taken = wait_taken(o.wait_ms);
+		taken = wait_taken(o.wait_ms, o.wait_sum);
 	printf("taken %d\n", taken);
 	t0 = now_ns();
 	n_main = main_calls(&o);

@@ -19,7 +19,7 @@ FUZZ_SRCS_fuzz_perfmap := user/sources/perfmap.c user/sources/safeopen.c user/ba
 FUZZ_SRCS_fuzz_log := user/log/read.c user/log/format.c user/log/view.c user/base/hash.c user/base/names.c user/base/util.c
 FUZZ_SRCS_fuzz_decode := user/sources/ring_decode.c user/base/event.c user/host/procfs.c user/base/util.c
 FUZZ_SRCS_fuzz_jitdump := user/sources/jitdump.c
-FUZZ_SRCS_fuzz_callbuf := user/sources/callbuf.c user/base/util.c
+FUZZ_SRCS_fuzz_callbuf := user/sources/callbuf.c user/sources/tscclock.c user/base/util.c
 FUZZ_SRCS_fuzz_cfi := user/host/cfi.c user/base/util.c
 FUZZ_LIBS_fuzz_cfi := -lelf
 # whole logs through every offline view: the modules the view commands link (not the pusher,

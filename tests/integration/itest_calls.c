@@ -101,6 +101,136 @@ static int threads_of(const struct it_log *log, uint32_t pid)
 	return n;
 }
 
+/* Calls of pid's method name the log summed (callsum records), and their times. */
+static uint64_t summed(const struct it_log *log, uint32_t pid, const char *name, uint64_t *incl,
+		       uint64_t *excl)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	*incl = *excl = 0;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_callsum *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (c->h.type != JT_REC_CALLSUM || c->pid != pid)
+			continue;
+		m = it_method(log, c->id);
+		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len)) {
+			n += c->calls;
+			*incl += c->incl_ns;
+			*excl += c->excl_ns;
+		}
+	}
+	return n;
+}
+
+/*
+ * The same program recorded call by call and in summary mode: every method's calls the
+ * same in both, and what it made; the summary's log holds no enter or leave at all. The
+ * summary's run does not wait for jitrace: it may be gone before its region is read.
+ */
+static void test_summary_counts_equal_the_per_call_log(void **state)
+{
+	static const char *const names[] = { "callers_main", "callers_inner", "callers_thread" };
+	char *each_path = it_path_dup("each.jtl"), *sum_path = it_path_dup("sum.jtl");
+	char *each_out = it_path_dup("each.out"), *sum_out = it_path_dup("sum.out");
+	char *each_argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", each_path, "--",
+			      CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads",
+			      "4", "--waves", "3", "--fork", NULL };
+	/* no waiting: summed from the first call (the agent reads what the listener wants),
+	 * and the sums of a process gone before its region is read come before its exit */
+	char *sum_argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", sum_path,
+			     "--", CALLERS, "--pairs", "10000", "--threads", "4", "--waves", "3",
+			     "--fork", NULL };
+	struct it_log each, sum;
+	struct run re, rs;
+	uint64_t n_each, n_sum, incl, excl;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(it_run(each_argv, each_out, NULL), 0);
+	assert_int_equal(it_run(sum_argv, sum_out, NULL), 0);
+	parse(each_out, &re);
+	parse(sum_out, &rs);
+	it_log_load(each_path, &each);
+	it_log_load(sum_path, &sum);
+	it_check_promises(&sum);
+	assert_int_equal(it_drops_total(&sum), 0);
+	for (k = 0; k < 3; k++) {
+		n_each = it_count_calls(&each, re.toy.pid, JT_REC_ENTER, names[k]);
+		n_sum = summed(&sum, rs.toy.pid, names[k], &incl, &excl);
+		print_message("%s: %llu calls one by one, %llu summed (%llu ns, %llu ns own), "
+			      "%llu made\n", names[k], (unsigned long long)n_each,
+			      (unsigned long long)n_sum, (unsigned long long)incl,
+			      (unsigned long long)excl, (unsigned long long)made(&rs, names[k]));
+		assert_int_equal(n_sum, made(&rs, names[k]));
+		assert_int_equal(n_sum, n_each);
+		assert_true(incl > 0 && excl > 0 && excl <= incl);
+	}
+	assert_int_equal(summed(&sum, rs.child, "callers_child", &incl, &excl),
+			 made(&rs, "callers_child"));
+	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_ENTER), 0);
+	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_LEAVE), 0);
+	it_log_free(&each);
+	it_log_free(&sum);
+	free(each_path);
+	free(sum_path);
+	free(each_out);
+	free(sum_out);
+}
+
+/*
+ * --calls-min: callers_main's slow calls (3 ms, sleeping before their inner call) are spans,
+ * whole and timed; every call is a span or summed, none lost, none one by one besides.
+ */
+static void test_long_calls_are_logged_alone(void **state)
+{
+	char *path = it_path_dup("min.jtl"), *out = it_path_dup("min.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls-min", "1000", "-F", "0", "-o", path, "--",
+			 CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs", "1000",
+			 "--slow", "5", NULL };
+	struct it_log log;
+	struct run r;
+	uint64_t spans = 0, incl, excl, n_main;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	assert_int_equal(r.taken, 1);
+	it_log_load(path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_span *sp = (const void *)log.recs[i];
+		const struct jt_rec_method *m;
+
+		if (sp->h.type != JT_REC_SPAN || sp->pid != (uint32_t)r.toy.pid)
+			continue;
+		m = it_method(&log, sp->id);
+		assert_non_null(m);
+		assert_int_equal(m->name_len, strlen("callers_main"));
+		assert_memory_equal(m->name, "callers_main", m->name_len);
+		/* 1 ms at least, its own time less than that by the inner call */
+		assert_true(sp->h.ts - sp->enter_ts >= 1000000);
+		assert_true(sp->self_ns <= sp->h.ts - sp->enter_ts);
+		spans++;
+	}
+	n_main = summed(&log, r.toy.pid, "callers_main", &incl, &excl);
+	print_message("callers_main: %llu spans, %llu summed, %llu made\n",
+		      (unsigned long long)spans, (unsigned long long)n_main,
+		      (unsigned long long)made(&r, "callers_main"));
+	assert_true(spans >= 5);
+	assert_int_equal(spans + n_main, made(&r, "callers_main"));
+	assert_int_equal(summed(&log, r.toy.pid, "callers_inner", &incl, &excl),
+			 made(&r, "callers_inner"));
+	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER), 0);
+	it_log_free(&log);
+	free(path);
+	free(out);
+}
+
 static void test_calls_through_buffers_are_exact(void **state)
 {
 	char *log_path = it_path_dup("buffers.jtl"), *out = it_path_dup("buffers.out");
@@ -248,6 +378,8 @@ int main(void)
 		cmocka_unit_test(test_more_threads_than_slots),
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
 		cmocka_unit_test(test_the_uprobe_path_is_kept),
+		cmocka_unit_test(test_summary_counts_equal_the_per_call_log),
+		cmocka_unit_test(test_long_calls_are_logged_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

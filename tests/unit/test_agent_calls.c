@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <x86intrin.h>
 
 #include "jitrace/agent.h"
 #include "jt_callbuf.h"
@@ -79,6 +80,26 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* Now in the clock the region's records count. */
+static uint64_t now_in(const struct jt_callbuf_hdr *r)
+{
+	return r->clock == JT_CALLBUF_CLOCK_TSC ? __rdtsc() : now_ns();
+}
+
+/* Whether the kernel keeps time by the TSC, as the agent is to ask before it uses it. */
+static bool kernel_clock_is_tsc(void)
+{
+	char src[16] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+
+	if (f) {
+		if (!fgets(src, sizeof(src), f))
+			src[0] = 0;
+		fclose(f);
+	}
+	return !strcmp(src, "tsc\n");
 }
 
 /* The agent with a method, its region found; no collector of a running jitrace meddles. */
@@ -137,12 +158,12 @@ static int every_call_in_order_once_wanted(void)
 	s = slot(r, 0);
 	CHECK(s->state == JT_CALLBUF_FREE && s->head == 0);
 	r->collector = FAKE_COLLECTOR;
-	t0 = now_ns();
+	t0 = now_in(r);
 	for (i = 0; i < 1000; i++) {
 		jitrace_method_enter(id + i);
 		jitrace_method_leave(id + i);
 	}
-	t1 = now_ns();
+	t1 = now_in(r);
 	CHECK(s->state == JT_CALLBUF_CLAIMED && s->tid == (uint32_t)gettid());
 	CHECK(s->head == 2000 && s->dropped == 0);
 	for (i = 0; i < 2000; i++) {
@@ -159,6 +180,169 @@ static void test_every_call_in_order_once_wanted(void **state)
 {
 	(void)state;
 	assert_int_equal(in_child(every_call_in_order_once_wanted), 0);
+	setenv("JITRACE_CALLS_CLOCK", "monotonic", 1);
+	assert_int_equal(in_child(every_call_in_order_once_wanted), 0);
+	unsetenv("JITRACE_CALLS_CLOCK");
+}
+
+/* The region says the TSC where the kernel keeps time by it, CLOCK_MONOTONIC when told. */
+static int clock_is_said(void)
+{
+	uint64_t id;
+	struct jt_callbuf_hdr *r = start(&id);
+	bool mono = getenv("JITRACE_CALLS_CLOCK") != NULL;
+
+	CHECK(r);
+	CHECK(r->clock == (!mono && kernel_clock_is_tsc() ? JT_CALLBUF_CLOCK_TSC :
+							     JT_CALLBUF_CLOCK_MONO));
+	return 0;
+}
+
+static void test_clock_is_said_once_a_region(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(clock_is_said), 0);
+	setenv("JITRACE_CALLS_CLOCK", "monotonic", 1);
+	assert_int_equal(in_child(clock_is_said), 0);
+	unsetenv("JITRACE_CALLS_CLOCK");
+}
+
+/* The sums of method id in slot s, or NULL. */
+static const struct jt_callbuf_sum *sum_of(const struct jt_callbuf_slot *s, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < JT_CALLBUF_SUMS; i++)
+		if (s->sums[i].id == id)
+			return &s->sums[i];
+	return NULL;
+}
+
+static int summary_mode_sums_every_call(void)
+{
+	uint64_t a, i;
+	struct jt_callbuf_hdr *r = start(&a);
+	const uint64_t b = a + 1, c = a + 2, rec = a + 3;
+	const struct jt_callbuf_sum *sa, *sb, *sc, *sr;
+	struct jt_callbuf_slot *s;
+
+	CHECK(r && r->nr_sums == JT_CALLBUF_SUMS && r->min == UINT64_MAX);
+	jitrace_method_enter(a);	/* entered before summary mode: its leave is written */
+	r->mode = JT_CALLBUF_MODE_SUM;
+	r->collector = FAKE_COLLECTOR;
+	jitrace_method_leave(a);
+	for (i = 0; i < 100; i++) {	/* a calls b: nested */
+		jitrace_method_enter(a);
+		jitrace_method_enter(b);
+		jitrace_method_leave(b);
+		jitrace_method_leave(a);
+	}
+	/* an exception: a's leave closes c and b, which never left */
+	jitrace_method_enter(a);
+	jitrace_method_enter(b);
+	jitrace_method_enter(c);
+	jitrace_method_leave(a);
+	/* recursion: two calls, the time of the outer one */
+	jitrace_method_enter(rec);
+	jitrace_method_enter(rec);
+	jitrace_method_leave(rec);
+	jitrace_method_leave(rec);
+	s = slot(r, 0);
+	sa = sum_of(s, a);
+	sb = sum_of(s, b);
+	sc = sum_of(s, c);
+	sr = sum_of(s, rec);
+	CHECK(sa && sb && sc && sr);
+	CHECK(sa->calls == 101 && sb->calls == 101 && sc->calls == 1 && sr->calls == 2);
+	CHECK(!sa->open && !sb->open && !sc->open && !sr->open && s->depth == 0);
+	/* a's own time is its time less b's, b's less c's (c ran inside b) */
+	CHECK(sa->incl >= sb->incl && sa->excl == sa->incl - sb->incl);
+	CHECK(sb->incl >= sc->incl && sb->excl == sb->incl - sc->incl);
+	CHECK(sr->excl == sr->incl);	/* inner's own time + outer's own time, once */
+	/* the one leave written is the one before summary mode */
+	CHECK(s->head == 1 && s->recs[0].id_kind == (a | JT_CALLBUF_LEAVE));
+	CHECK(s->spilled == 0);
+	return 0;
+}
+
+static void test_summary_mode_sums_every_call(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(summary_mode_sums_every_call), 0);
+}
+
+/* A table with no room, a stack too deep: those calls one by one, none lost. */
+static int summary_mode_spills_what_it_cannot_hold(void)
+{
+	uint64_t id, i, k, enters = 0, leaves = 0;
+	struct jt_callbuf_hdr *r = start(&id);
+	struct jt_callbuf_slot *s;
+
+	CHECK(r);
+	r->mode = JT_CALLBUF_MODE_SUM;
+	r->collector = FAKE_COLLECTOR;
+	for (i = 1; i <= 2 * JT_CALLBUF_SUMS; i++) {	/* more methods than the table holds */
+		jitrace_method_enter(i);
+		jitrace_method_leave(i);
+	}
+	for (i = 0; i < JT_CALLBUF_DEPTH + 3; i++)	/* deeper than the stack */
+		jitrace_method_enter(1);
+	for (i = 0; i < JT_CALLBUF_DEPTH + 3; i++)
+		jitrace_method_leave(1);
+	s = slot(r, 0);
+	for (k = 0, i = 0; i < JT_CALLBUF_SUMS; i++)
+		k += s->sums[i].calls;
+	for (i = 0; i < s->head; i++) {
+		enters += !(s->recs[i].id_kind & JT_CALLBUF_LEAVE);
+		leaves += !!(s->recs[i].id_kind & JT_CALLBUF_LEAVE);
+	}
+	/* every call summed or written: 512 + 259 */
+	CHECK(enters == leaves && k + enters == 2 * JT_CALLBUF_SUMS + JT_CALLBUF_DEPTH + 3);
+	CHECK(s->spilled == enters - 3 && s->spilled > 0);
+	CHECK(s->depth == 0 && s->deep == 0);
+	return 0;
+}
+
+static void test_summary_mode_spills_what_it_cannot_hold(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(summary_mode_spills_what_it_cannot_hold), 0);
+}
+
+/* --calls-min: a call that took min or more is a span in the ring, not a sum. */
+static int long_calls_are_spans(void)
+{
+	uint64_t id;
+	struct jt_callbuf_hdr *r = start(&id);
+	struct timespec ms = { 0, 1000000 };
+	const struct jt_callbuf_sum *e;
+	struct jt_callbuf_slot *s;
+
+	CHECK(r);
+	r->min = 100000;	/* 100 us in ns, 30-40 us in TSC ticks here: 1 ms is more */
+	r->mode = JT_CALLBUF_MODE_SUM;
+	r->collector = FAKE_COLLECTOR;
+	jitrace_method_enter(id);	/* long: 1 ms */
+	jitrace_method_enter(id + 1);	/* short */
+	jitrace_method_leave(id + 1);
+	nanosleep(&ms, NULL);
+	jitrace_method_leave(id);
+	s = slot(r, 0);
+	e = sum_of(s, id + 1);
+	CHECK(e && e->calls == 1);
+	e = sum_of(s, id);
+	CHECK(e && e->calls == 0);
+	CHECK(s->head == 2);
+	CHECK(s->recs[0].id_kind == (id | JT_CALLBUF_SPAN));
+	CHECK(s->recs[1].ts < s->recs[0].ts);	/* entered before it left */
+	CHECK(s->recs[1].id_kind <= s->recs[0].ts - s->recs[1].ts);	/* its own time */
+	return 0;
+}
+
+static void test_long_calls_are_spans(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(long_calls_are_spans), 0);
 }
 
 static int full_ring_counts_and_goes_on(void)
@@ -268,6 +452,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_region_is_private_and_sealed),
 		cmocka_unit_test(test_every_call_in_order_once_wanted),
+		cmocka_unit_test(test_clock_is_said_once_a_region),
+		cmocka_unit_test(test_summary_mode_sums_every_call),
+		cmocka_unit_test(test_summary_mode_spills_what_it_cannot_hold),
+		cmocka_unit_test(test_long_calls_are_spans),
 		cmocka_unit_test(test_full_ring_counts_and_goes_on),
 		cmocka_unit_test(test_exited_threads_slot_is_given_back),
 		cmocka_unit_test(test_forked_child_writes_its_own),

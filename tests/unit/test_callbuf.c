@@ -20,6 +20,7 @@
 
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
+#include "sources/tscclock.h"
 
 #define SLOTS 4
 #define RECS 8
@@ -41,8 +42,9 @@ struct seen {
 	int stop_at;		/* return nonzero at this call (0: never) */
 };
 
-static int emit(void *ctx, const struct jt_ev_call *ev)
+static int emit(void *ctx, const struct jt_ev_hdr *h)
 {
+	const struct jt_ev_call *ev = (const void *)h;
 	struct seen *s = ctx;
 
 	if (s->stop_at && s->n + 1 == s->stop_at)
@@ -58,20 +60,27 @@ static uint64_t fixed_now(void *ctx)
 	return NOW;
 }
 
-static struct region make(void)
+/* A region of size bytes as the agent makes it, its slots slot_size apart. */
+static struct region make_sized(size_t size, uint32_t slot_size, uint32_t nr_sums)
 {
 	struct region r;
 
-	r.mem = aligned_alloc(64, REGION);
+	r.mem = aligned_alloc(64, size);
 	assert_non_null(r.mem);
-	memset(r.mem, 0, REGION);
+	memset(r.mem, 0, size);
 	r.h = (struct jt_callbuf_hdr *)r.mem;
 	r.h->magic = JT_CALLBUF_MAGIC;
 	r.h->version = JT_CALLBUF_VERSION;
 	r.h->nr_slots = SLOTS;
 	r.h->nr_recs = RECS;
-	r.h->slot_size = SLOT_SIZE;
+	r.h->slot_size = slot_size;
+	r.h->nr_sums = nr_sums;
 	return r;
+}
+
+static struct region make(void)
+{
+	return make_sized(REGION, SLOT_SIZE, 0);
 }
 
 static struct jt_callbuf_slot *slot(struct region *r, int i)
@@ -123,6 +132,9 @@ static void test_geometry_out_of_bounds_is_refused(void **state)
 	r.h->version = 2;
 	refused(&r, REGION, "version");
 	r.h->version = JT_CALLBUF_VERSION;
+	r.h->clock = 2;
+	refused(&r, REGION, "a clock");
+	r.h->clock = JT_CALLBUF_CLOCK_MONO;
 	r.h->nr_slots = 0;
 	refused(&r, REGION, "slot count");
 	r.h->nr_slots = 5000;
@@ -294,6 +306,65 @@ static void test_forged_records_are_counted_not_delivered(void **state)
 	free(r.mem);
 }
 
+/* The TSC's pairs a drain is given: 4 ticks a ns, the TSC now at 4 * NOW. */
+static int tsc_pair(void *ctx, uint64_t *tsc, uint64_t *ns, uint64_t *width)
+{
+	(void)ctx;
+	*ns = NOW;
+	*tsc = 4 * NOW;
+	*width = 1;
+	return 0;
+}
+
+static void test_tsc_records_are_put_on_the_clock_and_checked_raw(void **state)
+{
+	struct region r = make();
+	struct seen s = { 0 };
+	struct jt_tscclock *tc = jt_tscclock__new(tsc_pair, NULL);
+	struct jt_callbuf *cb;
+	struct jt_callbuf_stats st;
+
+	(void)state;
+	r.h->clock = JT_CALLBUF_CLOCK_TSC;
+	cb = take(&r, false);
+	assert_true(jt_callbuf__uses_tsc(cb));
+	/* the line: 4 ticks a ns through (4 * NOW, NOW) */
+	jt_tscclock__add(tc, 2 * NOW, NOW / 2, 1);
+	jt_callbuf__set_tscclock(cb, tc);
+	put(&r, 0, 11, 4 * 1000, 1, false);
+	put(&r, 0, 11, 4 * NOW, 1, true);
+	put(&r, 0, 11, 4 * NOW + 1, 2, false);	/* a TSC past the one read after head */
+	put(&r, 1, 12, 4 * 500, 3, false);
+	assert_int_equal(jt_callbuf__drain(cb, 100, emit, &s), 3);
+	assert_int_equal(s.ev[0].h.ts, 500);
+	assert_int_equal(s.ev[0].h.tid, 12);
+	assert_int_equal(s.ev[1].h.ts, 1000);
+	assert_int_equal(s.ev[2].h.ts, NOW);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.bad, 1);
+	jt_callbuf__close(cb);
+	jt_tscclock__free(tc);
+	free(r.mem);
+}
+
+static void test_tsc_records_without_a_calibration_are_refused(void **state)
+{
+	struct region r = make();
+	struct seen s = { 0 };
+	struct jt_callbuf *cb;
+	struct jt_callbuf_stats st;
+
+	(void)state;
+	r.h->clock = JT_CALLBUF_CLOCK_TSC;
+	cb = take(&r, false);
+	put(&r, 0, 11, 5, 1, false);
+	assert_int_equal(jt_callbuf__drain(cb, 100, emit, &s), 0);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.bad, 1);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
 static void test_full_rings_are_counted_from_the_writers_counters(void **state)
 {
 	struct region r = make();
@@ -342,6 +413,247 @@ static void test_an_exited_threads_slot_is_freed_once_drained(void **state)
 	free(r.mem);
 }
 
+/* ---- summary mode: sums and spans ---- */
+
+#define NSUMS 4
+#define SUM_SLOT (((SLOT_SIZE + NSUMS * sizeof(struct jt_callbuf_sum)) + 63) & ~(size_t)63)
+#define SUM_REGION (JT_CALLBUF_HDR_SIZE + SLOTS * SUM_SLOT)
+
+/* Whole events as the emitter got them. */
+struct events {
+	union {
+		struct jt_ev_hdr h;
+		struct jt_ev_call call;
+		struct jt_ev_span span;
+		struct jt_ev_callsum sum;
+	} ev[16];
+	int n;
+};
+
+static int keep(void *ctx, const struct jt_ev_hdr *h)
+{
+	struct events *e = ctx;
+
+	assert_true(e->n < 16 && h->size <= sizeof(e->ev[0]));
+	memcpy(&e->ev[e->n++], h, h->size);
+	return 0;
+}
+
+static struct region make_sum(void)
+{
+	return make_sized(SUM_REGION, SUM_SLOT, NSUMS);
+}
+
+static struct jt_callbuf_slot *sslot(struct region *r, int i)
+{
+	return (struct jt_callbuf_slot *)(r->mem + JT_CALLBUF_HDR_SIZE + i * SUM_SLOT);
+}
+
+/* Slot i's table of sums, right after its ring. */
+static struct jt_callbuf_sum *sums(struct region *r, int i)
+{
+	return (struct jt_callbuf_sum *)((char *)sslot(r, i) + SLOT_SIZE);
+}
+
+static void sput(struct region *r, int i, uint32_t tid, uint64_t ts, uint64_t id_kind)
+{
+	struct jt_callbuf_slot *s = sslot(r, i);
+
+	s->state = JT_CALLBUF_CLAIMED;
+	s->tid = tid;
+	s->recs[s->head % RECS] = (struct jt_callbuf_rec){ ts, id_kind };
+	s->head++;
+}
+
+static struct jt_callbuf *take_sum(struct region *r, uint64_t min_ns)
+{
+	const char *why = "unset";
+	struct jt_callbuf *cb = jt_callbuf__take(r->mem, SUM_REGION, PID, ME, true, &why);
+
+	assert_non_null(cb);
+	jt_callbuf__set_clock(cb, fixed_now, NULL);
+	assert_int_equal(jt_callbuf__want_sums(cb, min_ns), 0);
+	assert_int_equal(r->h->mode, JT_CALLBUF_MODE_SUM);
+	assert_int_equal(r->h->min, min_ns);
+	return cb;
+}
+
+static void test_a_table_of_sums_out_of_bounds_is_refused(void **state)
+{
+	struct region r = make_sum();
+
+	(void)state;
+	r.h->nr_sums = 3;
+	refused(&r, SUM_REGION, "table of sums");
+	r.h->nr_sums = 64;	/* more than the slot holds past its ring */
+	refused(&r, SUM_REGION, "table of sums");
+	r.h->nr_sums = 1u << 20;
+	refused(&r, SUM_REGION, "table of sums");
+	free(r.mem);
+}
+
+static void test_sums_are_logged_as_what_they_added(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	struct jt_callbuf *cb = take_sum(&r, UINT64_MAX);
+	struct jt_callbuf_stats st;
+
+	(void)state;
+	sslot(&r, 0)->state = JT_CALLBUF_CLAIMED;
+	sslot(&r, 0)->tid = 11;
+	sums(&r, 0)[2] = (struct jt_callbuf_sum){ .id = 7, .calls = 10, .incl = 500, .excl = 300 };
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.ev[0].h.type, JT_EV_CALL_SUM);
+	assert_int_equal(e.ev[0].h.tid, 11);
+	assert_int_equal(e.ev[0].h.ts, NOW);
+	assert_int_equal(e.ev[0].sum.id, 7);
+	assert_int_equal(e.ev[0].sum.calls, 10);
+	assert_int_equal(e.ev[0].sum.incl_ns, 500);
+	assert_int_equal(e.ev[0].sum.excl_ns, 300);
+	/* nothing new: nothing logged; then only what was added, timed at an exit before now */
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	sums(&r, 0)[2].calls = 12;
+	sums(&r, 0)[2].incl = 600;
+	assert_int_equal(jt_callbuf__drain_sums(cb, NOW - 5, keep, &e), 0);
+	assert_int_equal(e.n, 2);
+	assert_int_equal(e.ev[1].h.ts, NOW - 5);
+	assert_int_equal(e.ev[1].sum.calls, 2);
+	assert_int_equal(e.ev[1].sum.incl_ns, 100);
+	assert_int_equal(e.ev[1].sum.excl_ns, 0);
+	/* forged: a counter that shrinks, an entry that changes method, kind bits in an id */
+	sums(&r, 0)[2].calls = 1;
+	sums(&r, 0)[1] = (struct jt_callbuf_sum){ .id = 1ULL << 63, .calls = 1 };
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	sums(&r, 0)[2].id = 8;
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.bad, 3);
+	assert_int_equal(e.n, 3);	/* method 8 from 0: its one call */
+	assert_int_equal(e.ev[2].sum.id, 8);
+	assert_int_equal(e.ev[2].sum.calls, 1);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
+/* A TSC region's sums in ns: less than a ns of ticks waits until it is more, none lost. */
+static void test_tsc_sums_under_a_ns_are_kept_for_later(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	struct jt_tscclock *tc = jt_tscclock__new(tsc_pair, NULL);
+	struct jt_callbuf *cb;
+
+	(void)state;
+	r.h->clock = JT_CALLBUF_CLOCK_TSC;
+	cb = take_sum(&r, UINT64_MAX);
+	jt_tscclock__add(tc, 2 * NOW, NOW / 2, 1);	/* 4 ticks a ns */
+	jt_callbuf__set_tscclock(cb, tc);
+	sslot(&r, 0)->state = JT_CALLBUF_CLAIMED;
+	sslot(&r, 0)->tid = 11;
+	sums(&r, 0)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 0, .incl = 2, .excl = 2 };
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 0);
+	sums(&r, 0)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 1, .incl = 8, .excl = 6 };
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.ev[0].sum.calls, 1);
+	assert_int_equal(e.ev[0].sum.incl_ns, 2);
+	assert_int_equal(e.ev[0].sum.excl_ns, 1);
+	jt_callbuf__close(cb);
+	jt_tscclock__free(tc);
+	free(r.mem);
+}
+
+static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	struct jt_callbuf *cb = take_sum(&r, UINT64_MAX);
+
+	(void)state;
+	sslot(&r, 1)->tid = 12;
+	sums(&r, 1)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
+	sslot(&r, 1)->state = JT_CALLBUF_EXITED;
+	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.ev[0].sum.calls, 4);
+	assert_int_equal(sslot(&r, 1)->state, JT_CALLBUF_FREE);
+	/* another thread there, its table from 0 as the agent clears it: all of it is new */
+	memset(sums(&r, 1), 0, NSUMS * sizeof(struct jt_callbuf_sum));
+	sslot(&r, 1)->state = JT_CALLBUF_CLAIMED;
+	sslot(&r, 1)->tid = 13;
+	sums(&r, 1)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 2, .incl = 20, .excl = 20 };
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 2);
+	assert_int_equal(e.ev[1].h.tid, 13);
+	assert_int_equal(e.ev[1].sum.calls, 2);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
+static void test_sums_from_before_the_take_are_a_start(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	const char *why;
+	struct jt_callbuf *cb;
+
+	(void)state;
+	sslot(&r, 0)->state = JT_CALLBUF_CLAIMED;
+	sslot(&r, 0)->tid = 11;
+	sums(&r, 0)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
+	cb = jt_callbuf__take(r.mem, SUM_REGION, PID, ME, false, &why);
+	assert_non_null(cb);
+	jt_callbuf__set_clock(cb, fixed_now, NULL);
+	assert_int_equal(jt_callbuf__want_sums(cb, UINT64_MAX), 0);
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 0);
+	sums(&r, 0)[0].calls = 5;
+	assert_int_equal(jt_callbuf__drain_sums(cb, 0, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.ev[0].sum.calls, 1);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
+static void test_spans_are_delivered_whole_and_checked(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	struct jt_callbuf *cb = take_sum(&r, 50);
+	struct jt_callbuf_stats st;
+
+	(void)state;
+	sput(&r, 0, 11, 100, 5);			/* an enter written one by one */
+	sput(&r, 0, 11, 300, 6 | JT_CALLBUF_SPAN);	/* method 6 from 120 to 300 */
+	sput(&r, 0, 11, 120, 70);			/* 70 ns of it its own */
+	sput(&r, 0, 11, 400, 6 | JT_CALLBUF_SPAN);	/* enters after it leaves */
+	sput(&r, 0, 11, 401, 1);
+	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 3);
+	assert_int_equal(e.ev[0].h.type, JT_EV_ENTER);
+	assert_int_equal(e.ev[1].h.type, JT_EV_CALL_SPAN);
+	assert_int_equal(e.ev[1].h.ts, 300);
+	assert_int_equal(e.ev[1].span.id, 6);
+	assert_int_equal(e.ev[1].span.enter_ts, 120);
+	assert_int_equal(e.ev[1].span.self_ns, 70);
+	/* the bad span's first record counted; its second, read alone, an enter of method 1 */
+	assert_int_equal(e.ev[2].h.type, JT_EV_ENTER);
+	assert_int_equal(e.ev[2].h.ts, 401);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.bad, 1);
+	/* a span whose second record is not published yet, and one with both kinds */
+	sput(&r, 0, 11, 500, 6 | JT_CALLBUF_SPAN | JT_CALLBUF_LEAVE);
+	sput(&r, 0, 11, 600, 6 | JT_CALLBUF_SPAN);
+	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.bad, 3);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +665,14 @@ int main(void)
 		cmocka_unit_test(test_forged_indexes_are_counted_and_skipped),
 		cmocka_unit_test(test_forged_records_are_counted_not_delivered),
 		cmocka_unit_test(test_full_rings_are_counted_from_the_writers_counters),
+		cmocka_unit_test(test_tsc_records_are_put_on_the_clock_and_checked_raw),
+		cmocka_unit_test(test_tsc_records_without_a_calibration_are_refused),
+		cmocka_unit_test(test_a_table_of_sums_out_of_bounds_is_refused),
+		cmocka_unit_test(test_sums_are_logged_as_what_they_added),
+		cmocka_unit_test(test_tsc_sums_under_a_ns_are_kept_for_later),
+		cmocka_unit_test(test_an_exited_threads_sums_come_before_its_slot_is_freed),
+		cmocka_unit_test(test_sums_from_before_the_take_are_a_start),
+		cmocka_unit_test(test_spans_are_delivered_whole_and_checked),
 		cmocka_unit_test(test_an_exited_threads_slot_is_freed_once_drained),
 	};
 

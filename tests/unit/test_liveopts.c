@@ -180,6 +180,31 @@ static void test_calls_via_picks_the_path(void **state)
 	free(errs);
 }
 
+/* --calls-min implies summary mode and --calls; summary mode needs the buffers. */
+static void test_calls_summary_and_min(void **state)
+{
+	char *sum[] = { "record", "--no-agent", "--calls-summary", NULL };
+	char *min[] = { "record", "--no-agent", "--calls-min", "250", NULL };
+	char *zero[] = { "record", "--no-agent", "--calls-min", "0", NULL };
+	char *up[] = { "record", "--no-agent", "--calls-summary", "--calls-via", "uprobe", NULL };
+	struct jt_live_opts o;
+	char *errs;
+
+	(void)state;
+	assert_int_equal(parse(&record_cli, &o, sum, ARGC(sum), &errs), 0);
+	assert_true(o.calls && o.calls_summary && !o.calls_min_ns);
+	free(errs);
+	assert_int_equal(parse(&record_cli, &o, min, ARGC(min), &errs), 0);
+	assert_true(o.calls && o.calls_summary);
+	assert_int_equal(o.calls_min_ns, 250000);
+	free(errs);
+	assert_int_not_equal(parse(&record_cli, &o, zero, ARGC(zero), &errs), 0);
+	free(errs);
+	assert_int_not_equal(parse(&record_cli, &o, up, ARGC(up), &errs), 0);
+	assert_non_null(strstr(errs, "--calls-summary"));
+	free(errs);
+}
+
 /* Without --, the first word that is not an option begins the command. */
 static void test_options_end_where_the_command_begins(void **state)
 {
@@ -495,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_are_record_s),
 		cmocka_unit_test(test_every_shared_option_is_read),
 		cmocka_unit_test(test_calls_via_picks_the_path),
+		cmocka_unit_test(test_calls_summary_and_min),
 		cmocka_unit_test(test_options_end_where_the_command_begins),
 		cmocka_unit_test(test_a_command_takes_only_its_shared_options),
 		cmocka_unit_test(test_least_frequency_is_the_command_s),

@@ -63,6 +63,12 @@ struct jt_event {
 			uint32_t inl_off;
 			uint32_t inl_total;
 		};
+		struct {		/* a call sum, a span (calls regions' summary mode) */
+			uint64_t sum_of;	/* the method id */
+			uint64_t sum_calls;	/* sum: calls; span: 1 */
+			uint64_t sum_incl_ns;	/* sum: inclusive time; span: its enter time */
+			uint64_t sum_excl_ns;	/* exclusive time */
+		};
 		struct {		/* exec, exit, fork */
 			uint32_t child_pid;	/* fork */
 			uint32_t exit_code;	/* exit */

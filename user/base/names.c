@@ -75,6 +75,8 @@ static const char *const rec_names[] = {
 	[JT_REC_OFFCPU] = "offcpu",
 	[JT_REC_INLINE] = "inline",
 	[JT_REC_CALLS] = "calls",
+	[JT_REC_CALLSUM] = "callsum",
+	[JT_REC_SPAN] = "span",
 };
 _Static_assert(JT_ARRAY_SIZE(rec_names) == JT_REC_MAX, "a record type has no name");
 

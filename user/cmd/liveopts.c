@@ -32,6 +32,8 @@ enum {
 	OPT_CALLS_VIA,
 	OPT_UNWIND,
 	OPT_STACK_COPY,
+	OPT_CALLS_SUMMARY,
+	OPT_CALLS_MIN,
 };
 
 #define MAX_OPTS 48
@@ -45,6 +47,8 @@ static const struct shared_opt {
 	{ JT_LIVE_OPT_DURATION, { "duration", required_argument, NULL, 'd' } },
 	{ JT_LIVE_OPT_CALLS, { "calls", no_argument, NULL, 'c' } },
 	{ JT_LIVE_OPT_CALLS, { "calls-via", required_argument, NULL, OPT_CALLS_VIA } },
+	{ JT_LIVE_OPT_CALLS, { "calls-summary", no_argument, NULL, OPT_CALLS_SUMMARY } },
+	{ JT_LIVE_OPT_CALLS, { "calls-min", required_argument, NULL, OPT_CALLS_MIN } },
 	{ JT_LIVE_OPT_KSTACK, { "kernel-stack", no_argument, NULL, 'g' } },
 	{ JT_LIVE_OPT_AGENT, { "agent", required_argument, NULL, OPT_AGENT } },
 	{ JT_LIVE_OPT_AGENT, { "no-agent", no_argument, NULL, OPT_NO_AGENT } },
@@ -151,6 +155,19 @@ static int shared_option(struct jt_live_opts *o, const struct jt_live_cli *cli, 
 			return -EINVAL;
 		}
 		o->calls_via_uprobe = !strcmp(arg, "uprobe");
+		o->calls = true;
+		return 0;
+	case OPT_CALLS_SUMMARY:
+		/* summed in the process; where calls go through uprobes, one by one still */
+		o->calls_summary = true;
+		o->calls = true;
+		return 0;
+	case OPT_CALLS_MIN:
+		/* 1 us to 1000 s: the calls that took that long one by one, the rest summed */
+		if (jt_parse_uint("--calls-min", arg, 1, 1000000000, &v))
+			return -EINVAL;
+		o->calls_min_ns = v * 1000ULL;
+		o->calls_summary = true;
 		o->calls = true;
 		return 0;
 	case 'g':
@@ -323,6 +340,11 @@ static int check(struct jt_live_opts *o)
 		return -EINVAL;
 	}
 
+	if (o->calls_summary && o->calls_via_uprobe) {
+		jt_err("--calls-summary and --calls-min need the agents' buffers: uprobes see "
+		       "each call, not sums (leave out --calls-via uprobe)");
+		return -EINVAL;
+	}
 	if (o->calls && o->no_agent && o->no_usdt) {
 		jt_err("--calls with --no-agent and --no-usdt: calls come only from the agent "
 		       "and HotSpot's USDT probes");

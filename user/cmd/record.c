@@ -83,6 +83,10 @@ static const char usage[] =
 "                         buffers jitrace drains (tens of ns a call; uprobes serve an\n"
 "                         agent without them); uprobe: every call through the agent's\n"
 "                         uprobed stubs (a kernel-side view, microseconds a call)\n"
+"      --calls-summary    sum calls in the process per method and thread (count,\n"
+"                         inclusive, exclusive time): no event a call, none lost\n"
+"      --calls-min US     --calls-summary, and each call of US microseconds or more\n"
+"                         logged alone with its enter and leave\n"
 "  -g, --kernel-stack     add kernel frames to samples (and to off-CPU stacks)\n"
 "      --unwind MODE      user stacks by fp (frame pointers, the default) or cfi: each\n"
 "                         sample also copies the top of its stack, which jitrace unwinds\n"
@@ -372,7 +376,9 @@ static int count_calls(void *ctx, const struct jt_rec_hdr *rec)
 {
 	struct recorder *r = ctx;
 
-	r->calls += rec->type == JT_REC_ENTER;
+	r->calls += rec->type == JT_REC_ENTER || rec->type == JT_REC_SPAN;
+	if (rec->type == JT_REC_CALLSUM)
+		r->calls += ((const struct jt_rec_callsum *)rec)->calls;
 	return jt_sink__emit(&r->log_sink, rec);
 }
 

@@ -305,6 +305,8 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		return jt_coll_on_code_inline(c, p, ev);
 	case JT_EV_ENTER:
 	case JT_EV_LEAVE:
+	case JT_EV_CALL_SUM:
+	case JT_EV_CALL_SPAN:
 		return jt_coll_on_call(c, p, ev);
 	case JT_EV_SAMPLE:
 		return on_sample(c, p, ev);

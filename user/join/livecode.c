@@ -611,10 +611,19 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 	return m;
 }
 
+/*
+ * An enter or a leave; or (summary mode) a thread's calls of a method summed, or one long
+ * call: each under its method's log id.
+ */
 int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
-	struct jt_rec_call rec;
-	struct jt_method *m = method_by_id(c, p, ev->id, ev->ts);
+	bool summed = ev->type == JT_EV_CALL_SUM || ev->type == JT_EV_CALL_SPAN;
+	struct jt_method *m = method_by_id(c, p, summed ? ev->sum_of : ev->id, ev->ts);
+	union {
+		struct jt_rec_call call;
+		struct jt_rec_callsum sum;
+		struct jt_rec_span span;
+	} rec;
 	int err;
 
 	if (!m)
@@ -622,13 +631,26 @@ int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_even
 	err = jt_coll_method_define(c, p, m, ev->ts);
 	if (err)
 		return err;
-	rec = (struct jt_rec_call){
-		.h = { .type = ev->type == JT_EV_ENTER ? JT_REC_ENTER : JT_REC_LEAVE,
-		       .size = sizeof(rec), .ts = ev->ts },
-		.id = m->log_id, .pid = p->pid, .tid = ev->tid,
-	};
-	c->st.calls++;
-	return jt_sink__emit(&c->sink, &rec.h);
+	if (ev->type == JT_EV_CALL_SUM)
+		rec.sum = (struct jt_rec_callsum){
+			.h = { .type = JT_REC_CALLSUM, .size = sizeof(rec.sum), .ts = ev->ts },
+			.id = m->log_id, .pid = p->pid, .tid = ev->tid, .calls = ev->sum_calls,
+			.incl_ns = ev->sum_incl_ns, .excl_ns = ev->sum_excl_ns,
+		};
+	else if (ev->type == JT_EV_CALL_SPAN)
+		rec.span = (struct jt_rec_span){
+			.h = { .type = JT_REC_SPAN, .size = sizeof(rec.span), .ts = ev->ts },
+			.id = m->log_id, .pid = p->pid, .tid = ev->tid,
+			.enter_ts = ev->sum_incl_ns, .self_ns = ev->sum_excl_ns,
+		};
+	else
+		rec.call = (struct jt_rec_call){
+			.h = { .type = ev->type == JT_EV_ENTER ? JT_REC_ENTER : JT_REC_LEAVE,
+			       .size = sizeof(rec.call), .ts = ev->ts },
+			.id = m->log_id, .pid = p->pid, .tid = ev->tid,
+		};
+	c->st.calls += summed ? 2 * ev->sum_calls : 1;	/* as enters and leaves */
+	return jt_sink__emit(&c->sink, &rec.call.h);
 }
 
 /* The code is gone: no longer live, nor reachable by its id. Only a method the log already

@@ -39,6 +39,8 @@ static const struct rec_rule rules[JT_REC_MAX] = {
 	[JT_REC_OFFCPU] = VAR(jt_rec_offcpu, smp.nr_frames, sizeof(struct jt_frame)),
 	[JT_REC_INLINE] = FIXED(jt_rec_inline),	/* its three counts: log/view.c checks them */
 	[JT_REC_CALLS] = FIXED(jt_rec_calls),	/* its calls: calls_invalid checks them */
+	[JT_REC_CALLSUM] = FIXED(jt_rec_callsum),
+	[JT_REC_SPAN] = FIXED(jt_rec_span),
 };
 
 /* Fields at an offset of a record, which a buffer need not hold aligned. */

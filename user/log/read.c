@@ -666,6 +666,17 @@ static const char *unsound(const struct jt_log_reader *r, const struct jt_rec_hd
 	case JT_REC_ENTER:
 	case JT_REC_LEAVE:
 	case JT_REC_UNLOAD:
+	case JT_REC_CALLSUM:	/* the same head: id, pid, tid */
+	case JT_REC_SPAN:
+		if (rec->type == JT_REC_SPAN &&
+		    (((const struct jt_rec_span *)rec)->enter_ts > rec->ts ||
+		     ((const struct jt_rec_span *)rec)->self_ns >
+		     rec->ts - ((const struct jt_rec_span *)rec)->enter_ts)) {
+			*p = JT_LOGR_P_RECORD;
+			snprintf(buf, cap, "a span that enters after it leaves, or is its own for "
+				 "longer than it lasts");
+			return buf;
+		}
 		id = ((const struct jt_rec_call *)rec)->id;
 		if (defined(r, JT_FRAME_METHOD, id))
 			return NULL;
@@ -736,6 +747,8 @@ static enum header_claim contradicts(const struct jt_log_reader *r, const struct
 	switch (rec->type) {
 	case JT_REC_ENTER:
 	case JT_REC_LEAVE:
+	case JT_REC_CALLSUM:
+	case JT_REC_SPAN:
 		if (h->flags & JT_LOG_F_CALLS)
 			return 0;
 		snprintf(buf, cap, "header, offset %zu: flags 0x%x say calls were not recorded, "

@@ -314,6 +314,8 @@ static int before(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 	case JT_REC_ENTER:
 	case JT_REC_LEAVE:
 	case JT_REC_UNLOAD:
+	case JT_REC_CALLSUM:	/* the same head: id, pid, tid */
+	case JT_REC_SPAN:
 		return need(d, JT_FRAME_METHOD, ((const struct jt_rec_call *)rec)->id, ts, true);
 	case JT_REC_SAMPLE:
 		return need_stack(d, (const void *)rec, ts);

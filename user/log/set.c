@@ -483,6 +483,8 @@ static const struct jt_rec_hdr *renumber(struct jt_logset *s, const struct file 
 	case JT_REC_ENTER:
 	case JT_REC_LEAVE:
 	case JT_REC_UNLOAD:
+	case JT_REC_CALLSUM:	/* the same head: id, pid, tid */
+	case JT_REC_SPAN:
 		ids[0] = &((struct jt_rec_call *)c)->id;
 		break;
 	case JT_REC_SAMPLE:

@@ -94,6 +94,8 @@ static bool filtered_pid(const struct jt_rec_hdr *rec, uint32_t *pid)
 		return true;
 	case JT_REC_ENTER:
 	case JT_REC_LEAVE:
+	case JT_REC_CALLSUM:	/* the same head: id, pid, tid */
+	case JT_REC_SPAN:
 		*pid = ((const struct jt_rec_call *)rec)->pid;
 		return true;
 	default:

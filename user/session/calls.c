@@ -2,6 +2,7 @@
 /* The agents' calls regions of a live session: taken, drained into the pipeline, given back. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
+#include "sources/tscclock.h"
 #include "session/calls.h"
 #include "base/util.h"
 
@@ -34,16 +36,22 @@ struct jt_calls {
 	int nr_roots;			/* 0: every process's regions */
 	int sock;			/* -1: not listening */
 	ino_t sock_ino;			/* ours at JT_CALLBUF_SOCK, to remove only ours */
+	ino_t want_ino;			/* ours at JT_CALLBUF_WANT, 0: none */
 	struct waiting waiting[RECEIVE_MAX];	/* connections that sent nothing yet */
 	int nr_waiting;
 	struct jt_callbuf **v;		/* taken, one a process */
 	int n, cap;
 	uint64_t full, bad;		/* of regions dropped */
+	struct jt_tscclock *tsc;	/* made for the first region that counts the TSC */
+	bool sum;			/* summary mode asked of every region */
+	uint64_t min_ns;		/* its calls this long one by one; UINT64_MAX: none */
+	uint64_t no_sums;		/* regions whose agent keeps no sums: calls one by one */
+	uint64_t spilled;		/* of regions dropped */
 };
 
-static int emit_call(void *ctx, const struct jt_ev_call *ev)
+static int emit_call(void *ctx, const struct jt_ev_hdr *h)
 {
-	return jt_pipeline__raw(ctx, ev, sizeof(*ev));
+	return jt_pipeline__raw(ctx, h, h->size);
 }
 
 /*
@@ -58,9 +66,12 @@ static int drop_region(struct jt_calls *c, int i)
 
 	jt_callbuf__release(cb);
 	n = jt_callbuf__drain(cb, UINT64_MAX, emit_call, c->pl);
+	if (n >= 0 && c->sum && jt_callbuf__drain_sums(cb, 0, emit_call, c->pl))
+		n = -1;
 	jt_callbuf__stats(cb, &st);
 	c->full += st.full;
 	c->bad += st.bad;
+	c->spilled += st.spilled;
 	jt_callbuf__close(cb);
 	c->v[i] = c->v[--c->n];
 	return n < 0 ? -EIO : 0;
@@ -108,8 +119,26 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool
 	 * call); one found at start may be a recording's gone before us.
 	 */
 	cb = jt_callbuf__map(fd, pid, uid, c->me, fresh);
-	if (cb)
-		c->v[c->n++] = cb;
+	if (!cb)
+		return 0;
+	if (jt_callbuf__uses_tsc(cb) && !c->tsc && !(c->tsc = jt_tscclock__new(NULL, NULL))) {
+		jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
+		jt_callbuf__close(cb);
+		return 0;
+	}
+	jt_callbuf__set_tscclock(cb, c->tsc);
+	if (c->sum) {
+		err = jt_callbuf__want_sums(cb, c->min_ns);
+		if (err == -ENOMEM) {
+			jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
+			jt_callbuf__close(cb);
+			return 0;
+		}
+		c->no_sums += err != 0;	/* its agent keeps none: one by one, said at the end */
+	} else {
+		jt_callbuf__want_each(cb);
+	}
+	c->v[c->n++] = cb;
 	return 0;
 }
 
@@ -239,6 +268,11 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 			err = drop_region(c, i--);
 			continue;
 		}
+		/* once a second, what threads summed; an exited one's at once, by drain */
+		if (check && c->sum && jt_callbuf__drain_sums(c->v[i], 0, emit_call, c->pl)) {
+			err = -EIO;
+			break;
+		}
 		n = jt_callbuf__drain(c->v[i], max, emit_call, c->pl);
 		if (n < 0)
 			err = -EIO;
@@ -257,6 +291,62 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 	return err;
 }
 
+/* What pid's region holds, its sums timed at ts at the latest: 1 if it has one. */
+static int drain_pid(struct jt_calls *c, uint32_t pid, uint64_t ts)
+{
+	int i, found = 0;
+
+	for (i = 0; i < c->n; i++) {
+		if (jt_callbuf__pid(c->v[i]) != pid)
+			continue;
+		found = 1;
+		/* the sums first: drain would read exited threads' timed now, after the exit */
+		if ((c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl)) ||
+		    jt_callbuf__drain(c->v[i], UINT64_MAX, emit_call, c->pl) < 0)
+			return -EIO;
+	}
+	return found;
+}
+
+int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
+{
+	int ret = drain_pid(c, pid, ts);
+
+	/* a process gone within a tick may have handed its region over unread yet */
+	if (!ret && c->sock >= 0)
+		ret = receive(c) ?: drain_pid(c, pid, ts);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Tell agents handing their regions to our socket what we want of them from their first
+ * call (JT_CALLBUF_WANT: sums, or nothing there for each call). Not said: they start call
+ * by call, and summary mode begins when we take their region.
+ */
+static void say_want(struct jt_calls *c)
+{
+	struct stat st;
+	int fd;
+
+	/* the newest listener wins the socket, and with it what new regions are asked */
+	if (unlink(JT_CALLBUF_WANT) && errno != ENOENT)
+		jt_err("warning: %s: %s", JT_CALLBUF_WANT, strerror(errno));
+	if (!c->sum)
+		return;
+	fd = open(JT_CALLBUF_WANT, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "sum\n", 4) != 4 || fchmod(fd, 0644) || fstat(fd, &st)) {
+		jt_err("warning: new processes' calls go one by one until jitrace takes their "
+		       "buffers: writing %s: %s", JT_CALLBUF_WANT, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(JT_CALLBUF_WANT);
+		}
+		return;
+	}
+	c->want_ino = st.st_ino;
+	close(fd);
+}
+
 /* Stop listening: the socket's file goes if it is still ours. */
 static void unlisten(struct jt_calls *c)
 {
@@ -268,6 +358,8 @@ static void unlisten(struct jt_calls *c)
 		return;
 	if (!stat(JT_CALLBUF_SOCK, &st) && st.st_ino == c->sock_ino)
 		unlink(JT_CALLBUF_SOCK);
+	if (c->want_ino && !stat(JT_CALLBUF_WANT, &st) && st.st_ino == c->want_ino)
+		unlink(JT_CALLBUF_WANT);
 	close(c->sock);
 	c->sock = -1;
 }
@@ -275,17 +367,31 @@ static void unlisten(struct jt_calls *c)
 int jt_calls__finish(struct jt_calls *c)
 {
 	int err = c->sock >= 0 ? receive(c) : 0;
+	struct jt_tscclock_stats ts;
+	uint64_t n;
 
 	unlisten(c);	/* agents starting now keep their calls to the stubs */
 	while (!err && c->n)
 		err = drop_region(c, c->n - 1);
-	uint64_t n;
-
+	if (c->spilled)
+		jt_err("calls summary: %llu calls were logged one by one: their thread's table of "
+		       "sums (%u methods) had no room for their method",
+		       (unsigned long long)c->spilled, JT_CALLBUF_SUMS);
+	if (c->no_sums)
+		jt_err("calls summary: %llu processes' agents keep no sums: their calls were "
+		       "logged one by one", (unsigned long long)c->no_sums);
+	if (c->tsc) {
+		jt_tscclock__stats(c->tsc, &ts);
+		jt_err("calls timed by the TSC, put on CLOCK_MONOTONIC by %llu pairs of ours: "
+		       "within %llu ns of it (the farthest a pair fell from the line before it; "
+		       "pairs %llu ns wide at most)", (unsigned long long)ts.points,
+		       (unsigned long long)ts.max_err_ns, (unsigned long long)ts.max_width_ns);
+	}
 	return err ?: jt_calls__tick(c, 0, false, &n);	/* the totals */
 }
 
 struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,
-			       int nr_roots)
+			       int nr_roots, bool sum, uint64_t min_ns)
 {
 	struct jt_calls *c = calloc(1, sizeof(*c));
 	struct stat st;
@@ -303,12 +409,16 @@ struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32
 	c->pl = pl;
 	c->me = (uint32_t)getpid();
 	c->nr_roots = nr_roots;
+	c->sum = sum;
+	c->min_ns = min_ns ?: UINT64_MAX;
 	c->sock = listen ? jt_callbuf__listen(JT_CALLBUF_SOCK) : -1;
 	if (listen && c->sock < 0)
 		jt_err("warning: calls before jitrace finds a new process's buffers go through "
 		       "uprobes: listening on %s: %s", JT_CALLBUF_SOCK, strerror(-c->sock));
 	if (c->sock >= 0 && !stat(JT_CALLBUF_SOCK, &st))
 		c->sock_ino = st.st_ino;
+	if (c->sock >= 0)
+		say_want(c);
 	return c;
 }
 
@@ -320,6 +430,7 @@ void jt_calls__free(struct jt_calls *c)
 	while (c->n)
 		jt_callbuf__close(c->v[--c->n]);
 	free(c->v);
+	jt_tscclock__free(c->tsc);
 	free(c->roots);
 	free(c);
 }

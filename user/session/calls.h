@@ -14,15 +14,22 @@ struct jt_calls;
  * Regions drained into pl. listen: take new processes' regions from their first call, on
  * the socket agents hand them to (JT_CALLBUF_SOCK); only those of the nr_roots roots and
  * their descendants when there are roots (the command a recording runs, the processes of
- * -p), every process's otherwise. NULL when out of memory (said). Not listening is said,
- * and recording goes on.
+ * -p), every process's otherwise. sum: ask agents to sum calls per method and thread
+ * (summary mode), and to keep the calls that took min_ns or more one by one (0: none).
+ * NULL when out of memory (said). Not listening is said, and recording goes on.
  */
 struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,
-			       int nr_roots);
+			       int nr_roots, bool sum, uint64_t min_ns);
 /*
  * pid's region, if it has one (found in its maps): announced by its agent as it made it
  * (fresh: what it holds is ours), or found at start (what it holds is older than us).
  */
+/*
+ * Process pid exits at ts (its exit event, not yet in the pipeline): what its region holds
+ * goes in first, its sums timed before the exit, while the collector still knows its
+ * methods. 0, or -EIO when the log failed.
+ */
+int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts);
 int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh);
 /* Every process's region (at start, with -a). */
 void jt_calls__scan_all(struct jt_calls *c);

@@ -361,8 +361,16 @@ static int on_ring(void *ctx, const void *data, size_t len)
 	struct jt_live *l = ctx;
 	const struct jt_ev_hdr *h = data;
 
+	int err;
+
 	if (len >= sizeof(struct jt_ev_call) && h->type == JT_EV_CALLS_REGION)
 		return l->calls ? jt_calls__add(l->calls, h->pid, true) : 0;
+	/* a process's calls before its exit, while its methods are known */
+	if (len >= sizeof(*h) && h->type == JT_EV_EXIT && l->calls) {
+		err = jt_calls__exiting(l->calls, h->pid, h->ts);
+		if (err)
+			return err;
+	}
 	return jt_pipeline__raw(l->pl, data, len);
 }
 
@@ -397,8 +405,10 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	if (o->calls && !o->calls_via_uprobe && o->agent_path && !o->load_only) {
 		uint32_t child = (uint32_t)l->child;
 
-		l->calls = o->command ? jt_calls__new(l->pl, true, &child, 1) :
-			   jt_calls__new(l->pl, true, o->pids, o->nr_pids);
+		l->calls = o->command ?
+			   jt_calls__new(l->pl, true, &child, 1, o->calls_summary, o->calls_min_ns) :
+			   jt_calls__new(l->pl, true, o->pids, o->nr_pids, o->calls_summary,
+					 o->calls_min_ns);
 		if (!l->calls)
 			return -ENOMEM;
 	}

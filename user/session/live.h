@@ -27,6 +27,8 @@ struct jt_live_opts {
 	uint64_t window_ns;	/* how late an event may arrive and still be put in order */
 	const char *agent_path;	/* after parsing: the agent to probe, NULL for none */
 	bool calls_via_uprobe;	/* --calls-via uprobe: leave the agents' calls regions alone */
+	bool calls_summary;	/* --calls-summary: the agents sum calls per method and thread */
+	uint64_t calls_min_ns;	/* --calls-min: those this long one by one; 0: none */
 	bool calls, kstack, verbose, no_perfmap, no_jitdump, no_agent, no_usdt;
 	bool offcpu;		/* off-CPU time: each wait of a traced thread, with its stack */
 	uint64_t offcpu_min_ns;	/* shorter waits are summed per thread, without stacks */

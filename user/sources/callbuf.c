@@ -14,11 +14,14 @@
 
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
+#include "sources/tscclock.h"
 #include "base/util.h"
 
 /* Bounds on a region's geometry: far above what the agent makes, far below what hurts. */
 #define MAX_SLOTS 4096
 #define MAX_RECS (1u << 24)
+#define MAX_SUMS 4096
+#define MAX_SUM_ENTRIES (1u << 16)	/* of all slots: what we keep of them is 32 bytes each */
 #define MAPS_LINE_MAX 4096
 
 /*
@@ -28,13 +31,23 @@
 struct slot_seen {
 	uint64_t tail;
 	uint64_t dropped;
+	uint64_t spilled;
+	bool skip_sums;		/* its sums were written before us: read as a start */
+};
+
+/* What we last read of a method's sums in a slot: the next read logs what it adds. */
+struct sum_seen {
+	uint64_t id, calls, incl, excl;
 };
 
 /* A slot's unread records during a drain, and the one it is at. */
 struct cursor {
 	uint64_t pos, end;	/* next record, head */
 	uint64_t now;		/* the clock after head was read: no record is later */
+	uint64_t now_raw;	/* the same in the region's clock */
 	uint64_t ts, v;		/* the record at pos, checked */
+	uint64_t enter, self;	/* a span's (ns), its second record checked */
+	unsigned int n;		/* records it takes: 1, a span 2 */
 	uint32_t tid;
 	unsigned int slot;
 };
@@ -45,6 +58,11 @@ struct jt_callbuf {
 	bool mapped;			/* ours to unmap */
 	uint32_t pid, me;
 	uint32_t nr_slots, nr_recs, slot_size;	/* copied and checked at take */
+	uint32_t clock_kind;			/* enum jt_callbuf_clock, copied at take */
+	uint32_t nr_sums;			/* a slot's table of sums, copied at take */
+	bool sum;				/* summary mode asked of it */
+	struct sum_seen *sums;			/* nr_sums a slot, made when asked for */
+	struct jt_tscclock *tsc;		/* the TSC's calibration (the caller's) */
 	uint64_t dev, ino;
 	struct slot_seen *seen;
 	struct cursor *cursors;		/* one a slot */
@@ -85,6 +103,8 @@ static const char *bad_geometry(const struct jt_callbuf *cb, uint64_t magic, uin
 		return "no calls region magic";
 	if (version != JT_CALLBUF_VERSION)
 		return "a calls region version this jitrace does not read";
+	if (cb->clock_kind != JT_CALLBUF_CLOCK_MONO && cb->clock_kind != JT_CALLBUF_CLOCK_TSC)
+		return "a clock this jitrace does not read";
 	if (!cb->nr_slots || cb->nr_slots > MAX_SLOTS)
 		return "a slot count out of bounds";
 	if (!cb->nr_recs || cb->nr_recs > MAX_RECS || (cb->nr_recs & (cb->nr_recs - 1)))
@@ -96,6 +116,13 @@ static const char *bad_geometry(const struct jt_callbuf *cb, uint64_t magic, uin
 	need = JT_CALLBUF_HDR_SIZE + (uint64_t)cb->nr_slots * cb->slot_size;
 	if (need > cb->size)
 		return "slots past the end of the region";
+	/* summary mode's sums right after each ring, no more of them than we keep */
+	if (cb->nr_sums && (cb->nr_sums > MAX_SUMS || (cb->nr_sums & (cb->nr_sums - 1)) ||
+			    (uint64_t)cb->nr_sums * cb->nr_slots > MAX_SUM_ENTRIES ||
+			    cb->slot_size < offsetof(struct jt_callbuf_slot, recs) +
+					    (uint64_t)cb->nr_recs * sizeof(struct jt_callbuf_rec) +
+					    (uint64_t)cb->nr_sums * sizeof(struct jt_callbuf_sum)))
+		return "a table of sums out of bounds";
 	return NULL;
 }
 
@@ -129,6 +156,8 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 	cb->nr_slots = load32(&h->nr_slots);
 	cb->nr_recs = load32(&h->nr_recs);
 	cb->slot_size = load32(&h->slot_size);
+	cb->clock_kind = load32(&h->clock);
+	cb->nr_sums = load32(&h->nr_sums);
 	*why = bad_geometry(cb, load64(&h->magic), load32(&h->version));
 	if (*why)
 		goto fail;
@@ -160,7 +189,11 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 
 		cb->seen[i].tail = load64(&s->head);
 		cb->seen[i].dropped = load64(&s->dropped);
+		cb->seen[i].spilled = load64(&s->spilled);
 		__atomic_store_n(&s->tail, cb->seen[i].tail, __ATOMIC_RELEASE);
+		/* a running thread's sums from before us are where we start; a new thread's
+		 * (in a free slot, or one we free) from 0 */
+		cb->seen[i].skip_sums = load32(&s->state) == JT_CALLBUF_CLAIMED;
 		__atomic_compare_exchange_n(&s->state, &exited, JT_CALLBUF_FREE, false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
@@ -178,22 +211,143 @@ fail:
 	return NULL;
 }
 
+static const struct jt_callbuf_sum *sum_at(const struct jt_callbuf *cb, unsigned int i,
+					    unsigned int j)
+{
+	return (const struct jt_callbuf_sum *)((const char *)slot_at(cb, i) +
+		offsetof(struct jt_callbuf_slot, recs) +
+		(size_t)cb->nr_recs * sizeof(struct jt_callbuf_rec)) + j;
+}
+
+/* A length in the region's clock in ns. */
+static uint64_t dur_ns(const struct jt_callbuf *cb, uint64_t d)
+{
+	return cb->clock_kind == JT_CALLBUF_CLOCK_MONO ? d : jt_tscclock__dur_ns(cb->tsc, d);
+}
+
 /*
- * Open slot i's unread records as a cursor: false when it has none (an exited thread's
- * slot, empty, is given back then). An index that does not fit the ring is counted bad and
- * its records skipped.
+ * Log what slot i's sums added since we last read them, each checked (counters only grow,
+ * an entry keeps its method, a thread id in range; what breaks that is counted bad and
+ * read again from where it is): nonzero when the emitter said stop.
  */
-static bool cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c)
+static int sums_read(struct jt_callbuf *cb, unsigned int i, uint64_t at, jt_callbuf_emit emit,
+		     void *ctx)
+{
+	struct jt_ev_callsum ev = { .h = { .type = JT_EV_CALL_SUM, .size = sizeof(ev),
+					   .pid = cb->pid } };
+	struct jt_callbuf_slot *s = slot_at(cb, i);
+	struct sum_seen *seen;
+	uint64_t raw, now;
+	bool start;
+	unsigned int j;
+	int stop;
+
+	if (!cb->sums || load32(&s->state) == JT_CALLBUF_FREE)
+		return 0;
+	/* after every call it sums left; a TSC region's lengths need the line */
+	if (cb->clock_kind == JT_CALLBUF_CLOCK_MONO)
+		now = cb->clock(cb->clock_ctx);
+	else if (!cb->tsc || jt_tscclock__now(cb->tsc, &raw, &now))
+		return 0;	/* no TSC here: never read, never logged */
+	seen = &cb->sums[(size_t)i * cb->nr_sums];
+	start = cb->seen[i].skip_sums;
+	cb->seen[i].skip_sums = false;
+	ev.h.tid = load32(&s->tid);
+	ev.h.ts = at && at < now ? at : now;
+	for (j = 0; j < cb->nr_sums; j++) {
+		const struct jt_callbuf_sum *e = sum_at(cb, i, j);
+		struct sum_seen now = { load64(&e->id), load64(&e->calls), load64(&e->incl),
+					load64(&e->excl) };
+		struct sum_seen *was = &seen[j];
+
+		if (start || (!now.id && !was->id))
+			goto seen;
+		if (now.id != was->id) {
+			if (was->id)	/* an entry that changed its method under us */
+				cb->st.bad++;
+			*was = (struct sum_seen){ .id = now.id };
+		}
+		if (now.calls == was->calls && now.incl == was->incl && now.excl == was->excl)
+			continue;	/* nothing new (a forged entry is counted once) */
+		if (now.calls < was->calls || now.incl < was->incl || now.excl < was->excl ||
+		    !now.id || (now.id & JT_CALLBUF_KINDS) || !ev.h.tid ||
+		    ev.h.tid >= JT_PID_LIMIT) {
+			cb->st.bad++;
+			goto seen;
+		}
+		ev.id = now.id;
+		ev.calls = now.calls - was->calls;
+		ev.incl_ns = dur_ns(cb, now.incl - was->incl);
+		ev.excl_ns = dur_ns(cb, now.excl - was->excl);
+		if (!ev.calls && !ev.incl_ns && !ev.excl_ns)
+			continue;	/* less than a ns of the TSC yet: kept until it is more */
+		stop = emit(ctx, &ev.h);
+		if (stop)
+			return stop;	/* read again next time */
+		cb->st.sums++;
+seen:
+		*was = now;
+	}
+	return 0;
+}
+
+int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit emit, void *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < cb->nr_slots; i++)
+		if (sums_read(cb, i, at, emit, ctx))
+			return -1;
+	return 0;
+}
+
+void jt_callbuf__want_each(struct jt_callbuf *cb)
+{
+	__atomic_store_n(&cb->hdr->mode, JT_CALLBUF_MODE_EACH, __ATOMIC_RELEASE);
+}
+
+int jt_callbuf__want_sums(struct jt_callbuf *cb, uint64_t min_ns)
+{
+	uint64_t min = min_ns, tsc, ns;
+
+	if (!cb->nr_sums)
+		return -ENOTSUP;	/* an agent with no table: every call one by one */
+	if (!cb->sums) {
+		cb->sums = calloc((size_t)cb->nr_slots * cb->nr_sums, sizeof(*cb->sums));
+		if (!cb->sums)
+			return -ENOMEM;
+	}
+	if (cb->clock_kind == JT_CALLBUF_CLOCK_TSC && min_ns != UINT64_MAX) {
+		if (!cb->tsc || jt_tscclock__now(cb->tsc, &tsc, &ns))
+			return -ENOTSUP;
+		min = jt_tscclock__ticks(cb->tsc, min_ns) ?: 1;
+	}
+	__atomic_store_n(&cb->hdr->min, min, __ATOMIC_RELAXED);
+	__atomic_store_n(&cb->hdr->mode, JT_CALLBUF_MODE_SUM, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Open slot i's unread records as a cursor: 1, or 0 when it has none (an exited thread's
+ * slot, empty, its sums read, is given back then), -1 when the emitter said stop. An index
+ * that does not fit the ring is counted bad and its records skipped.
+ */
+static int cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c,
+		       jt_callbuf_emit emit, void *ctx)
 {
 	struct jt_callbuf_slot *s = slot_at(cb, i);
 	struct slot_seen *seen = &cb->seen[i];
 	uint32_t state = load32(&s->state);
 	uint64_t head = load64(&s->head), dropped = load64(&s->dropped);
+	uint64_t spilled = load64(&s->spilled);
 	uint32_t exited = JT_CALLBUF_EXITED;
 
 	if (dropped > seen->dropped)	/* a counter that shrinks was written by someone else */
 		cb->st.full += dropped - seen->dropped;
 	seen->dropped = dropped;
+	if (spilled > seen->spilled)	/* read as dropped is */
+		cb->st.spilled += spilled - seen->spilled;
+	seen->spilled = spilled;
 	if (head - seen->tail > cb->nr_recs) {	/* more than the ring holds, or behind us */
 		cb->st.bad++;
 		seen->tail = head;
@@ -201,18 +355,25 @@ static bool cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c)
 	if (head != seen->tail) {
 		*c = (struct cursor){
 			.slot = i, .pos = seen->tail, .end = head,
-			/* after head: every record it covers was written before */
-			.now = cb->clock(cb->clock_ctx),
 			/* only a label within this pid: it names no other process */
 			.tid = load32(&s->tid),
 		};
-		return true;
+		/* after head: every record it covers was written before */
+		if (cb->clock_kind == JT_CALLBUF_CLOCK_MONO)
+			c->now = c->now_raw = cb->clock(cb->clock_ctx);
+		else if (!cb->tsc || jt_tscclock__now(cb->tsc, &c->now_raw, &c->now))
+			c->now = c->now_raw = 0;	/* no TSC here: every record is refused */
+		return 1;
 	}
 	__atomic_store_n(&s->tail, seen->tail, __ATOMIC_RELEASE);
-	if (state == JT_CALLBUF_EXITED)
-		__atomic_compare_exchange_n(&s->state, &exited, JT_CALLBUF_FREE, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	return false;
+	if (state != JT_CALLBUF_EXITED)
+		return 0;
+	if (sums_read(cb, i, 0, emit, ctx))	/* its last sums, before another thread's */
+		return -1;
+	if (__atomic_compare_exchange_n(&s->state, &exited, JT_CALLBUF_FREE, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) && cb->sums)
+		memset(&cb->sums[(size_t)i * cb->nr_sums], 0, cb->nr_sums * sizeof(*cb->sums));
+	return 0;
 }
 
 /* Load the cursor's next record that makes sense (others counted bad): false at its end. */
@@ -223,12 +384,40 @@ static bool cursor_load(struct jt_callbuf *cb, struct cursor *c)
 	for (; c->pos != c->end; c->pos++) {
 		const struct jt_callbuf_rec *r = &s->recs[c->pos & (cb->nr_recs - 1)];
 
+		c->n = 1;
 		c->ts = __atomic_load_n(&r->ts, __ATOMIC_RELAXED);
 		c->v = __atomic_load_n(&r->id_kind, __ATOMIC_RELAXED);
 		/* a time later than the index is forged, and would hold the reorder window of
 		 * every process */
-		if (c->ts && c->ts <= c->now && c->tid && c->tid < JT_PID_LIMIT)
+		if (!c->ts || c->ts > c->now_raw || !c->tid || c->tid >= JT_PID_LIMIT ||
+		    (c->v & JT_CALLBUF_KINDS) == JT_CALLBUF_KINDS)
+			goto bad;
+		if (c->v & JT_CALLBUF_SPAN) {	/* its second record, published with it */
+			r = &s->recs[(c->pos + 1) & (cb->nr_recs - 1)];
+			c->enter = __atomic_load_n(&r->ts, __ATOMIC_RELAXED);
+			c->self = __atomic_load_n(&r->id_kind, __ATOMIC_RELAXED);
+			if (c->pos + 1 == c->end || !c->enter || c->enter > c->ts ||
+			    c->self > c->ts - c->enter)
+				goto bad;
+			c->n = 2;
+		}
+		if (cb->clock_kind == JT_CALLBUF_CLOCK_MONO)
 			return true;
+		/* checked raw first: only a TSC already past moves the line's pin */
+		c->ts = jt_tscclock__ns(cb->tsc, c->ts);
+		if (c->ts > c->now)
+			c->ts = c->now;
+		if (c->n == 2) {
+			c->enter = jt_tscclock__ns(cb->tsc, c->enter);
+			c->enter = c->enter < c->ts ? c->enter : c->ts;
+			c->self = jt_tscclock__dur_ns(cb->tsc, c->self);
+			c->self = c->self < c->ts - c->enter ? c->self : c->ts - c->enter;
+			if (!c->enter)
+				goto bad;
+		}
+		if (c->ts)
+			return true;
+bad:
 		cb->st.bad++;
 	}
 	return false;
@@ -269,14 +458,18 @@ static void sift_down(struct cursor **h, unsigned int n, unsigned int k)
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
 {
 	struct jt_ev_call ev = { .h = { .size = sizeof(ev), .pid = cb->pid } };
+	struct jt_ev_span span = { .h = { .type = JT_EV_CALL_SPAN, .size = sizeof(span),
+					  .pid = cb->pid } };
 	unsigned int i, n = 0, k;
 	long done = 0;
-	int stop = 0;
+	int stop = 0, ret;
 
-	for (i = 0; i < cb->nr_slots; i++) {
+	for (i = 0; i < cb->nr_slots && !stop; i++) {
 		struct cursor *c = &cb->cursors[i];
 
-		if (!cursor_open(cb, i, c))
+		ret = cursor_open(cb, i, c, emit, ctx);
+		stop = ret < 0;
+		if (ret <= 0)
 			continue;
 		if (cursor_load(cb, c))
 			cb->heap[n++] = c;
@@ -288,15 +481,24 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
 	while (n && (uint64_t)done < max && !stop) {
 		struct cursor *c = cb->heap[0];
 
-		ev.h.type = (c->v & JT_CALLBUF_LEAVE) ? JT_EV_LEAVE : JT_EV_ENTER;
-		ev.h.ts = c->ts;
-		ev.h.tid = c->tid;
-		ev.id = c->v & ~JT_CALLBUF_LEAVE;
-		stop = emit(ctx, &ev);
+		if (c->n == 2) {
+			span.h.ts = c->ts;
+			span.h.tid = c->tid;
+			span.id = c->v & ~JT_CALLBUF_KINDS;
+			span.enter_ts = c->enter;
+			span.self_ns = c->self;
+			stop = emit(ctx, &span.h);
+		} else {
+			ev.h.type = (c->v & JT_CALLBUF_LEAVE) ? JT_EV_LEAVE : JT_EV_ENTER;
+			ev.h.ts = c->ts;
+			ev.h.tid = c->tid;
+			ev.id = c->v & ~JT_CALLBUF_LEAVE;
+			stop = emit(ctx, &ev.h);
+		}
 		if (stop)
 			break;	/* this one is read again next time */
 		done++;
-		c->pos++;
+		c->pos += c->n;
 		if (!cursor_load(cb, c)) {
 			cursor_close(cb, c);
 			cb->heap[0] = cb->heap[--n];
@@ -322,6 +524,16 @@ void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), 
 {
 	cb->clock = clock;
 	cb->clock_ctx = ctx;
+}
+
+void jt_callbuf__set_tscclock(struct jt_callbuf *cb, struct jt_tscclock *tsc)
+{
+	cb->tsc = tsc;
+}
+
+bool jt_callbuf__uses_tsc(const struct jt_callbuf *cb)
+{
+	return cb->clock_kind == JT_CALLBUF_CLOCK_TSC;
 }
 
 void jt_callbuf__stats(const struct jt_callbuf *cb, struct jt_callbuf_stats *st)
@@ -355,6 +567,7 @@ void jt_callbuf__close(struct jt_callbuf *cb)
 	jt_callbuf__release(cb);
 	if (cb->mapped)
 		munmap(cb->hdr, cb->size);
+	free(cb->sums);
 	free(cb->heap);
 	free(cb->cursors);
 	free(cb->seen);

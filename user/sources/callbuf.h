@@ -12,14 +12,17 @@
 
 /*
  * One enter or leave read from a region, shaped as the ring buffer's jt_ev_call so that it
- * goes through the same decoding. Return nonzero to stop the drain (the log failed).
+ * goes through the same decoding (in summary mode also a jt_ev_callsum or a jt_ev_span);
+ * h->size bytes. Return nonzero to stop the drain (the log failed).
  */
-typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_ev_call *ev);
+typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_ev_hdr *h);
 
 struct jt_callbuf_stats {
 	uint64_t records;	/* delivered */
 	uint64_t full;		/* lost in the process to a full ring (its counters' growth) */
-	uint64_t bad;		/* records or indexes refused */
+	uint64_t bad;		/* records, indexes or sums refused */
+	uint64_t sums;		/* summary mode: sums delivered */
+	uint64_t spilled;	/* summary mode: calls one by one for want of room (the agent's) */
 };
 
 struct jt_callbuf;
@@ -65,12 +68,35 @@ int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid);
  */
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx);
 /*
+ * Summary mode: ask the agent to sum calls per method and thread in its slots (calls that
+ * took min_ns or more still one by one, as spans; UINT64_MAX: none). -ENOTSUP when its
+ * agent keeps no table of sums (its calls stay one by one), -ENOMEM.
+ */
+int jt_callbuf__want_sums(struct jt_callbuf *cb, uint64_t min_ns);
+/* Every call one by one (a summary a recording before us asked for is not ours to keep). */
+void jt_callbuf__want_each(struct jt_callbuf *cb);
+/*
+ * Summary mode: deliver what every slot's sums added since last read (jt_ev_callsum, each
+ * checked), timed now, or at `at` if earlier and nonzero (the process's exit: they come
+ * before it); an exited thread's last sums are delivered by drain before its slot is given
+ * back. 0, or -1 when the emitter said stop.
+ */
+int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit emit, void *ctx);
+/*
  * Let go of the pages of the rings read so far (they are the process's; mapped, they count
  * in the recorder's resident size): the next drain maps again what it reads.
  */
 void jt_callbuf__trim(struct jt_callbuf *cb);
 /* The clock drains check times against (default CLOCK_MONOTONIC ns): tests set theirs. */
 void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), void *ctx);
+struct jt_tscclock;
+/*
+ * The calibration a region whose agent writes TSC values is read through (the caller's,
+ * shared by regions; without one such a region's records are all refused as bad).
+ */
+void jt_callbuf__set_tscclock(struct jt_callbuf *cb, struct jt_tscclock *tsc);
+/* Whether the region's records count the TSC (said by its agent, once). */
+bool jt_callbuf__uses_tsc(const struct jt_callbuf *cb);
 void jt_callbuf__stats(const struct jt_callbuf *cb, struct jt_callbuf_stats *st);
 uint32_t jt_callbuf__pid(const struct jt_callbuf *cb);
 /* The file behind the region (0, 0 for memory given to jt_callbuf__take). */

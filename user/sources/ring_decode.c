@@ -224,6 +224,28 @@ int jt_decode(const void *data, size_t len, union jt_event_buf *out)
 			return -EINVAL;
 		ev->id = ((const struct jt_ev_call *)data)->id;
 		return 0;
+	case JT_EV_CALL_SUM: {
+		const struct jt_ev_callsum *s = data;
+
+		if (len < sizeof(*s))
+			return -EINVAL;
+		ev->sum_of = s->id;
+		ev->sum_calls = s->calls;
+		ev->sum_incl_ns = s->incl_ns;
+		ev->sum_excl_ns = s->excl_ns;
+		return 0;
+	}
+	case JT_EV_CALL_SPAN: {
+		const struct jt_ev_span *s = data;
+
+		if (len < sizeof(*s))
+			return -EINVAL;
+		ev->sum_of = s->id;
+		ev->sum_calls = 1;
+		ev->sum_incl_ns = s->enter_ts;
+		ev->sum_excl_ns = s->self_ns;
+		return 0;
+	}
 	case JT_EV_CODE_LOAD:
 		return decode_code(data, len, ev);
 	case JT_EV_JAVA_CODE:

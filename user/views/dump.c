@@ -304,6 +304,28 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 		U64(o, "id", c->id);
 		break;
 	}
+	case JT_REC_CALLSUM: {
+		const struct jt_rec_callsum *c = (const void *)rec;
+
+		U64(o, "pid", c->pid);
+		U64(o, "tid", c->tid);
+		U64(o, "id", c->id);
+		U64(o, "calls", c->calls);
+		U64(o, "incl_ns", c->incl_ns);
+		U64(o, "excl_ns", c->excl_ns);
+		break;
+	}
+	case JT_REC_SPAN: {
+		const struct jt_rec_span *c = (const void *)rec;
+
+		U64(o, "pid", c->pid);
+		U64(o, "tid", c->tid);
+		U64(o, "id", c->id);
+		PUT(o, " enter=");
+		put_time(o, c->enter_ts, start);
+		U64(o, "self_ns", c->self_ns);
+		break;
+	}
 	case JT_REC_SAMPLE: {
 		const struct jt_rec_sample *s = (const void *)rec;
 
@@ -443,7 +465,8 @@ int jt_dump_filtered(FILE *out, const char *path, const struct jt_filter *filter
 	while (!o.err && (rec = jt_logsrc__next(&src, &kept))) {
 		/* samples, enters and leaves the filter leaves out are not shown */
 		if (!kept && (rec->type == JT_REC_SAMPLE || rec->type == JT_REC_OFFCPU ||
-			      rec->type == JT_REC_ENTER || rec->type == JT_REC_LEAVE))
+			      rec->type == JT_REC_ENTER || rec->type == JT_REC_LEAVE ||
+			      rec->type == JT_REC_CALLSUM || rec->type == JT_REC_SPAN))
 			continue;
 		put_rec(&o, src.lv, rec, src.hdr->start_ns);
 	}

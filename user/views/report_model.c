@@ -420,6 +420,45 @@ nomem:
 	return -ENOMEM;
 }
 
+/* A thread's calls of a method summed in the process: into the method's calls as they are. */
+static int on_callsum(struct jt_report_model *r, const struct jt_rec_callsum *c)
+{
+	struct mstat *m = mstat_get(r, c->id, c->pid);
+
+	if (!m) {
+		jt_err("%s", report__nomem);
+		return -ENOMEM;
+	}
+	m->calls += c->calls;
+	m->incl_ns += c->incl_ns;
+	m->excl_ns += c->excl_ns;
+	r->summed += c->calls;
+	return 0;
+}
+
+/*
+ * One call logged alone at its leave, with its enter and its own time: a call of its
+ * method, and time its caller spent in callees if the caller is open in the log.
+ */
+static int on_span(struct jt_report_model *r, const struct jt_rec_span *c)
+{
+	struct mstat *m = mstat_get(r, c->id, c->pid);
+	struct thread *t = thread_get(r, c->pid, c->tid);
+	uint64_t dur = c->h.ts - c->enter_ts;	/* the reader checked enter_ts <= ts */
+
+	if (!m || !t) {
+		jt_err("%s", report__nomem);
+		return -ENOMEM;
+	}
+	m->calls++;
+	m->incl_ns += dur;
+	m->excl_ns += c->self_ns;
+	if (t->n)
+		t->v[t->n - 1].child_ns += dur;
+	r->spans++;
+	return 0;
+}
+
 static int read_log(struct jt_report_model *r)
 {
 	const struct jt_rec_hdr *rec;
@@ -449,6 +488,16 @@ static int read_log(struct jt_report_model *r)
 				err = rec->type == JT_REC_ENTER ? on_enter(r, c) : on_leave(r, c);
 			break;
 		}
+		case JT_REC_CALLSUM:
+			r->any_calls = true;
+			if (kept)
+				err = on_callsum(r, (const void *)rec);
+			break;
+		case JT_REC_SPAN:
+			r->any_calls = true;
+			if (kept)
+				err = on_span(r, (const void *)rec);
+			break;
 		default:
 			break;
 		}

@@ -91,6 +91,8 @@ struct jt_report_model {
 	uint64_t leave_no_enter;	/* a leave whose enter the log does not hold */
 	uint64_t closed_by_outer;	/* activations left without their own leave */
 	uint64_t open_at_end;		/* activations still open when the log ends */
+	uint64_t summed;		/* calls summed in the process (--calls-summary) */
+	uint64_t spans;			/* calls logged alone for their length (--calls-min) */
 	bool any_calls;
 	bool any_offcpu;	/* the log recorded off-CPU time, or holds a record of it */
 };

@@ -52,7 +52,7 @@ void report__text_header(FILE *out, const struct jt_report_model *r, const char 
 	fprintf(out, "%s%" PRIu64 " samples", indent, r->all.samples);
 	if (jt_logsrc__late(&r->src))	/* their perf-map lines came after them */
 		fprintf(out, " (%" PRIu64 " named late)", jt_logsrc__late(&r->src));
-	fprintf(out, ", %" PRIu64 " calls", r->enters);
+	fprintf(out, ", %" PRIu64 " calls", r->enters + r->summed + r->spans);
 	if (jt_filter__describe(&r->o->filter, filt, sizeof(filt)))
 		fprintf(out, " (kept: %s)", filt);
 	fprintf(out, "; lost %" PRIu64, jt_logsrc__dropped(&r->src));
@@ -313,6 +313,9 @@ int report__text(FILE *out, const struct jt_report_model *r)
 			" leaves without an enter, %" PRIu64 " closed by an outer leave, %" PRIu64
 			" open at the end\n", r->enters, r->leaves, r->leave_no_enter,
 			r->closed_by_outer, r->open_at_end);
+	if (r->summed || r->spans)
+		fprintf(out, "calls summed in the process: %" PRIu64 "; logged alone for their "
+			"length: %" PRIu64 "\n", r->summed, r->spans);
 	if (r->any_offcpu)
 		text_off_totals(out, r);
 	procs = report__sections(r, &n);
