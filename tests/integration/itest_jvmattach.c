@@ -7,7 +7,6 @@
  * loads the JVMTI agent instead; the perf map file an attach made is removed when no session
  * needs it any more (after SIGKILL too), one that was there is kept. Needs root.
  */
-#include <dirent.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -338,22 +337,6 @@ static bool map_there(pid_t pid)
 	return !lstat(path, &st);
 }
 
-/* Share files of sessions on the JVM pid's map left in /run/jitrace. */
-static int jvm_shares_left(pid_t pid)
-{
-	char prefix[32];
-	struct dirent *de;
-	DIR *d = opendir("/run/jitrace");
-	int n = 0;
-
-	snprintf(prefix, sizeof(prefix), "jvm-%d-", (int)pid);
-	while (d && (de = readdir(d)))
-		n += !strncmp(de->d_name, prefix, strlen(prefix));
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* A JVM for a map test: Hot for secs seconds, with no map in /tmp (an earlier process's of
  * the same pid removed), its pid in pid_s. */
 static pid_t map_jvm(const char *tag, const char *secs, char *pid_s, size_t cap)
@@ -404,7 +387,7 @@ static void test_map_the_attach_made_is_removed_at_the_end(void **state)
 	assert_true(map_there(pid));	/* written by the attach while recording */
 	assert_int_equal(it_wait(rpid), 0);
 	assert_false(map_there(pid));
-	assert_int_equal(jvm_shares_left(pid), 0);
+	assert_int_equal(it_shares_left("jvm", pid), 0);
 	assert_int_equal(it_wait(pid), 0);
 }
 
@@ -422,7 +405,7 @@ static void test_map_the_attach_made_is_removed_after_sigkill(void **state)
 	assert_int_equal(it_wait(rpid), 128 + SIGKILL);
 	sleep(1);
 	assert_false(map_there(pid));	/* the guard, left alone, removed it */
-	assert_int_equal(jvm_shares_left(pid), 0);
+	assert_int_equal(it_shares_left("jvm", pid), 0);
 	assert_int_equal(it_wait(pid), 0);
 }
 
@@ -439,10 +422,10 @@ static void test_map_is_kept_for_an_overlapping_session(void **state)
 	bpid = map_record("m_two_b", pid_s, "7");
 	assert_int_equal(it_wait(apid), 0);
 	assert_true(map_there(pid));	/* the second session still needs it */
-	assert_int_equal(jvm_shares_left(pid), 1);
+	assert_int_equal(it_shares_left("jvm", pid), 1);
 	assert_int_equal(it_wait(bpid), 0);
 	assert_false(map_there(pid));
-	assert_int_equal(jvm_shares_left(pid), 0);
+	assert_int_equal(it_shares_left("jvm", pid), 0);
 	assert_int_equal(it_wait(pid), 0);
 }
 
@@ -461,7 +444,7 @@ static void test_map_that_was_there_is_kept(void **state)
 	rpid = map_record("m_kept", pid_s, "2");
 	assert_int_equal(it_wait(rpid), 0);
 	assert_true(map_there(pid));
-	assert_int_equal(jvm_shares_left(pid), 0);
+	assert_int_equal(it_shares_left("jvm", pid), 0);
 	assert_int_equal(it_wait(pid), 0);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
 	unlink(path);	/* the test's own, from jcmd */
