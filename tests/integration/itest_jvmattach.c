@@ -451,6 +451,28 @@ static void test_map_that_was_there_is_kept(void **state)
 	free(jout);
 }
 
+/* A map the JVM writes as it exits (-XX:+DumpPerfMapAtExit), while a recording that made
+ * one holds it, is the JVM's: kept. */
+static void test_map_a_jvm_writes_at_exit_is_kept(void **state)
+{
+	char pid_s[16], path[64];
+	pid_t pid, rpid;
+
+	(void)state;
+	need_java();
+	/* diagnostic in JDK 17: unlocked first, which start_hot's one extra cannot say */
+	setenv("JAVA_TOOL_OPTIONS", "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit", 1);
+	pid = map_jvm("m_exit", "4", pid_s, sizeof(pid_s));
+	unsetenv("JAVA_TOOL_OPTIONS");
+	rpid = map_record("m_exit", pid_s, "8");
+	assert_int_equal(it_wait(pid), 0);	/* during the recording */
+	assert_int_equal(it_wait(rpid), 0);
+	assert_true(map_there(pid));
+	assert_int_equal(it_shares_left("jvm", pid), 0);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	unlink(path);	/* the test's own JVM's */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_map_the_attach_made_is_removed_after_sigkill),
 		cmocka_unit_test(test_map_is_kept_for_an_overlapping_session),
 		cmocka_unit_test(test_map_that_was_there_is_kept),
+		cmocka_unit_test(test_map_a_jvm_writes_at_exit_is_kept),
 	};
 
 	if (geteuid()) {
