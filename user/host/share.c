@@ -89,8 +89,12 @@ int jt_share__take(const char *lock_dir, const char *proc_root, uint32_t pid,
 
 	*s = (struct jt_share){ .pid = pid, .fd = -1 };
 	err = start_of(proc_root, pid, &s->start);
-	if (err)
-		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	if (err == -ENOENT || err == -ESRCH)
+		return 0;	/* gone: nothing to hold */
+	if (err) {
+		jt_err("%s/%u/stat: no start time: %s", proc_root, pid, strerror(-err));
+		return err;
+	}
 	if (!lock_dir)
 		return ops->first(ctx, pid, false);
 	share_path(lock_dir, ops->kind, pid, s->start, path, sizeof(path));

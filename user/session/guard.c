@@ -95,7 +95,7 @@ static void jvm_last(void *ctx, uint32_t pid)
 	if (err == -EPERM)
 		jt_err("pid %u: its /tmp/perf-PID.map is no longer a regular file of the JVM's "
 		       "user: left there", pid);
-	else if (err && err != -ESRCH)
+	else if (err && err != -ESRCH && err != -ENOENT)	/* not gone meanwhile */
 		jt_err("pid %u: cannot remove the perf map jitrace had its JVM write in its "
 		       "/tmp: %s", pid, strerror(-err));
 }
@@ -112,8 +112,11 @@ static int jvm_hold(struct jvm_maps *m, uint32_t pid)
 	for (i = 0; i < m->n; i++)
 		if (m->held[i].pid == pid)
 			return 1;
-	if (jt_array_grow(&m->held, &m->cap, m->n + 1, sizeof(*m->held)))
+	if (jt_array_grow(&m->held, &m->cap, m->n + 1, sizeof(*m->held))) {
+		jt_err("pid %u: out of memory: its JVM's perf map is left there after recording",
+		       pid);
 		return -ENOMEM;
+	}
 	r = jt_share__take(m->lock_dir, m->proc_root, pid, &jvm_map_share, m, &m->held[m->n]);
 	m->n += r == 1;
 	return r;
