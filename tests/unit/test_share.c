@@ -101,6 +101,15 @@ static bool share_file(const struct tree *t, unsigned long long start)
 	return !stat(path, &st);
 }
 
+/* The last share of PID (started at 777) let go: lasts undone in all, no share file left. */
+static void drop_last(struct tree *t, struct jt_share *s, struct fake *f, int lasts)
+{
+	jt_share__drop(t->locks, t->proc, s, &ops, f);
+	assert_int_equal(f->lasts, lasts);
+	assert_false(share_file(t, 777));
+	tree_free(t);
+}
+
 /* The first in turns on, the second joins, the first out leaves it, the last undoes it. */
 static void test_first_in_turns_on_and_last_out_undoes(void **state)
 {
@@ -118,10 +127,7 @@ static void test_first_in_turns_on_and_last_out_undoes(void **state)
 	jt_share__drop(t.locks, t.proc, &a, &ops, &f);
 	assert_int_equal(f.lasts, 0);		/* b still needs it */
 	assert_true(share_file(&t, 777));
-	jt_share__drop(t.locks, t.proc, &b, &ops, &f);
-	assert_int_equal(f.lasts, 1);
-	assert_false(share_file(&t, 777));
-	tree_free(&t);
+	drop_last(&t, &b, &f, 1);
 }
 
 /* What the process had by itself: not held, never undone, nothing left behind. */
@@ -160,10 +166,7 @@ static void test_a_dead_sessions_share_is_taken_over(void **state)
 	f.answer = 1;
 	assert_int_equal(jt_share__take(t.locks, t.proc, PID, &ops, &f, &b), 1);
 	assert_true(f.ours);
-	jt_share__drop(t.locks, t.proc, &b, &ops, &f);
-	assert_int_equal(f.lasts, 1);
-	assert_false(share_file(&t, 777));
-	tree_free(&t);
+	drop_last(&t, &b, &f, 1);
 }
 
 /* A pid reused by another process before the last out: the new one is never undone. */
