@@ -6,7 +6,6 @@
  * calls through exceptions, dynamic methods unloaded). Needs root and the .NET SDK (`dotnet`
  * on PATH); tests/runtimes/dotnet/Hot.cs is built once, offline, into the scratch directory.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -577,22 +576,6 @@ static long map_size(pid_t pid)
 	return stat(path, &st) ? -1 : (long)st.st_size;
 }
 
-/* Share files of sessions on pid left in /run/jitrace. */
-static int shares_left(pid_t pid)
-{
-	char prefix[32];
-	struct dirent *de;
-	DIR *d = opendir("/run/jitrace");
-	int n = 0;
-
-	snprintf(prefix, sizeof(prefix), "dotnet-%d-", (int)pid);
-	while (d && (de = readdir(d)))
-		n += !strncmp(de->d_name, prefix, strlen(prefix));
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /*
  * `record -- dotnet app.dll` with nothing set: the command jitrace starts writes its perf
  * map from its first method (DOTNET_PerfMapEnabled=3 in its environment), and the split is
@@ -660,7 +643,7 @@ static void test_sigkill_leaves_the_perf_map_off(void **state)
 		      "3 s later\n", on0, on1, off0, off1);
 	assert_true(on0 > 0 && on1 > on0);	/* it grows while on */
 	assert_int_equal(off1, off0);		/* and not once off */
-	assert_int_equal(shares_left(pid), 0);
+	assert_int_equal(it_shares_left("dotnet", pid), 0);
 	assert_int_equal(it_wait(pid), 0);
 	assert_true(it_wait_for_text(out, "compiled ", 0));
 	dn_forget(pid);
@@ -727,7 +710,7 @@ static void test_overlapping_sessions_both_keep_names(void **state)
 	assert_int_equal(jt_dotnet_ipc__maps_open("/proc", (uint32_t)pid), 1);
 	assert_int_equal(it_wait(bpid), 0);
 	assert_int_equal(jt_dotnet_ipc__maps_open("/proc", (uint32_t)pid), 0);
-	assert_int_equal(shares_left(pid), 0);
+	assert_int_equal(it_shares_left("dotnet", pid), 0);
 	assert_int_equal(it_wait(pid), 0);
 	dn_forget(pid);
 	it_log_load(a_log, &a);

@@ -4,15 +4,18 @@
  * flags: jitrace attaches it (HotSpot's attach mechanism, in C) for its perf map and follows
  * later code by USDT, so its samples are named and its known split is seen; a JVM with
  * attach disabled is said once and left as it was; --no-attach leaves names off; --jvm-agent
- * loads the JVMTI agent instead. Needs root.
+ * loads the JVMTI agent instead; the perf map file an attach made is removed when no session
+ * needs it any more (after SIGKILL too), one that was there is kept. Needs root.
  */
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -324,6 +327,152 @@ static void test_no_attach_leaves_a_running_jvm_unnamed(void **state)
 	rec_end(&r);
 }
 
+/* Whether the JVM pid (in jitrace's namespace, as here) has a perf map in /tmp. */
+static bool map_there(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	return !lstat(path, &st);
+}
+
+/* A JVM for a map test: Hot for secs seconds, with no map in /tmp (an earlier process's of
+ * the same pid removed), its pid in pid_s. */
+static pid_t map_jvm(const char *tag, const char *secs, char *pid_s, size_t cap)
+{
+	char name[32], path[64], *out;
+	pid_t pid;
+
+	snprintf(name, sizeof(name), "%s.out", tag);
+	out = it_path_dup(name);
+	pid = start_hot(out, NULL, secs);
+	free(out);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	unlink(path);
+	snprintf(pid_s, cap, "%d", (int)pid);
+	return pid;
+}
+
+/* `record -p PID -d secs` started, and waited for until the JVM wrote its map. */
+static pid_t map_record(const char *tag, const char *pid_s, const char *secs)
+{
+	char name[32], *err, *log_path;
+	char *argv[] = { IT_JITRACE, "record", "-p", (char *)pid_s, "-d", (char *)secs, "-F",
+			 "99", "-o", NULL, NULL };
+	pid_t rpid;
+
+	snprintf(name, sizeof(name), "%s.jtl", tag);
+	log_path = it_path_dup(name);
+	snprintf(name, sizeof(name), "%s.err", tag);
+	err = it_path_dup(name);
+	argv[9] = log_path;
+	rpid = it_spawn(argv, NULL, err);
+	assert_true(it_wait_for_text(err, "1 JVM wrote its perf map", 20000));
+	free(err);
+	free(log_path);
+	return rpid;
+}
+
+static void test_map_the_attach_made_is_removed_at_the_end(void **state)
+{
+	char pid_s[16];
+	pid_t pid, rpid;
+
+	(void)state;
+	need_java();
+	pid = map_jvm("m_end", "10", pid_s, sizeof(pid_s));
+	assert_false(map_there(pid));
+	rpid = map_record("m_end", pid_s, "2");
+	assert_true(map_there(pid));	/* written by the attach while recording */
+	assert_int_equal(it_wait(rpid), 0);
+	assert_false(map_there(pid));
+	assert_int_equal(it_shares_left("jvm", pid), 0);
+	assert_int_equal(it_wait(pid), 0);
+}
+
+static void test_map_the_attach_made_is_removed_after_sigkill(void **state)
+{
+	char pid_s[16];
+	pid_t pid, rpid;
+
+	(void)state;
+	need_java();
+	pid = map_jvm("m_kill", "10", pid_s, sizeof(pid_s));
+	rpid = map_record("m_kill", pid_s, "30");
+	assert_true(map_there(pid));
+	assert_int_equal(kill(rpid, SIGKILL), 0);
+	assert_int_equal(it_wait(rpid), 128 + SIGKILL);
+	sleep(1);
+	assert_false(map_there(pid));	/* the guard, left alone, removed it */
+	assert_int_equal(it_shares_left("jvm", pid), 0);
+	assert_int_equal(it_wait(pid), 0);
+}
+
+/* Two sessions on one JVM, overlapping: the first to end leaves the map, the last removes it. */
+static void test_map_is_kept_for_an_overlapping_session(void **state)
+{
+	char pid_s[16];
+	pid_t pid, apid, bpid;
+
+	(void)state;
+	need_java();
+	pid = map_jvm("m_two", "14", pid_s, sizeof(pid_s));
+	apid = map_record("m_two_a", pid_s, "3");
+	bpid = map_record("m_two_b", pid_s, "7");
+	assert_int_equal(it_wait(apid), 0);
+	assert_true(map_there(pid));	/* the second session still needs it */
+	assert_int_equal(it_shares_left("jvm", pid), 1);
+	assert_int_equal(it_wait(bpid), 0);
+	assert_false(map_there(pid));
+	assert_int_equal(it_shares_left("jvm", pid), 0);
+	assert_int_equal(it_wait(pid), 0);
+}
+
+/* A map written before any session (jcmd Compiler.perfmap by hand) is the JVM's: kept. */
+static void test_map_that_was_there_is_kept(void **state)
+{
+	char pid_s[16], path[64], *jout = it_path_dup("m_kept.jcmd");
+	char *jcmd[] = { JDK "/bin/jcmd", pid_s, "Compiler.perfmap", NULL };
+	pid_t pid, rpid;
+
+	(void)state;
+	need_java();
+	pid = map_jvm("m_kept", "10", pid_s, sizeof(pid_s));
+	assert_int_equal(it_run(jcmd, jout, NULL), 0);
+	assert_true(map_there(pid));
+	rpid = map_record("m_kept", pid_s, "2");
+	assert_int_equal(it_wait(rpid), 0);
+	assert_true(map_there(pid));
+	assert_int_equal(it_shares_left("jvm", pid), 0);
+	assert_int_equal(it_wait(pid), 0);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	unlink(path);	/* the test's own, from jcmd */
+	free(jout);
+}
+
+/* A map the JVM writes as it exits (-XX:+DumpPerfMapAtExit), while a recording that made
+ * one holds it, is the JVM's: kept. */
+static void test_map_a_jvm_writes_at_exit_is_kept(void **state)
+{
+	char pid_s[16], path[64];
+	pid_t pid, rpid;
+
+	(void)state;
+	need_java();
+	/* diagnostic in JDK 17: unlocked first, which start_hot's one extra cannot say */
+	setenv("JAVA_TOOL_OPTIONS", "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit", 1);
+	pid = map_jvm("m_exit", "4", pid_s, sizeof(pid_s));
+	unsetenv("JAVA_TOOL_OPTIONS");
+	rpid = map_record("m_exit", pid_s, "8");
+	assert_int_equal(it_wait(pid), 0);	/* during the recording */
+	assert_int_equal(it_wait(rpid), 0);
+	assert_true(map_there(pid));
+	assert_int_equal(it_shares_left("jvm", pid), 0);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	unlink(path);	/* the test's own JVM's */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +481,11 @@ int main(void)
 		cmocka_unit_test(test_jvm_with_attach_disabled_is_said_once_and_left_alone),
 		cmocka_unit_test(test_no_attach_leaves_a_running_jvm_unnamed),
 		cmocka_unit_test(test_jvm_agent_is_loaded_only_when_asked),
+		cmocka_unit_test(test_map_the_attach_made_is_removed_at_the_end),
+		cmocka_unit_test(test_map_the_attach_made_is_removed_after_sigkill),
+		cmocka_unit_test(test_map_is_kept_for_an_overlapping_session),
+		cmocka_unit_test(test_map_that_was_there_is_kept),
+		cmocka_unit_test(test_map_a_jvm_writes_at_exit_is_kept),
 	};
 
 	if (geteuid()) {

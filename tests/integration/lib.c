@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Integration-test helpers: processes, log loading and the checks of the log's promises. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -465,6 +466,21 @@ void it_toy_parse(const char *path, struct it_toy *t)
 			t->done = true;
 	}
 	fclose(f);
+}
+
+int it_shares_left(const char *kind, pid_t pid)
+{
+	char prefix[48];
+	struct dirent *de;
+	DIR *d = opendir("/run/jitrace");
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "%s-%d-", kind, (int)pid);
+	while (d && (de = readdir(d)))
+		n += !strncmp(de->d_name, prefix, strlen(prefix));
+	if (d)
+		closedir(d);
+	return n;
 }
 
 char *it_slurp(const char *path)

@@ -112,6 +112,9 @@ bool it_wait_for_text(const char *file, const char *text, int timeout_ms);
 /* The whole file at path, NUL-terminated (the test fails if it cannot be read). */
 char *it_slurp(const char *path);
 
+/* Share files of recordings left in /run/jitrace for pid's kind ("dotnet", "jvm"). */
+int it_shares_left(const char *kind, pid_t pid);
+
 /* Every program runs only the tests JT_TEST_FILTER names, if set (a glob; see lib.c). */
 
 /*

@@ -290,6 +290,56 @@ static void test_a_jvm_is_a_process_mapping_libjvm(void **state)
 	fixture_remove(&f);
 }
 
+/* The map a session's attach made is removed only as a regular file of the JVM's user, in
+ * its own /tmp, with no symlink followed on the way. */
+static void test_perfmap_is_removed_only_if_a_regular_file_of_the_jvms_user(void **state)
+{
+	char map[400], other[300], path[400];
+	struct fixture f;
+	struct stat st;
+
+	(void)state;
+	fixture_make(&f, 4242, "0", "", 0, "", 0);
+	snprintf(map, sizeof(map), "%s/perf-%u.map", f.tmp, NSPID);	/* its pid inside */
+	snprintf(other, sizeof(other), "%s/elsewhere", f.root);
+	assert_int_equal(mkdir(other, 0755), 0);
+	assert_int_equal(jt_jvm_attach__perfmap_there(f.root, 4242), 0);
+	assert_int_equal(jt_jvm_attach__perfmap_remove(f.root, 4242), 0);	/* none: done */
+	put_file(f.tmp, strrchr(map, '/') + 1, "1 2 a\n", 6);
+	assert_int_equal(jt_jvm_attach__perfmap_there(f.root, 4242), 1);
+	assert_int_equal(jt_jvm_attach__perfmap_remove(f.root, 4242), 0);
+	assert_int_equal(lstat(map, &st), -1);
+	/* a symlink to a file elsewhere: neither followed nor removed */
+	put_file(other, "target", "x", 1);
+	snprintf(path, sizeof(path), "%s/target", other);
+	assert_int_equal(symlink(path, map), 0);
+	assert_int_equal(jt_jvm_attach__perfmap_there(f.root, 4242), 1);
+	assert_int_equal(jt_jvm_attach__perfmap_remove(f.root, 4242), -EPERM);
+	assert_int_equal(lstat(map, &st), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(unlink(map), 0);
+	/* a directory */
+	assert_int_equal(mkdir(map, 0755), 0);
+	assert_int_equal(jt_jvm_attach__perfmap_remove(f.root, 4242), -EPERM);
+	assert_int_equal(rmdir(map), 0);
+	/* another user's file (only root can make one) */
+	if (!geteuid()) {
+		put_file(f.tmp, strrchr(map, '/') + 1, "1 2 a\n", 6);
+		assert_int_equal(chown(map, 12345, 12345), 0);
+		assert_int_equal(jt_jvm_attach__perfmap_remove(f.root, 4242), -EPERM);
+		assert_int_equal(lstat(map, &st), 0);
+		assert_int_equal(unlink(map), 0);
+	}
+	/* its /tmp a symlink to a directory holding such a map: not followed */
+	snprintf(path, sizeof(path), "%s/perf-%u.map", other, NSPID);
+	put_file(other, strrchr(path, '/') + 1, "1 2 a\n", 6);
+	assert_int_equal(rmdir(f.tmp), 0);
+	assert_int_equal(symlink(other, f.tmp), 0);
+	assert_true(jt_jvm_attach__perfmap_remove(f.root, 4242) < 0);
+	assert_int_equal(stat(path, &st), 0);
+	fixture_remove(&f);
+}
+
 /* ---- the handshake against a fake JVM ---- */
 
 static volatile sig_atomic_t quit_seen;
@@ -497,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_stale_socket_is_waited_past),
 		cmocka_unit_test(test_listener_that_never_starts_is_a_bounded_wait),
 		cmocka_unit_test(test_a_process_without_a_quit_handler_is_not_signalled),
+		cmocka_unit_test(test_perfmap_is_removed_only_if_a_regular_file_of_the_jvms_user),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "session/guard.h"
 #include "session/jvms.h"
 #include "sources/jvm_attach.h"
 #include "base/util.h"
@@ -119,6 +120,9 @@ int jt_jvms__ask(const struct jt_jvms_opts *o)
 			       pids[i], why);
 			continue;
 		}
+		/* before the map is asked for: whether it was there before any session */
+		if (!o->agent && o->guard)
+			jt_guard__jvm_map(o->guard, pids[i]);
 		calls[nr] = jt_jvm_attach__start(o->proc_root, pids[i], o->agent ? "load" : "jcmd",
 						 o->agent ? load : perfmap, o->timeout_ms, why);
 		if (!calls[nr])

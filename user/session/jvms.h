@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct jt_guard;
+
 struct jt_jvms_opts {
 	const char *proc_root;	/* "/proc" */
 	const uint32_t *pids;	/* the processes asked for (-p) */
@@ -19,6 +21,9 @@ struct jt_jvms_opts {
 	 * map; NULL: the perf map */
 	const char *agent;
 	bool agent_calls;	/* the agent with its "calls" option (--calls) */
+	/* holds a share of each JVM's map before it is asked for it (jt_guard__jvm_map), so
+	 * that a map the attach made is removed after; NULL: the map is left there */
+	struct jt_guard *guard;
 	int timeout_ms;		/* each JVM's, all asked at once */
 };
 

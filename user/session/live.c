@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "sources/dotnet_ipc.h"
-#include "session/dotnet_guard.h"
+#include "session/guard.h"
 #include "session/jvms.h"
 #include "session/calls.h"
 #include "session/live.h"
@@ -73,7 +73,7 @@ struct jt_live {
 	bool child_done;
 	bool timed_out;		/* the duration ended the loop */
 	struct jt_dotnet_ipc *dotnet;	/* .NET runtimes asked to load the module */
-	struct jt_dotnet_guard *guard;	/* what turns .NET perf maps on, and off after */
+	struct jt_guard *guard;	/* what undoes what the session turns on in processes */
 	struct jt_membound mem;		/* what grows with the host, within --max-memory */
 	struct jt_calls *calls;		/* the agents' calls regions (NULL: uprobes only) */
 };
@@ -303,6 +303,12 @@ static void ask_jvms(struct jt_live *l)
 		if (beside_agent(o, "--jvm-agent", JVMTI_SO, agent))
 			return;
 		jo.agent = agent;
+	} else {
+		/* a map file the attach makes is removed by the guard when no session needs it
+		 * (after SIGKILL too); started here if .NET's part did not */
+		if (!l->guard)
+			l->guard = jt_guard__start("/proc", JT_GUARD_LOCK_DIR);
+		jo.guard = l->guard;
 	}
 	t = jt_now_ns();
 	n = jt_jvms__ask(&jo);
@@ -335,18 +341,18 @@ static void ask_dotnet(struct jt_live *l)
 	/* maps turned on are turned off again by a guard that outlives the recorder (SIGKILL
 	 * too), counting shares with other sessions: a process is left as it was found */
 	if (!o->dotnet_module && (o->nr_pids || !o->command))
-		l->guard = jt_dotnet_guard__start("/proc", JT_DOTNET_LOCK_DIR);
+		l->guard = jt_guard__start("/proc", JT_GUARD_LOCK_DIR);
 	if (!o->nr_pids && !o->command) {
 		if (o->dotnet_module)
 			n += jt_dotnet_ipc__attach_all(l->dotnet, JT_DOTNET_PROFILER_CLSID, module);
-		else if (l->guard && (k = jt_dotnet_guard__enable(l->guard, 0)) > 0)
+		else if (l->guard && (k = jt_guard__dotnet(l->guard, 0)) > 0)
 			n += k;
 	}
 	for (i = 0; i < o->nr_pids; i++)
 		n += (o->dotnet_module ?
 		      jt_dotnet_ipc__attach(l->dotnet, o->pids[i], JT_DOTNET_PROFILER_CLSID,
 					    module) :
-		      l->guard ? jt_dotnet_guard__enable(l->guard, o->pids[i]) : 0) == 1;
+		      l->guard ? jt_guard__dotnet(l->guard, o->pids[i]) : 0) == 1;
 	if (n && o->dotnet_module)
 		fprintf(stderr, "jitrace: %s loaded into %d .NET process%s\n", module, n,
 			n > 1 ? "es" : "");
@@ -546,7 +552,7 @@ void jt_live__close(struct jt_live *l)
 	if (l->child_err >= 0)
 		close(l->child_err);
 	jt_dotnet_ipc__free(l->dotnet);
-	jt_dotnet_guard__stop(l->guard);
+	jt_guard__stop(l->guard);
 	jt_calls__free(l->calls);
 	jt_rb__free(l->rb);
 	jt_pipeline__free(l->pl);

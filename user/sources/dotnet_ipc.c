@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sources/dotnet_ipc.h"
+#include "host/share.h"
 #include "base/util.h"
 
 static const char magic[14] = "DOTNET_IPC_V1";	/* and its NUL: 14 bytes */
@@ -564,16 +565,10 @@ int jt_dotnet_ipc__maps_open(const char *proc_root, uint32_t pid)
 
 /* ---- a live session's processes ---- */
 
-/* A process whose perf map this session turned on, or shares with other sessions. */
-struct held {
-	uint32_t pid;
-	int share;		/* its share file, locked shared while held; -1: not counted */
-};
-
 struct jt_dotnet_ipc {
 	const char *proc_root;
 	const char *lock_dir;	/* where sessions count their shares (NULL: not counted) */
-	struct held *held;	/* the processes whose maps it turned on */
+	struct jt_share *held;	/* the processes whose maps it turned on, or shares */
 	size_t n, cap;
 };
 
@@ -658,127 +653,40 @@ static int room_for(struct jt_dotnet_ipc *d, uint32_t pid)
 	return 1;
 }
 
-/*
- * Sessions count their shares of a process's perf map with flocks in lock_dir: the share
- * file dotnet-PID-START (START its start time: a reused pid is another process) is held
- * locked shared by each session that needs the map; it says "on" while a session turned the
- * map on. Whoever looks at or changes the map first locks the gate (dotnet.lock) whole, for
- * as long as that takes: so the first in turns it on, the last out (nobody else holds a
- * share) turns it off, and a map the runtime wrote by itself (on, and not "on" by jitrace)
- * is never touched. A session that died with its guard leaves "on" with no share held: the
- * next one takes the map over.
- */
-static int gate_lock(const struct jt_dotnet_ipc *d)
+/* No session holds pid's map: turn it on, unless the runtime writes it by itself. */
+static int first(void *ctx, uint32_t pid, bool ours)
 {
-	char path[PATH_MAX];
-	int fd;
+	const struct jt_dotnet_ipc *d = ctx;
+	uint8_t type[4];
+	int err = jt_dotnet_ipc__maps_open(d->proc_root, pid);
 
-	snprintf(path, sizeof(path), "%s/dotnet.lock", d->lock_dir);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX)) {
-		jt_err("%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static void gate_unlock(int gate)
-{
-	flock(gate, LOCK_UN);
-	close(gate);
-}
-
-static int share_path(const struct jt_dotnet_ipc *d, uint32_t pid, char *path, size_t len)
-{
-	struct proc_ids ids;
-	int dir = open_pid_dir(d->proc_root, pid), err;
-
-	if (dir < 0)
-		return dir;
-	err = read_ids(dir, pid, &ids);
-	close(dir);
-	if (!err)
-		snprintf(path, len, "%s/dotnet-%u-%llu", d->lock_dir, pid, ids.start);
-	return err;
-}
-
-/* Turn pid's map on if this session is the first to need it. 1: held; 0: not to touch. */
-static int enable_shared(struct jt_dotnet_ipc *d, uint32_t pid, const void *type, size_t len)
-{
-	char path[PATH_MAX], mark[2] = { 0 };
-	int gate, share, err;
-	bool alone;
-
-	err = share_path(d, pid, path, sizeof(path));
-	if (err)
+	if (err == 1)
+		return ours ? 1 : 0;	/* else the runtime's own, from before any session */
+	if (err < 0)
 		return err == -ENOENT || err == -ESRCH ? 0 : err;
-	gate = gate_lock(d);
-	if (gate < 0)
-		return -EIO;
-	share = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (share < 0) {
-		err = -errno;
-		jt_err("%s: %s", path, strerror(-err));
-		goto out;
-	}
-	alone = !flock(share, LOCK_EX | LOCK_NB);
-	if (pread(share, mark, 2, 0) < 0)
-		mark[0] = 0;
-	if (alone) {
-		err = jt_dotnet_ipc__maps_open(d->proc_root, pid);
-		if (err == 1 && mark[0] != 'o') {
-			err = 0;	/* the runtime's own, from before any session */
-		} else if (err >= 0) {
-			err = err == 1 ? 0 : ask(d->proc_root, pid, JT_DOTNET_IPC_PROCESS,
-						 JT_DOTNET_IPC_ENABLE_PERFMAP, type, len,
-						 ENABLE_TIMEOUT_MS, "EnablePerfMap");
-			err = err ? judge(pid, err) : 1;
-			if (err == 1 && pwrite(share, "on", 2, 0) != 2)
-				jt_err("%s: %s", path, strerror(errno));
-		} else {
-			err = err == -ENOENT || err == -ESRCH ? 0 : err;
-		}
-	} else {
-		err = 1;	/* others hold it: on, by one of them */
-	}
-	if (err == 1 && flock(share, LOCK_SH)) {
-		err = -errno;
-		jt_err("%s: %s", path, strerror(-err));
-	}
-	if (err == 1) {
-		d->held[d->n++] = (struct held){ .pid = pid, .share = share };
-		share = -1;
-	} else if (alone && mark[0] != 'o') {
-		unlink(path);	/* nothing of jitrace's there */
-	}
-	if (share >= 0)
-		close(share);
-out:
-	gate_unlock(gate);
-	return err;
+	put32(type, JT_DOTNET_PERFMAP_MAP);	/* the map is what jitrace reads: no jitdump */
+	err = ask(d->proc_root, pid, JT_DOTNET_IPC_PROCESS, JT_DOTNET_IPC_ENABLE_PERFMAP, type,
+		  sizeof(type), ENABLE_TIMEOUT_MS, "EnablePerfMap");
+	return err ? judge(pid, err) : 1;
 }
+
+static void disable(void *ctx, uint32_t pid);
+
+/* Counted across sessions (host/share.h): a map the runtime wrote by itself is never
+ * turned off */
+static const struct jt_share_ops perfmap_share = {
+	.kind = "dotnet", .first = first, .last = disable,
+};
 
 int jt_dotnet_ipc__enable(struct jt_dotnet_ipc *d, uint32_t pid)
 {
-	uint8_t type[4];
 	int err = room_for(d, pid);
 
 	if (err <= 0)
 		return err;
-	put32(type, JT_DOTNET_PERFMAP_MAP);	/* the map is what jitrace reads: no jitdump */
-	if (d->lock_dir)
-		return enable_shared(d, pid, type, sizeof(type));
-	err = jt_dotnet_ipc__maps_open(d->proc_root, pid);
-	if (err)
-		return err == 1 ? 0 : (err == -ENOENT || err == -ESRCH ? 0 : err);
-	err = ask(d->proc_root, pid, JT_DOTNET_IPC_PROCESS, JT_DOTNET_IPC_ENABLE_PERFMAP, type,
-		  sizeof(type), ENABLE_TIMEOUT_MS, "EnablePerfMap");
-	if (err)
-		return judge(pid, err);
-	d->held[d->n++] = (struct held){ .pid = pid, .share = -1 };
-	return 1;
+	err = jt_share__take(d->lock_dir, d->proc_root, pid, &perfmap_share, d, &d->held[d->n]);
+	d->n += err == 1;
+	return err;
 }
 
 int jt_dotnet_ipc__attach(struct jt_dotnet_ipc *d, uint32_t pid, const char *clsid,
@@ -863,8 +771,9 @@ int jt_dotnet_ipc__nr_enabled(const struct jt_dotnet_ipc *d)
 }
 
 /* DisablePerfMap to pid; what is not said is a process gone meanwhile. */
-static void disable(const struct jt_dotnet_ipc *d, uint32_t pid)
+static void disable(void *ctx, uint32_t pid)
 {
+	const struct jt_dotnet_ipc *d = ctx;
 	int err = ask(d->proc_root, pid, JT_DOTNET_IPC_PROCESS, JT_DOTNET_IPC_DISABLE_PERFMAP,
 		      NULL, 0, DISABLE_TIMEOUT_MS, "DisablePerfMap");
 
@@ -875,38 +784,14 @@ static void disable(const struct jt_dotnet_ipc *d, uint32_t pid)
 		       strerror(-err));
 }
 
-/* Let h's share go: the last one out turns the map off. */
-static void release_shared(const struct jt_dotnet_ipc *d, const struct held *h)
-{
-	char path[PATH_MAX];
-	int gate = gate_lock(d);
-
-	flock(h->share, LOCK_UN);
-	if (!flock(h->share, LOCK_EX | LOCK_NB)) {	/* nobody else holds one */
-		disable(d, h->pid);
-		if (!share_path(d, h->pid, path, sizeof(path)))
-			unlink(path);
-		else if (ftruncate(h->share, 0))
-			jt_err("%s: cannot clear pid %u's share: %s", d->lock_dir, h->pid,
-			       strerror(errno));
-	}
-	close(h->share);
-	if (gate >= 0)
-		gate_unlock(gate);
-}
-
 void jt_dotnet_ipc__free(struct jt_dotnet_ipc *d)
 {
 	size_t i;
 
 	if (!d)
 		return;
-	for (i = 0; i < d->n; i++) {
-		if (d->held[i].share >= 0)
-			release_shared(d, &d->held[i]);
-		else
-			disable(d, d->held[i].pid);
-	}
+	for (i = 0; i < d->n; i++)
+		jt_share__drop(d->lock_dir, d->proc_root, &d->held[i], &perfmap_share, d);
 	free(d->held);
 	free(d);
 }

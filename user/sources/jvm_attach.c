@@ -563,3 +563,58 @@ uint32_t jt_jvm_attach__pid(const struct jt_jvm_call *call)
 {
 	return call->pid;
 }
+
+/* PROC_ROOT/PID's root's tmp as an O_PATH fd, no symlink followed there, and the JVM's map's
+ * name in it; -errno. */
+static int perfmap_dir(const char *proc_root, uint32_t pid, struct jt_jvm_target *t,
+		       char *name, size_t cap)
+{
+	bool disabled;
+	int root, tmp, err;
+
+	err = jt_jvm_attach__target(proc_root, pid, t, &disabled);
+	if (err)
+		return err;
+	snprintf(name, cap, "perf-%u.map", t->nspid);
+	root = open_proc_dir(proc_root, pid, "root");
+	if (root < 0)
+		return root;
+	tmp = openat(root, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	err = -errno;
+	close(root);
+	return tmp < 0 ? err : tmp;
+}
+
+int jt_jvm_attach__perfmap_there(const char *proc_root, uint32_t pid)
+{
+	struct jt_jvm_target t;
+	char name[32];
+	struct stat st;
+	int tmp = perfmap_dir(proc_root, pid, &t, name, sizeof(name)), err;
+
+	if (tmp < 0)
+		return tmp;
+	err = fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW) ? -errno : 1;
+	close(tmp);
+	return err == -ENOENT ? 0 : err;
+}
+
+int jt_jvm_attach__perfmap_remove(const char *proc_root, uint32_t pid)
+{
+	struct jt_jvm_target t;
+	char name[32];
+	struct stat st;
+	int tmp = perfmap_dir(proc_root, pid, &t, name, sizeof(name)), err = 0;
+
+	if (tmp < 0)
+		return tmp;
+	/* /tmp is sticky: only the JVM's user (or root) could swap the file in between */
+	if (fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_uid != t.euid)
+		err = -EPERM;
+	else if (unlinkat(tmp, name, 0))
+		err = -errno;
+	close(tmp);
+	return err == -ENOENT ? 0 : err;
+}

@@ -89,4 +89,14 @@ int jt_jvm_attach__finish(struct jt_jvm_call *call, int *code, char text[JT_JVM_
 /* The pid (in jitrace's namespace) a call is to. */
 uint32_t jt_jvm_attach__pid(const struct jt_jvm_call *call);
 
+/*
+ * The perf map Compiler.perfmap writes, /tmp/perf-NSPID.map inside PROC_ROOT/PID's own root
+ * (HotSpot's path, whatever $TMPDIR says). __perfmap_there: 1 if anything has that name
+ * there, 0 if nothing has, -errno. __perfmap_remove: remove it, only if it is a regular file
+ * owned by the JVM's user, reached without following any symlink (the JVM's /tmp may be a
+ * container's): 0 (removed, or not there), -EPERM (something else: left), -errno.
+ */
+int jt_jvm_attach__perfmap_there(const char *proc_root, uint32_t pid);
+int jt_jvm_attach__perfmap_remove(const char *proc_root, uint32_t pid);
+
 #endif
