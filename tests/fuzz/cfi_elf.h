@@ -52,7 +52,8 @@ static inline size_t jt_test_cfi_elf(const uint8_t *hdr, size_t hdr_len, const u
 	e->e_shstrndx = 3;
 	*ph = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_filesz = size,
 			    .p_memsz = size, .p_align = 0x1000 };
-	memcpy(b + at_hdr, hdr, hdr_len);
+	if (hdr_len)	/* no .eh_frame_hdr: hdr may be NULL, which memcpy may not take */
+		memcpy(b + at_hdr, hdr, hdr_len);
 	memcpy(b + at_eh, eh, eh_len);
 	memcpy(b + at_str, jt_test_shstrtab, sizeof(jt_test_shstrtab));
 	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
