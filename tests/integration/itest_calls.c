@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "jt_callbuf.h"
 #include "jt_events.h"
 #include "lib.h"
 
@@ -261,6 +262,80 @@ static void test_calls_through_buffers_are_exact(void **state)
 	free(out);
 }
 
+/* Calls of kind calls_full the drop records say thread tid lost (0: those naming none). */
+static uint64_t full_of(const struct it_log *log, uint32_t tid)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_drop *d = (const void *)log->recs[i];
+
+		if (d->h.type == JT_REC_DROP && d->what == JT_DROP_CALLS_FULL && d->tid == tid)
+			n += d->count;
+	}
+	return n;
+}
+
+/*
+ * A thread that overflows its ring while the collector is stopped (callers --stall) is
+ * named in the drop records with exactly what it lost, the thread beside it that fit in
+ * its ring is not, and report's lost line says it.
+ */
+static void test_a_full_ring_is_lost_by_its_thread(void **state)
+{
+	char *log_path = it_path_dup("full.jtl"), *out = it_path_dup("full.out");
+	char *rep = it_path_dup("full.report");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "1000", "--stall", "100000",
+			 NULL };
+	char *report[] = { IT_JITRACE, "report", log_path, NULL };
+	unsigned long long burst_lost = 0, quiet_lost = 1;
+	char want[128], *text, *p;
+	int burst = 0, quiet = 0;
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	text = it_slurp(out);
+	p = strstr(text, "stall ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "stall %d lost %llu\nstall %d lost %llu", &burst, &burst_lost,
+				&quiet, &quiet_lost), 4);
+	free(text);
+	/* 200,000 records into a ring of 65,536 nobody drains */
+	assert_int_equal(burst_lost, 2 * 100000 - JT_CALLBUF_RECS);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	print_message("tid %d lost %llu (log: %llu), tid %d (log: %llu), unnamed %llu, all %llu\n",
+		      burst, burst_lost, (unsigned long long)full_of(&log, burst), quiet,
+		      (unsigned long long)full_of(&log, quiet),
+		      (unsigned long long)full_of(&log, 0),
+		      (unsigned long long)it_drops_of(&log, JT_DROP_CALLS_FULL));
+	assert_int_equal(full_of(&log, burst), burst_lost);
+	assert_int_equal(full_of(&log, quiet), 0);
+	assert_int_equal(it_drops_of(&log, JT_DROP_CALLS_FULL), burst_lost);
+	assert_int_equal(it_drops_total(&log), burst_lost);
+	assert_int_equal(it_count_calls(&log, r.toy.pid, JT_REC_ENTER, "callers_burst") +
+			 it_count_calls(&log, r.toy.pid, JT_REC_LEAVE, "callers_burst"),
+			 2 * made(&r, "callers_burst") - burst_lost);
+	assert_exact(&log, r.toy.pid, "callers_quiet", made(&r, "callers_quiet"));
+	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
+	it_log_free(&log);
+
+	assert_int_equal(it_run(report, rep, NULL), 0);
+	text = it_slurp(rep);
+	snprintf(want, sizeof(want), "calls_full %llu (tid %d: %llu)\n", burst_lost, burst,
+		 burst_lost);
+	assert_non_null(strstr(text, want));
+	free(text);
+	free(rep);
+	free(log_path);
+	free(out);
+}
+
 /*
  * 80 threads at once: 64 slots, the rest through the stubs' uprobes. Exact where nothing
  * was lost; where something was, the loss counted covers what is missing.
@@ -376,6 +451,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls_through_buffers_are_exact),
 		cmocka_unit_test(test_more_threads_than_slots),
+		cmocka_unit_test(test_a_full_ring_is_lost_by_its_thread),
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
 		cmocka_unit_test(test_the_uprobe_path_is_kept),
 		cmocka_unit_test(test_summary_counts_equal_the_per_call_log),
