@@ -8,8 +8,10 @@
  * started after it (a late one) finds the region by itself. With --stall N (root, tests
  * only) it stops the collector that drains it (SIGSTOP) while one thread makes N pairs and
  * another 1,000, then lets it go: the first loses exactly what its ring cannot hold, the
- * other none. Prints what it did, as the toy JIT does: "pid N", "calls NAME=COUNT",
- * "child N taken T", "stall TID lost N", "done".
+ * other none. With --exec it then execs itself as a program of other methods
+ * (callers_execed, its pairs on the main thread and one other), whose new agent makes a new
+ * region under the same pid. Prints what it did, as the toy JIT does: "pid N",
+ * "calls NAME=COUNT", "child N taken T", "stall TID lost N", "done".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +37,8 @@ struct opts {
 	int crowd;		/* threads at once, past the slot count (0: none) */
 	uint64_t pairs;
 	bool fork_child;
+	bool exec_self;		/* --exec: exec itself as --execed when done */
+	bool execed;		/* --execed: the program after that exec */
 	uint64_t rate;		/* calls a second on the main thread (0: as fast as it can) */
 	double seconds;		/* with rate: for this long */
 	uint64_t stall;		/* pairs a thread makes while the collector is stopped */
@@ -43,7 +47,7 @@ struct opts {
 /* The pairs of --stall's quiet thread: 2,000 records, far fewer than a ring holds. */
 #define QUIET_PAIRS 1000
 
-static uint64_t id_main, id_inner, id_thread, id_child, id_burst, id_quiet;
+static uint64_t id_main, id_inner, id_thread, id_child, id_burst, id_quiet, id_execed;
 static char code[320];	/* the "code" the methods are said to occupy (never run) */
 
 /* This process's own region, from its maps, or NULL. */
@@ -188,6 +192,35 @@ static int stall(const struct opts *o)
 	return burst.tid && quiet.tid ? 0 : -1;
 }
 
+static void *execed_calls(void *arg)
+{
+	const struct opts *o = arg;
+	uint64_t i;
+
+	for (i = 0; i < o->pairs; i++) {
+		jitrace_method_enter(id_execed);
+		jitrace_method_leave(id_execed);
+	}
+	return NULL;
+}
+
+/* The program --exec makes of this one: other methods, a new agent, the same pid. */
+static int execed(const struct opts *o)
+{
+	pthread_t t;
+
+	id_execed = jitrace_code_load(code, 64, "callers_execed");
+	printf("execed %d\n", (int)getpid());
+	fflush(stdout);
+	if (pthread_create(&t, NULL, execed_calls, (void *)o))
+		return 1;
+	execed_calls((void *)o);
+	pthread_join(t, NULL);
+	printf("calls callers_execed=%" PRIu64 "\n", 2 * o->pairs);
+	printf("done\n");
+	return 0;
+}
+
 static int run_threads(const struct opts *o, int n)
 {
 	pthread_t *t = calloc(n, sizeof(*t));
@@ -271,6 +304,11 @@ int main(int argc, char **argv)
 			o.fork_child = true;
 			continue;
 		}
+		if (!strcmp(a, "--exec") || !strcmp(a, "--execed")) {
+			o.exec_self |= !strcmp(a, "--exec");
+			o.execed |= !strcmp(a, "--execed");
+			continue;
+		}
 		if (!strcmp(a, "--wait-sum")) {	/* with --wait-taken */
 			o.wait_sum = true;
 			continue;
@@ -299,6 +337,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (o.execed)
+		return execed(&o);
 	/* ranges of code, not definitions for calls only: a forked child inherits those */
 	id_main = jitrace_code_load(code, 64, "callers_main");
 	id_inner = jitrace_code_load(code + 64, 64, "callers_inner");
@@ -343,6 +383,16 @@ int main(int argc, char **argv)
 	printf("calls callers_child=%" PRIu64 "\n", o.fork_child ? o.pairs : 0);
 	printf("calls callers_burst=%" PRIu64 "\n", o.stall);
 	printf("calls callers_quiet=%" PRIu64 "\n", o.stall ? (uint64_t)QUIET_PAIRS : 0);
+	if (o.exec_self) {
+		char pairs[32];
+		char *args[] = { argv[0], "--execed", "--pairs", pairs, NULL };
+
+		snprintf(pairs, sizeof(pairs), "%" PRIu64, o.pairs);
+		fflush(stdout);
+		execv("/proc/self/exe", args);
+		fprintf(stderr, "callers: exec /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
 	printf("done\n");
 	return 0;
 }

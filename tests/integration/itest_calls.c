@@ -336,6 +336,82 @@ static void test_a_full_ring_is_lost_by_its_thread(void **state)
 	free(out);
 }
 
+/* The time of pid's last exec record in the log (the first is the command's), 0 if none. */
+static uint64_t exec_time(const struct it_log *log, uint32_t pid)
+{
+	uint64_t ts = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++)
+		if (log->recs[i]->type == JT_REC_EXEC &&
+		    ((const struct jt_rec_exec *)log->recs[i])->pid == pid)
+			ts = log->recs[i]->ts;
+	return ts;
+}
+
+/* The calls of pid's method name timed before (after: false) ts. */
+static uint64_t calls_by_time(const struct it_log *log, uint32_t pid, const char *name,
+			      uint64_t ts, bool before)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_call *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if ((c->h.type != JT_REC_ENTER && c->h.type != JT_REC_LEAVE) || c->pid != pid ||
+		    (c->h.ts < ts) != before)
+			continue;
+		m = it_method(log, c->id);
+		n += m && it_name_is(m, name);
+	}
+	return n;
+}
+
+/*
+ * A process that execs while recorded: its old region goes with the old image (jitrace
+ * drains what it held), the new image's agent makes a new one under the same pid and hands
+ * it over; the calls of both sides are exact, the old ones before the exec, the new after.
+ */
+static void test_an_exec_keeps_both_sides_exact(void **state)
+{
+	char *log_path = it_path_dup("exec.jtl"), *out = it_path_dup("exec.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads", "2",
+			 "--waves", "1", "--exec", NULL };
+	uint64_t at, execed;
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	assert_int_equal(r.taken, 1);
+	assert_true(r.toy.done);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	at = exec_time(&log, r.toy.pid);
+	assert_true(at != 0);
+	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
+	assert_exact(&log, r.toy.pid, "callers_inner", made(&r, "callers_inner"));
+	assert_exact(&log, r.toy.pid, "callers_thread", made(&r, "callers_thread"));
+	execed = made(&r, "callers_execed");
+	assert_int_equal(execed, 2 * 10000);
+	assert_exact(&log, r.toy.pid, "callers_execed", execed);
+	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_main", at, true),
+			 2 * made(&r, "callers_main"));
+	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_execed", at, false),
+			 2 * execed);
+	/* the new image's calls through its own region: every enter is one of its methods' */
+	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER),
+			 2 * made(&r, "callers_main") + made(&r, "callers_thread") + execed);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
 /*
  * 80 threads at once: 64 slots, the rest through the stubs' uprobes. Exact where nothing
  * was lost; where something was, the loss counted covers what is missing.
@@ -452,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_calls_through_buffers_are_exact),
 		cmocka_unit_test(test_more_threads_than_slots),
 		cmocka_unit_test(test_a_full_ring_is_lost_by_its_thread),
+		cmocka_unit_test(test_an_exec_keeps_both_sides_exact),
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
 		cmocka_unit_test(test_the_uprobe_path_is_kept),
 		cmocka_unit_test(test_summary_counts_equal_the_per_call_log),
