@@ -336,22 +336,24 @@ static void test_a_full_ring_is_lost_by_its_thread(void **state)
 	free(out);
 }
 
-/* The time of pid's last exec record in the log (the first is the command's), 0 if none. */
-static uint64_t exec_time(const struct it_log *log, uint32_t pid)
+/* Where pid's last exec record is in the log (the first is the command's), 0 if none. */
+static size_t exec_at(const struct it_log *log, uint32_t pid)
 {
-	uint64_t ts = 0;
-	size_t i;
+	size_t i, at = 0;
 
 	for (i = 0; i < log->n; i++)
 		if (log->recs[i]->type == JT_REC_EXEC &&
 		    ((const struct jt_rec_exec *)log->recs[i])->pid == pid)
-			ts = log->recs[i]->ts;
-	return ts;
+			at = i;
+	return at;
 }
 
-/* The calls of pid's method name timed before (after: false) ts. */
+/*
+ * The enters, leaves and summed calls of pid's method name before (after: false) the
+ * record at `at` in the log: a callsum counts its calls.
+ */
 static uint64_t calls_by_time(const struct it_log *log, uint32_t pid, const char *name,
-			      uint64_t ts, bool before)
+			      size_t at, bool before)
 {
 	uint64_t n = 0;
 	size_t i;
@@ -360,11 +362,13 @@ static uint64_t calls_by_time(const struct it_log *log, uint32_t pid, const char
 		const struct jt_rec_call *c = (const void *)log->recs[i];
 		const struct jt_rec_method *m;
 
-		if ((c->h.type != JT_REC_ENTER && c->h.type != JT_REC_LEAVE) || c->pid != pid ||
-		    (c->h.ts < ts) != before)
+		if ((c->h.type != JT_REC_ENTER && c->h.type != JT_REC_LEAVE &&
+		     c->h.type != JT_REC_CALLSUM) || c->pid != pid || (i < at) != before)
 			continue;
 		m = it_method(log, c->id);
-		n += m && it_name_is(m, name);
+		if (m && it_name_is(m, name))
+			n += c->h.type == JT_REC_CALLSUM ?
+			     ((const struct jt_rec_callsum *)c)->calls : 1;
 	}
 	return n;
 }
@@ -380,7 +384,8 @@ static void test_an_exec_keeps_both_sides_exact(void **state)
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
 			 CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads", "2",
 			 "--waves", "1", "--exec", NULL };
-	uint64_t at, execed;
+	uint64_t execed;
+	size_t at;
 	struct it_log log;
 	struct run r;
 
@@ -392,7 +397,7 @@ static void test_an_exec_keeps_both_sides_exact(void **state)
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
 	assert_int_equal(it_drops_total(&log), 0);
-	at = exec_time(&log, r.toy.pid);
+	at = exec_at(&log, r.toy.pid);
 	assert_true(at != 0);
 	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
 	assert_exact(&log, r.toy.pid, "callers_inner", made(&r, "callers_inner"));
@@ -407,6 +412,52 @@ static void test_an_exec_keeps_both_sides_exact(void **state)
 	/* the new image's calls through its own region: every enter is one of its methods' */
 	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER),
 			 2 * made(&r, "callers_main") + made(&r, "callers_thread") + execed);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+/*
+ * The same in summary mode: the old image's sums are read at its exec and logged before
+ * it, named by its own methods (read later, they were named by the new image's methods of
+ * the same agent ids); the new image's before its exit.
+ */
+static void test_an_exec_in_summary_mode_names_both_sides(void **state)
+{
+	char *log_path = it_path_dup("execsum.jtl"), *out = it_path_dup("execsum.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", log_path,
+			 "--", CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs", "3000",
+			 "--threads", "2", "--waves", "1", "--exec", NULL };
+	static const char *const before[] = { "callers_main", "callers_inner", "callers_thread" };
+	uint64_t incl, excl;
+	size_t at;
+	struct it_log log;
+	struct run r;
+	int k;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	assert_int_equal(r.taken, 1);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	at = exec_at(&log, r.toy.pid);
+	assert_true(at != 0);
+	for (k = 0; k < 3; k++) {
+		print_message("%s: %llu summed before the exec, %llu made\n", before[k],
+			      (unsigned long long)calls_by_time(&log, r.toy.pid, before[k], at, true),
+			      (unsigned long long)made(&r, before[k]));
+		assert_int_equal(calls_by_time(&log, r.toy.pid, before[k], at, true),
+				 made(&r, before[k]));
+		assert_int_equal(summed(&log, r.toy.pid, before[k], &incl, &excl),
+				 made(&r, before[k]));
+	}
+	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_execed", at, false),
+			 made(&r, "callers_execed"));
+	assert_int_equal(summed(&log, r.toy.pid, "callers_execed", &incl, &excl),
+			 made(&r, "callers_execed"));
+	assert_int_equal(incl, excl);	/* it calls nothing: main's time is not in it */
 	it_log_free(&log);
 	free(log_path);
 	free(out);
@@ -529,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_more_threads_than_slots),
 		cmocka_unit_test(test_a_full_ring_is_lost_by_its_thread),
 		cmocka_unit_test(test_an_exec_keeps_both_sides_exact),
+		cmocka_unit_test(test_an_exec_in_summary_mode_names_both_sides),
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
 		cmocka_unit_test(test_the_uprobe_path_is_kept),
 		cmocka_unit_test(test_summary_counts_equal_the_per_call_log),

@@ -361,6 +361,42 @@ int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
 }
 
 /*
+ * Whether region i is pid's old image's: pid no longer maps it (exec took its memory
+ * away; the region lives on in our mapping). One pid maps is its new image's, already
+ * handed over, and stays.
+ */
+static bool unmapped(struct jt_calls *c, int i, uint32_t pid)
+{
+	uint64_t dev, ino;
+	struct stat st;
+	uid_t uid;
+	int fd = jt_callbuf__find("/proc", pid, &uid);
+	bool gone;
+
+	if (fd < 0)
+		return true;	/* no region mapped now (or pid gone: its exit follows) */
+	jt_callbuf__file(c->v[i], &dev, &ino);
+	gone = fstat(fd, &st) || st.st_dev != dev || st.st_ino != ino;
+	close(fd);
+	return gone;
+}
+
+int jt_calls__exec(struct jt_calls *c, uint32_t pid, uint64_t ts)
+{
+	int i, err = 0;
+
+	for (i = 0; i < c->n && !err; i++) {
+		if (jt_callbuf__pid(c->v[i]) != pid || !unmapped(c, i, pid))
+			continue;
+		/* timed before the exec, while the old image's methods are known */
+		if (c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl))
+			err = -EIO;
+		err = err ?: drop_region(c, i--);
+	}
+	return err;
+}
+
+/*
  * Tell agents handing their regions to our socket what we want of them from their first
  * call (JT_CALLBUF_WANT: sums, or nothing there for each call). Not said: they start call
  * by call, and summary mode begins when we take their region.
