@@ -374,6 +374,44 @@ static uint64_t calls_by_time(const struct it_log *log, uint32_t pid, const char
 }
 
 /*
+ * JITRACE_CALLS_RING asks the agent for rings of that many records: the burst that
+ * overflows the default ring (200,000 records while the collector is stopped) fits in one
+ * of 262,144, and every call is in the log.
+ */
+static void test_a_bigger_ring_asked_by_the_environment(void **state)
+{
+	char *log_path = it_path_dup("ring.jtl"), *out = it_path_dup("ring.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "1000", "--stall", "100000",
+			 NULL };
+	unsigned long long lost = 1;
+	struct it_log log;
+	char *text, *p;
+	struct run r;
+	int tid;
+
+	(void)state;
+	assert_int_equal(setenv("JITRACE_CALLS_RING", "262144", 1), 0);
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	unsetenv("JITRACE_CALLS_RING");
+	parse(out, &r);
+	text = it_slurp(out);
+	p = strstr(text, "stall ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "stall %d lost %llu", &tid, &lost), 2);
+	free(text);
+	assert_int_equal(lost, 0);	/* callers reads its ring's size from its region */
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	assert_exact(&log, r.toy.pid, "callers_burst", made(&r, "callers_burst"));
+	assert_exact(&log, r.toy.pid, "callers_quiet", made(&r, "callers_quiet"));
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+/*
  * A process that execs while recorded: its old region goes with the old image (jitrace
  * drains what it held), the new image's agent makes a new one under the same pid and hands
  * it over; the calls of both sides are exact, the old ones before the exec, the new after.
@@ -579,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_calls_through_buffers_are_exact),
 		cmocka_unit_test(test_more_threads_than_slots),
 		cmocka_unit_test(test_a_full_ring_is_lost_by_its_thread),
+		cmocka_unit_test(test_a_bigger_ring_asked_by_the_environment),
 		cmocka_unit_test(test_an_exec_keeps_both_sides_exact),
 		cmocka_unit_test(test_an_exec_in_summary_mode_names_both_sides),
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
