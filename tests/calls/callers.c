@@ -91,15 +91,22 @@ static int wait_taken(int ms, bool sum)
 	return r && is_taken(r, sum);
 }
 
+/* n calls of method id, each entered and left. */
+static void make_pairs(uint64_t id, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		jitrace_method_enter(id);
+		jitrace_method_leave(id);
+	}
+}
+
 static void *thread_calls(void *arg)
 {
 	const struct opts *o = arg;
-	uint64_t i;
 
-	for (i = 0; i < o->pairs; i++) {
-		jitrace_method_enter(id_thread);
-		jitrace_method_leave(id_thread);
-	}
+	make_pairs(id_thread, o->pairs);
 	return NULL;
 }
 
@@ -112,13 +119,9 @@ struct stall_thread {
 static void *stall_calls(void *arg)
 {
 	struct stall_thread *t = arg;
-	uint64_t i;
 
 	t->tid = gettid();
-	for (i = 0; i < t->pairs; i++) {
-		jitrace_method_enter(t->id);
-		jitrace_method_leave(t->id);
-	}
+	make_pairs(t->id, t->pairs);
 	return NULL;
 }
 
@@ -195,12 +198,8 @@ static int stall(const struct opts *o)
 static void *execed_calls(void *arg)
 {
 	const struct opts *o = arg;
-	uint64_t i;
 
-	for (i = 0; i < o->pairs; i++) {
-		jitrace_method_enter(id_execed);
-		jitrace_method_leave(id_execed);
-	}
+	make_pairs(id_execed, o->pairs);
 	return NULL;
 }
 
@@ -279,14 +278,10 @@ static uint64_t main_calls(const struct opts *o)
 static int child(const struct opts *o)
 {
 	int taken = o->wait_ms ? wait_taken(o->wait_ms, o->wait_sum) : 0;
-	uint64_t i;
 
 	printf("child %d taken %d\n", (int)getpid(), taken);
 	fflush(stdout);
-	for (i = 0; i < o->pairs; i++) {
-		jitrace_method_enter(id_child);
-		jitrace_method_leave(id_child);
-	}
+	make_pairs(id_child, o->pairs);
 	return 0;
 }
 

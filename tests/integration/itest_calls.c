@@ -277,6 +277,18 @@ static uint64_t full_of(const struct it_log *log, uint32_t tid)
 	return n;
 }
 
+/* callers --stall's lines: the burst thread and what it lost, the quiet one and its 0. */
+static void stall_lines(const char *out, int *burst, unsigned long long *burst_lost, int *quiet,
+			unsigned long long *quiet_lost)
+{
+	char *text = it_slurp(out), *p = strstr(text, "stall ");
+
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "stall %d lost %llu\nstall %d lost %llu", burst, burst_lost,
+				quiet, quiet_lost), 4);
+	free(text);
+}
+
 /*
  * A thread that overflows its ring while the collector is stopped (callers --stall) is
  * named in the drop records with exactly what it lost, the thread beside it that fit in
@@ -291,20 +303,16 @@ static void test_a_full_ring_is_lost_by_its_thread(void **state)
 			 NULL };
 	char *report[] = { IT_JITRACE, "report", log_path, NULL };
 	unsigned long long burst_lost = 0, quiet_lost = 1;
-	char want[128], *text, *p;
 	int burst = 0, quiet = 0;
+	char want[128], *text;
 	struct it_log log;
 	struct run r;
 
 	(void)state;
 	assert_int_equal(it_run(argv, out, NULL), 0);
 	parse(out, &r);
-	text = it_slurp(out);
-	p = strstr(text, "stall ");
-	assert_non_null(p);
-	assert_int_equal(sscanf(p, "stall %d lost %llu\nstall %d lost %llu", &burst, &burst_lost,
-				&quiet, &quiet_lost), 4);
-	free(text);
+	stall_lines(out, &burst, &burst_lost, &quiet, &quiet_lost);
+	assert_int_equal(quiet_lost, 0);
 	/* 200,000 records into a ring of 65,536 nobody drains */
 	assert_int_equal(burst_lost, 2 * 100000 - JT_CALLBUF_RECS);
 	it_log_load(log_path, &log);
@@ -384,22 +392,17 @@ static void test_a_bigger_ring_asked_by_the_environment(void **state)
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
 			 CALLERS, "--wait-taken", "5000", "--pairs", "1000", "--stall", "100000",
 			 NULL };
-	unsigned long long lost = 1;
+	unsigned long long lost = 1, quiet_lost = 1;
+	int tid, quiet;
 	struct it_log log;
-	char *text, *p;
 	struct run r;
-	int tid;
 
 	(void)state;
 	assert_int_equal(setenv("JITRACE_CALLS_RING", "262144", 1), 0);
 	assert_int_equal(it_run(argv, out, NULL), 0);
 	unsetenv("JITRACE_CALLS_RING");
 	parse(out, &r);
-	text = it_slurp(out);
-	p = strstr(text, "stall ");
-	assert_non_null(p);
-	assert_int_equal(sscanf(p, "stall %d lost %llu", &tid, &lost), 2);
-	free(text);
+	stall_lines(out, &tid, &lost, &quiet, &quiet_lost);
 	assert_int_equal(lost, 0);	/* callers reads its ring's size from its region */
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
