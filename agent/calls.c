@@ -32,6 +32,9 @@
 #define JT_TLS __thread __attribute__((tls_model("initial-exec")))
 /* Calls a thread that found no free slot makes through the stubs before it looks again. */
 #define NO_SLOT_BACKOFF 4096
+/* JITRACE_CALLS_RING's bounds: records a slot (a power of two; the collector's is 2^24). */
+#define RING_MIN (1u << 10)
+#define RING_MAX (1u << 22)
 
 /* Defined in stubs.S. */
 void jt_stub_enter_direct(uint64_t id);	/* jitrace_stub_method_enter */
@@ -51,6 +54,8 @@ static struct {
 	pthread_key_t key;		/* its destructor gives a thread's slot back */
 	pid_t pid;			/* the process the region was made for */
 	bool tsc;			/* records count the TSC (the region's clock says so) */
+	uint32_t nr_recs;		/* records a slot: JT_CALLBUF_RECS, or JITRACE_CALLS_RING */
+	size_t slot_size, size;		/* a slot's bytes and the region's, for nr_recs */
 	_Atomic(struct jt_callbuf_hdr *) region;	/* &no_region: none (refused, or not yet) */
 } calls = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -60,11 +65,23 @@ static struct {
 
 static JT_TLS struct jt_callbuf_slot *my_slot;
 static JT_TLS uint32_t my_backoff;
+static JT_TLS uint32_t my_mask;		/* my_slot's ring: records less one */
 
 static struct jt_callbuf_slot *slot_at(struct jt_callbuf_hdr *r, unsigned int i)
 {
 	return (struct jt_callbuf_slot *)((char *)r + JT_CALLBUF_HDR_SIZE +
-					   (size_t)i * JT_CALLBUF_SLOT_SIZE);
+					   (size_t)i * calls.slot_size);
+}
+
+/* A slot's table of sums and its summary stack: right after its ring, whatever its size. */
+static struct jt_callbuf_sum *sums_of(struct jt_callbuf_slot *s)
+{
+	return (struct jt_callbuf_sum *)&s->recs[calls.nr_recs];
+}
+
+static struct jt_callbuf_frame *stack_of(struct jt_callbuf_slot *s)
+{
+	return (struct jt_callbuf_frame *)(sums_of(s) + JT_CALLBUF_SUMS);
 }
 
 /* At thread exit: the slot is the collector's to drain, then to free for another thread. */
@@ -97,11 +114,12 @@ static struct jt_callbuf_slot *claim_slot(struct jt_callbuf_hdr *r)
 		s->tid = (uint32_t)gettid();
 		s->depth = 0;
 		s->deep = 0;
-		memset(s->sums, 0, sizeof(s->sums));
+		memset(sums_of(s), 0, JT_CALLBUF_SUMS * sizeof(struct jt_callbuf_sum));
 		if (pthread_setspecific(calls.key, s)) {
 			__atomic_store_n(&s->state, JT_CALLBUF_EXITED, __ATOMIC_RELEASE);
 			break;	/* without a destructor the slot would never be given back */
 		}
+		my_mask = calls.nr_recs - 1;
 		my_slot = s;
 		return s;
 	}
@@ -173,12 +191,12 @@ static inline void put_at(struct jt_callbuf_slot *s, const struct jt_callbuf_rec
 	uint64_t head = s->head;
 	unsigned int i;
 
-	if (head + n - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) > JT_CALLBUF_RECS) {
+	if (head + n - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) > (uint64_t)my_mask + 1) {
 		__atomic_store_n(&s->dropped, s->dropped + n, __ATOMIC_RELAXED);
 		return;
 	}
 	for (i = 0; i < n; i++)
-		s->recs[(head + i) & (JT_CALLBUF_RECS - 1)] = recs[i];
+		s->recs[(head + i) & my_mask] = recs[i];
 	__atomic_store_n(&s->head, head + n, __ATOMIC_RELEASE);
 }
 
@@ -188,7 +206,7 @@ static struct jt_callbuf_sum *sum_find(struct jt_callbuf_slot *s, uint64_t id)
 	unsigned int h = (unsigned int)((id * 0x9e3779b97f4a7c15ULL) >> 56), i;
 
 	for (i = 0; i < JT_CALLBUF_PROBES; i++) {
-		struct jt_callbuf_sum *e = &s->sums[(h + i) & (JT_CALLBUF_SUMS - 1)];
+		struct jt_callbuf_sum *e = &sums_of(s)[(h + i) & (JT_CALLBUF_SUMS - 1)];
 
 		if (e->id == id)
 			return e;
@@ -212,8 +230,8 @@ static bool sum_enter(struct jt_callbuf_slot *s, uint64_t id, uint64_t t)
 		return false;
 	}
 	e = sum_find(s, id);
-	f = &s->stack[s->depth++];
-	*f = (struct jt_callbuf_frame){ .id = id, .enter = t, .entry = e ? e - s->sums : -1 };
+	f = &stack_of(s)[s->depth++];
+	*f = (struct jt_callbuf_frame){ .id = id, .enter = t, .entry = e ? e - sums_of(s) : -1 };
 	if (!e) {
 		__atomic_store_n(&s->spilled, s->spilled + 1, __ATOMIC_RELAXED);
 		return false;
@@ -228,17 +246,17 @@ static bool sum_enter(struct jt_callbuf_slot *s, uint64_t id, uint64_t t)
  */
 static void sum_close(struct jt_callbuf_slot *s, uint64_t t, uint64_t min)
 {
-	struct jt_callbuf_frame *f = &s->stack[--s->depth];
+	struct jt_callbuf_frame *f = &stack_of(s)[--s->depth];
 	uint64_t d = t > f->enter ? t - f->enter : 0, self = d > f->child ? d - f->child : 0;
 	struct jt_callbuf_sum *e;
 
 	if (s->depth)
-		s->stack[s->depth - 1].child += d;
+		stack_of(s)[s->depth - 1].child += d;
 	if (f->entry < 0) {
 		put_at(s, &(struct jt_callbuf_rec){ t, f->id | JT_CALLBUF_LEAVE }, 1);
 		return;
 	}
-	e = &s->sums[f->entry];
+	e = &sums_of(s)[f->entry];
 	e->open--;
 	if (d >= min) {
 		struct jt_callbuf_rec span[2] = { { t, f->id | JT_CALLBUF_SPAN }, { f->enter, self } };
@@ -268,7 +286,7 @@ static bool sum_leave(struct jt_callbuf_hdr *r, struct jt_callbuf_slot *s, uint6
 		s->deep--;
 		return false;
 	}
-	for (k = s->depth; k > 0 && s->stack[k - 1].id != id; k--)
+	for (k = s->depth; k > 0 && stack_of(s)[k - 1].id != id; k--)
 		;
 	if (!k)
 		return false;
@@ -387,6 +405,31 @@ static bool wants_sums(void)
 }
 
 /*
+ * The ring a slot holds: JT_CALLBUF_RECS records, or JITRACE_CALLS_RING's (a power of two
+ * within bounds: a thread calling faster than jitrace can drain for a while, or a jitrace
+ * kept off its CPU longer than the default ring lasts, loses less). The region is sparse:
+ * only the pages a thread writes are made.
+ */
+static void ring_geometry(void)
+{
+	const char *want = secure_getenv("JITRACE_CALLS_RING");
+	unsigned long n = want && *want ? strtoul(want, NULL, 0) : 0;
+
+	calls.nr_recs = JT_CALLBUF_RECS;
+	if (n >= RING_MIN && n <= RING_MAX && !(n & (n - 1)))
+		calls.nr_recs = n;
+	else if (want && *want)
+		fprintf(stderr, "jitrace-agent: JITRACE_CALLS_RING=%s is not a power of two from "
+			"%u to %u: %u records a thread\n", want, RING_MIN, RING_MAX, calls.nr_recs);
+	calls.slot_size = offsetof(struct jt_callbuf_slot, recs) +
+			  (size_t)calls.nr_recs * sizeof(struct jt_callbuf_rec) +
+			  JT_CALLBUF_SUMS * sizeof(struct jt_callbuf_sum) +
+			  JT_CALLBUF_DEPTH * sizeof(struct jt_callbuf_frame);
+	calls.slot_size = (calls.slot_size + 63) & ~(size_t)63;
+	calls.size = JT_CALLBUF_HDR_SIZE + JT_CALLBUF_SLOTS * calls.slot_size;
+}
+
+/*
  * A sealed memfd of mode 0600, mapped shared and announced through the stub. Sparse: a
  * slot's pages are touched only by a thread that writes calls. NULL when the kernel says
  * no (said once); enter and leave then use the stubs.
@@ -397,6 +440,7 @@ static struct jt_callbuf_hdr *make_region(void)
 	const char *what;
 	int fd;
 
+	ring_geometry();
 	fd = memfd_create(JT_CALLBUF_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		what = "memfd_create";
@@ -406,21 +450,21 @@ static struct jt_callbuf_hdr *make_region(void)
 	if (fchmod(fd, 0600))
 		goto fail;
 	what = "ftruncate";
-	if (ftruncate(fd, JT_CALLBUF_SIZE))
+	if (ftruncate(fd, calls.size))
 		goto fail;
 	/* no shrinking under a collector's mapping (it would fault), no growing either */
 	what = "sealing";
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		goto fail;
 	what = "mmap";
-	r = mmap(NULL, JT_CALLBUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	r = mmap(NULL, calls.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (r == MAP_FAILED)
 		goto fail;
 	r->version = JT_CALLBUF_VERSION;
 	r->owner = (uint32_t)getpid();
 	r->nr_slots = JT_CALLBUF_SLOTS;
-	r->nr_recs = JT_CALLBUF_RECS;
-	r->slot_size = JT_CALLBUF_SLOT_SIZE;
+	r->nr_recs = calls.nr_recs;
+	r->slot_size = calls.slot_size;
 	r->nr_sums = JT_CALLBUF_SUMS;
 	r->min = UINT64_MAX;
 	/* once a region: every record of it counts the one clock */
@@ -449,7 +493,7 @@ static void publish(struct jt_callbuf_hdr *r)
 	if (!r)
 		return;
 	atomic_store_explicit(&calls.region, r, memory_order_release);
-	jitrace_stub_calls_region(r, JT_CALLBUF_SIZE);
+	jitrace_stub_calls_region(r, calls.size);
 }
 
 /*
@@ -467,7 +511,7 @@ static void on_fork_child(void)
 	pthread_mutex_init(&calls.lock, NULL);
 	atomic_store_explicit(&calls.region, &no_region, memory_order_relaxed);
 	if (old != &no_region) {
-		munmap(old, JT_CALLBUF_SIZE);
+		munmap(old, calls.size);
 		publish(make_region());
 	}
 }

@@ -236,8 +236,14 @@ struct jt_rec_exit {
 struct jt_rec_drop {
 	struct jt_rec_hdr h;
 	__u32 what;		/* enum jt_drop (include/jt_events.h) */
-	__u32 reserved;
-	__u64 count;		/* lost since the previous drop record of the same kind */
+	/*
+	 * The thread that lost them (calls_full: its calls region's ring was full), 0: not
+	 * said. Reserved and 0 before; readers from before never read it and sum the counts
+	 * of every record of a kind, so a kind's total is still what they give.
+	 */
+	__u32 tid;
+	__u64 count;		/* lost since the previous drop record of the same kind and tid:
+				 * a kind's records, every tid's, sum to its total */
 };
 
 struct jt_rec_proc {

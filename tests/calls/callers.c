@@ -5,15 +5,22 @@
  * again), more threads at once than the region has slots, and a forked child with calls
  * of its own. With --wait-taken it waits until a collector drains its region (read from
  * the region itself) before calling, so that the calls go through the buffers: a collector
- * started after it (a late one) finds the region by itself. Prints what it did, as the toy
- * JIT does: "pid N", "calls NAME=COUNT", "child N taken T", "done".
+ * started after it (a late one) finds the region by itself. With --stall N (root, tests
+ * only) it stops the collector that drains it (SIGSTOP) while one thread makes N pairs and
+ * another 1,000, then lets it go: the first loses exactly what its ring cannot hold, the
+ * other none. With --exec it then execs itself as a program of other methods
+ * (callers_execed, its pairs on the main thread and one other), whose new agent makes a new
+ * region under the same pid. Prints what it did, as the toy JIT does: "pid N",
+ * "calls NAME=COUNT", "child N taken T", "stall TID lost N", "done".
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,12 +37,18 @@ struct opts {
 	int crowd;		/* threads at once, past the slot count (0: none) */
 	uint64_t pairs;
 	bool fork_child;
+	bool exec_self;		/* --exec: exec itself as --execed when done */
+	bool execed;		/* --execed: the program after that exec */
 	uint64_t rate;		/* calls a second on the main thread (0: as fast as it can) */
 	double seconds;		/* with rate: for this long */
+	uint64_t stall;		/* pairs a thread makes while the collector is stopped */
 };
 
-static uint64_t id_main, id_inner, id_thread, id_child;
-static char code[256];	/* the "code" the methods are said to occupy (never run) */
+/* The pairs of --stall's quiet thread: 2,000 records, far fewer than a ring holds. */
+#define QUIET_PAIRS 1000
+
+static uint64_t id_main, id_inner, id_thread, id_child, id_burst, id_quiet, id_execed;
+static char code[320];	/* the "code" the methods are said to occupy (never run) */
 
 /* This process's own region, from its maps, or NULL. */
 static const struct jt_callbuf_hdr *own_region(void)
@@ -78,16 +91,133 @@ static int wait_taken(int ms, bool sum)
 	return r && is_taken(r, sum);
 }
 
+/* n calls of method id, each entered and left. */
+static void make_pairs(uint64_t id, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		jitrace_method_enter(id);
+		jitrace_method_leave(id);
+	}
+}
+
 static void *thread_calls(void *arg)
 {
 	const struct opts *o = arg;
-	uint64_t i;
 
-	for (i = 0; i < o->pairs; i++) {
-		jitrace_method_enter(id_thread);
-		jitrace_method_leave(id_thread);
-	}
+	make_pairs(id_thread, o->pairs);
 	return NULL;
+}
+
+/* A thread of --stall: its pairs of one method, its tid given back. */
+struct stall_thread {
+	uint64_t id, pairs;
+	pid_t tid;
+};
+
+static void *stall_calls(void *arg)
+{
+	struct stall_thread *t = arg;
+
+	t->tid = gettid();
+	make_pairs(t->id, t->pairs);
+	return NULL;
+}
+
+/* Whether every thread of process pid is stopped (state T). */
+static bool all_stopped(pid_t pid)
+{
+	char path[384], buf[512], *p;
+	bool stopped = true;
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (stopped && (d = readdir(dir))) {
+		FILE *f;
+		size_t n;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;	/* gone */
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		stopped = p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+	}
+	closedir(dir);
+	return stopped;
+}
+
+/*
+ * --stall: with the collector stopped, a burst thread overflows its ring by a known count
+ * while a quiet one fits in its own; both are new threads, in empty slots.
+ */
+static int stall(const struct opts *o)
+{
+	const struct jt_callbuf_hdr *r = own_region();
+	struct stall_thread burst = { id_burst, o->stall, 0 }, quiet = { id_quiet, QUIET_PAIRS, 0 };
+	struct timespec pause = { 0, 1000000 };
+	uint32_t col = 0;
+	pthread_t a, b;
+	int i;
+
+	/* the collector's own pid, once it has the region (not only on its way to it) */
+	for (i = 0; r && i < 5000; i++) {
+		col = __atomic_load_n(&r->collector, __ATOMIC_ACQUIRE);
+		if (col && col != JT_CALLBUF_HANDED)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (!r || !col || col == JT_CALLBUF_HANDED || kill((pid_t)col, SIGSTOP)) {
+		fprintf(stderr, "callers: no collector to stall\n");
+		return -1;
+	}
+	for (i = 0; i < 5000 && !all_stopped((pid_t)col); i++)
+		nanosleep(&pause, NULL);
+	if (pthread_create(&a, NULL, stall_calls, &burst) == 0) {
+		pthread_join(a, NULL);
+		if (pthread_create(&b, NULL, stall_calls, &quiet) == 0)
+			pthread_join(b, NULL);
+	}
+	kill((pid_t)col, SIGCONT);
+	printf("stall %d lost %" PRIu64 "\n", (int)burst.tid,
+	       2 * o->stall > r->nr_recs ? 2 * o->stall - r->nr_recs : 0);
+	printf("stall %d lost 0\n", (int)quiet.tid);
+	return burst.tid && quiet.tid ? 0 : -1;
+}
+
+static void *execed_calls(void *arg)
+{
+	const struct opts *o = arg;
+
+	make_pairs(id_execed, o->pairs);
+	return NULL;
+}
+
+/* The program --exec makes of this one: other methods, a new agent, the same pid. */
+static int execed(const struct opts *o)
+{
+	pthread_t t;
+
+	id_execed = jitrace_code_load(code, 64, "callers_execed");
+	printf("execed %d\n", (int)getpid());
+	fflush(stdout);
+	if (pthread_create(&t, NULL, execed_calls, (void *)o))
+		return 1;
+	execed_calls((void *)o);
+	pthread_join(t, NULL);
+	printf("calls callers_execed=%" PRIu64 "\n", 2 * o->pairs);
+	printf("done\n");
+	return 0;
 }
 
 static int run_threads(const struct opts *o, int n)
@@ -148,14 +278,10 @@ static uint64_t main_calls(const struct opts *o)
 static int child(const struct opts *o)
 {
 	int taken = o->wait_ms ? wait_taken(o->wait_ms, o->wait_sum) : 0;
-	uint64_t i;
 
 	printf("child %d taken %d\n", (int)getpid(), taken);
 	fflush(stdout);
-	for (i = 0; i < o->pairs; i++) {
-		jitrace_method_enter(id_child);
-		jitrace_method_leave(id_child);
-	}
+	make_pairs(id_child, o->pairs);
 	return 0;
 }
 
@@ -171,6 +297,11 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--fork")) {
 			o.fork_child = true;
+			continue;
+		}
+		if (!strcmp(a, "--exec") || !strcmp(a, "--execed")) {
+			o.exec_self |= !strcmp(a, "--exec");
+			o.execed |= !strcmp(a, "--execed");
 			continue;
 		}
 		if (!strcmp(a, "--wait-sum")) {	/* with --wait-taken */
@@ -194,16 +325,22 @@ int main(int argc, char **argv)
 			o.slow = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--seconds"))
 			o.seconds = atof(v);
+		else if (!strcmp(a, "--stall"))
+			o.stall = strtoull(v, NULL, 10);
 		else {
 			fprintf(stderr, "callers: unknown option %s\n", a);
 			return 2;
 		}
 	}
+	if (o.execed)
+		return execed(&o);
 	/* ranges of code, not definitions for calls only: a forked child inherits those */
 	id_main = jitrace_code_load(code, 64, "callers_main");
 	id_inner = jitrace_code_load(code + 64, 64, "callers_inner");
 	id_thread = jitrace_code_load(code + 128, 64, "callers_thread");
 	id_child = jitrace_code_load(code + 192, 64, "callers_child");
+	id_burst = jitrace_code_load(code + 256, 32, "callers_burst");
+	id_quiet = jitrace_code_load(code + 288, 32, "callers_quiet");
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 	if (o.wait_ms)
@@ -212,6 +349,8 @@ int main(int argc, char **argv)
 	t0 = now_ns();
 	n_main = main_calls(&o);
 	printf("main %" PRIu64 " pairs in %.3f s\n", n_main, (now_ns() - t0) / 1e9);
+	if (o.stall && stall(&o))
+		return 1;
 	for (i = 0; i < o.waves; i++)
 		if (run_threads(&o, o.threads))
 			return 1;
@@ -237,6 +376,18 @@ int main(int argc, char **argv)
 	printf("calls callers_thread=%" PRIu64 "\n",
 	       ((uint64_t)o.waves * o.threads + o.crowd) * o.pairs);
 	printf("calls callers_child=%" PRIu64 "\n", o.fork_child ? o.pairs : 0);
+	printf("calls callers_burst=%" PRIu64 "\n", o.stall);
+	printf("calls callers_quiet=%" PRIu64 "\n", o.stall ? (uint64_t)QUIET_PAIRS : 0);
+	if (o.exec_self) {
+		char pairs[32];
+		char *args[] = { argv[0], "--execed", "--pairs", pairs, NULL };
+
+		snprintf(pairs, sizeof(pairs), "%" PRIu64, o.pairs);
+		fflush(stdout);
+		execv("/proc/self/exe", args);
+		fprintf(stderr, "callers: exec /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
 	printf("done\n");
 	return 0;
 }

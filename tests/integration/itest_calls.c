@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "jt_callbuf.h"
 #include "jt_events.h"
 #include "lib.h"
 
@@ -261,6 +262,248 @@ static void test_calls_through_buffers_are_exact(void **state)
 	free(out);
 }
 
+/* Calls of kind calls_full the drop records say thread tid lost (0: those naming none). */
+static uint64_t full_of(const struct it_log *log, uint32_t tid)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_drop *d = (const void *)log->recs[i];
+
+		if (d->h.type == JT_REC_DROP && d->what == JT_DROP_CALLS_FULL && d->tid == tid)
+			n += d->count;
+	}
+	return n;
+}
+
+/* callers --stall's lines: the burst thread and what it lost, the quiet one and its 0. */
+static void stall_lines(const char *out, int *burst, unsigned long long *burst_lost, int *quiet,
+			unsigned long long *quiet_lost)
+{
+	char *text = it_slurp(out), *p = strstr(text, "stall ");
+
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "stall %d lost %llu\nstall %d lost %llu", burst, burst_lost,
+				quiet, quiet_lost), 4);
+	free(text);
+}
+
+/*
+ * A thread that overflows its ring while the collector is stopped (callers --stall) is
+ * named in the drop records with exactly what it lost, the thread beside it that fit in
+ * its ring is not, and report's lost line says it.
+ */
+static void test_a_full_ring_is_lost_by_its_thread(void **state)
+{
+	char *log_path = it_path_dup("full.jtl"), *out = it_path_dup("full.out");
+	char *rep = it_path_dup("full.report");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "1000", "--stall", "100000",
+			 NULL };
+	char *report[] = { IT_JITRACE, "report", log_path, NULL };
+	unsigned long long burst_lost = 0, quiet_lost = 1;
+	int burst = 0, quiet = 0;
+	char want[128], *text;
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	stall_lines(out, &burst, &burst_lost, &quiet, &quiet_lost);
+	assert_int_equal(quiet_lost, 0);
+	/* 200,000 records into a ring of 65,536 nobody drains */
+	assert_int_equal(burst_lost, 2 * 100000 - JT_CALLBUF_RECS);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	print_message("tid %d lost %llu (log: %llu), tid %d (log: %llu), unnamed %llu, all %llu\n",
+		      burst, burst_lost, (unsigned long long)full_of(&log, burst), quiet,
+		      (unsigned long long)full_of(&log, quiet),
+		      (unsigned long long)full_of(&log, 0),
+		      (unsigned long long)it_drops_of(&log, JT_DROP_CALLS_FULL));
+	assert_int_equal(full_of(&log, burst), burst_lost);
+	assert_int_equal(full_of(&log, quiet), 0);
+	assert_int_equal(it_drops_of(&log, JT_DROP_CALLS_FULL), burst_lost);
+	assert_int_equal(it_drops_total(&log), burst_lost);
+	assert_int_equal(it_count_calls(&log, r.toy.pid, JT_REC_ENTER, "callers_burst") +
+			 it_count_calls(&log, r.toy.pid, JT_REC_LEAVE, "callers_burst"),
+			 2 * made(&r, "callers_burst") - burst_lost);
+	assert_exact(&log, r.toy.pid, "callers_quiet", made(&r, "callers_quiet"));
+	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
+	it_log_free(&log);
+
+	assert_int_equal(it_run(report, rep, NULL), 0);
+	text = it_slurp(rep);
+	snprintf(want, sizeof(want), "calls_full %llu (tid %d: %llu)\n", burst_lost, burst,
+		 burst_lost);
+	assert_non_null(strstr(text, want));
+	free(text);
+	free(rep);
+	free(log_path);
+	free(out);
+}
+
+/* Where pid's last exec record is in the log (the first is the command's), 0 if none. */
+static size_t exec_at(const struct it_log *log, uint32_t pid)
+{
+	size_t i, at = 0;
+
+	for (i = 0; i < log->n; i++)
+		if (log->recs[i]->type == JT_REC_EXEC &&
+		    ((const struct jt_rec_exec *)log->recs[i])->pid == pid)
+			at = i;
+	return at;
+}
+
+/*
+ * The enters, leaves and summed calls of pid's method name before (after: false) the
+ * record at `at` in the log: a callsum counts its calls.
+ */
+static uint64_t calls_by_time(const struct it_log *log, uint32_t pid, const char *name,
+			      size_t at, bool before)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_call *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if ((c->h.type != JT_REC_ENTER && c->h.type != JT_REC_LEAVE &&
+		     c->h.type != JT_REC_CALLSUM) || c->pid != pid || (i < at) != before)
+			continue;
+		m = it_method(log, c->id);
+		if (m && it_name_is(m, name))
+			n += c->h.type == JT_REC_CALLSUM ?
+			     ((const struct jt_rec_callsum *)c)->calls : 1;
+	}
+	return n;
+}
+
+/*
+ * JITRACE_CALLS_RING asks the agent for rings of that many records: the burst that
+ * overflows the default ring (200,000 records while the collector is stopped) fits in one
+ * of 262,144, and every call is in the log.
+ */
+static void test_a_bigger_ring_asked_by_the_environment(void **state)
+{
+	char *log_path = it_path_dup("ring.jtl"), *out = it_path_dup("ring.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "1000", "--stall", "100000",
+			 NULL };
+	unsigned long long lost = 1, quiet_lost = 1;
+	int tid, quiet;
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(setenv("JITRACE_CALLS_RING", "262144", 1), 0);
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	unsetenv("JITRACE_CALLS_RING");
+	parse(out, &r);
+	stall_lines(out, &tid, &lost, &quiet, &quiet_lost);
+	assert_int_equal(lost, 0);	/* callers reads its ring's size from its region */
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	assert_exact(&log, r.toy.pid, "callers_burst", made(&r, "callers_burst"));
+	assert_exact(&log, r.toy.pid, "callers_quiet", made(&r, "callers_quiet"));
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+/*
+ * A process that execs while recorded: its old region goes with the old image (jitrace
+ * drains what it held), the new image's agent makes a new one under the same pid and hands
+ * it over; the calls of both sides are exact, the old ones before the exec, the new after.
+ */
+static void test_an_exec_keeps_both_sides_exact(void **state)
+{
+	char *log_path = it_path_dup("exec.jtl"), *out = it_path_dup("exec.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
+			 CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads", "2",
+			 "--waves", "1", "--exec", NULL };
+	uint64_t execed;
+	size_t at;
+	struct it_log log;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	assert_int_equal(r.taken, 1);
+	assert_true(r.toy.done);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	at = exec_at(&log, r.toy.pid);
+	assert_true(at != 0);
+	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
+	assert_exact(&log, r.toy.pid, "callers_inner", made(&r, "callers_inner"));
+	assert_exact(&log, r.toy.pid, "callers_thread", made(&r, "callers_thread"));
+	execed = made(&r, "callers_execed");
+	assert_int_equal(execed, 2 * 10000);
+	assert_exact(&log, r.toy.pid, "callers_execed", execed);
+	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_main", at, true),
+			 2 * made(&r, "callers_main"));
+	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_execed", at, false),
+			 2 * execed);
+	/* the new image's calls through its own region: every enter is one of its methods' */
+	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER),
+			 2 * made(&r, "callers_main") + made(&r, "callers_thread") + execed);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+/*
+ * The same in summary mode: the old image's sums are read at its exec and logged before
+ * it, named by its own methods (read later, they were named by the new image's methods of
+ * the same agent ids); the new image's before its exit.
+ */
+static void test_an_exec_in_summary_mode_names_both_sides(void **state)
+{
+	char *log_path = it_path_dup("execsum.jtl"), *out = it_path_dup("execsum.out");
+	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", log_path,
+			 "--", CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs", "3000",
+			 "--threads", "2", "--waves", "1", "--exec", NULL };
+	static const char *const before[] = { "callers_main", "callers_inner", "callers_thread" };
+	uint64_t incl, excl;
+	size_t at;
+	struct it_log log;
+	struct run r;
+	int k;
+
+	(void)state;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	parse(out, &r);
+	assert_int_equal(r.taken, 1);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	at = exec_at(&log, r.toy.pid);
+	assert_true(at != 0);
+	for (k = 0; k < 3; k++) {
+		print_message("%s: %llu summed before the exec, %llu made\n", before[k],
+			      (unsigned long long)calls_by_time(&log, r.toy.pid, before[k], at, true),
+			      (unsigned long long)made(&r, before[k]));
+		assert_int_equal(calls_by_time(&log, r.toy.pid, before[k], at, true),
+				 made(&r, before[k]));
+		assert_int_equal(summed(&log, r.toy.pid, before[k], &incl, &excl),
+				 made(&r, before[k]));
+	}
+	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_execed", at, false),
+			 made(&r, "callers_execed"));
+	assert_int_equal(summed(&log, r.toy.pid, "callers_execed", &incl, &excl),
+			 made(&r, "callers_execed"));
+	assert_int_equal(incl, excl);	/* it calls nothing: main's time is not in it */
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
 /*
  * 80 threads at once: 64 slots, the rest through the stubs' uprobes. Exact where nothing
  * was lost; where something was, the loss counted covers what is missing.
@@ -376,6 +619,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls_through_buffers_are_exact),
 		cmocka_unit_test(test_more_threads_than_slots),
+		cmocka_unit_test(test_a_full_ring_is_lost_by_its_thread),
+		cmocka_unit_test(test_a_bigger_ring_asked_by_the_environment),
+		cmocka_unit_test(test_an_exec_keeps_both_sides_exact),
+		cmocka_unit_test(test_an_exec_in_summary_mode_names_both_sides),
 		cmocka_unit_test(test_a_late_collector_finds_the_region),
 		cmocka_unit_test(test_the_uprobe_path_is_kept),
 		cmocka_unit_test(test_summary_counts_equal_the_per_call_log),

@@ -390,6 +390,72 @@ static void test_full_rings_are_counted_from_the_writers_counters(void **state)
 	free(r.mem);
 }
 
+/* What on_lost was told: one entry a call, in order. */
+struct told {
+	uint32_t tid[8];
+	uint64_t n[8];
+	int nr;
+};
+
+static void tell_lost(void *ctx, uint32_t tid, uint64_t n)
+{
+	struct told *t = ctx;
+
+	assert_true(t->nr < 8);
+	t->tid[t->nr] = tid;
+	t->n[t->nr++] = n;
+}
+
+/*
+ * Each thread's losses are told with its tid as drains find them; a slot given to another
+ * thread tells that thread's; a tid out of range is told as 0 (counted all the same).
+ */
+static void test_full_rings_are_told_per_thread(void **state)
+{
+	struct region r = make();
+	struct seen s = { 0 };
+	struct told t = { 0 };
+	struct jt_callbuf *cb;
+	struct jt_callbuf_stats st;
+
+	(void)state;
+	cb = take(&r, false);
+	jt_callbuf__on_lost(cb, tell_lost, &t);
+	slot(&r, 0)->tid = 77;
+	slot(&r, 0)->state = JT_CALLBUF_CLAIMED;
+	slot(&r, 0)->dropped = 1200;
+	slot(&r, 1)->tid = 78;
+	slot(&r, 1)->state = JT_CALLBUF_CLAIMED;
+	jt_callbuf__drain(cb, 100, emit, &s);
+	assert_int_equal(t.nr, 1);	/* 78 lost none: not told */
+	assert_int_equal(t.tid[0], 77);
+	assert_int_equal(t.n[0], 1200);
+	slot(&r, 1)->dropped = 34;
+	jt_callbuf__drain(cb, 100, emit, &s);
+	assert_int_equal(t.nr, 2);
+	assert_int_equal(t.tid[1], 78);
+	assert_int_equal(t.n[1], 34);
+	/* 77 exits, its slot freed by the drain, and 79 takes it and loses 5 */
+	slot(&r, 0)->state = JT_CALLBUF_EXITED;
+	jt_callbuf__drain(cb, 100, emit, &s);
+	assert_int_equal(slot(&r, 0)->state, JT_CALLBUF_FREE);
+	slot(&r, 0)->tid = 79;
+	slot(&r, 0)->state = JT_CALLBUF_CLAIMED;
+	slot(&r, 0)->dropped = 1205;
+	slot(&r, 1)->tid = JT_PID_LIMIT;	/* forged */
+	slot(&r, 1)->dropped = 40;
+	jt_callbuf__drain(cb, 100, emit, &s);
+	assert_int_equal(t.nr, 4);
+	assert_int_equal(t.tid[2], 79);
+	assert_int_equal(t.n[2], 5);
+	assert_int_equal(t.tid[3], 0);
+	assert_int_equal(t.n[3], 6);
+	jt_callbuf__stats(cb, &st);
+	assert_int_equal(st.full, 1200 + 34 + 5 + 6);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
 static void test_an_exited_threads_slot_is_freed_once_drained(void **state)
 {
 	struct region r = make();
@@ -665,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_forged_indexes_are_counted_and_skipped),
 		cmocka_unit_test(test_forged_records_are_counted_not_delivered),
 		cmocka_unit_test(test_full_rings_are_counted_from_the_writers_counters),
+		cmocka_unit_test(test_full_rings_are_told_per_thread),
 		cmocka_unit_test(test_tsc_records_are_put_on_the_clock_and_checked_raw),
 		cmocka_unit_test(test_tsc_records_without_a_calibration_are_refused),
 		cmocka_unit_test(test_a_table_of_sums_out_of_bounds_is_refused),

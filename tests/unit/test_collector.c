@@ -1460,7 +1460,7 @@ static void drop_writes_a_drop_record(void **state)
 	struct fx *f = *state;
 	const struct jt_rec_drop *d;
 
-	assert_int_equal(jt_collector__drop(f->c, JT_DROP_RB_SAMPLE, 17, 99), 0);
+	assert_int_equal(jt_collector__drop(f->c, JT_DROP_RB_SAMPLE, 0, 17, 99), 0);
 	assert_int_equal(f->cap.n, 1);
 	d = (const void *)f->cap.recs[0];
 	assert_int_equal(d->h.type, JT_REC_DROP);

@@ -213,6 +213,10 @@ static void write_every_type(const char *path, bool clean, bool broken_sample)
 	drop->what = 99;	/* from a newer jitrace */
 	drop->count = 1;
 	add(w, &rb);
+	drop->what = JT_DROP_CALLS_FULL;	/* one thread's calls lost to its full ring */
+	drop->tid = 77;
+	drop->count = 1200;
+	add(w, &rb);
 
 	rec(&rb, 42, 32, 0, 9000);	/* a record type from a newer jitrace */
 	add(w, &rb);
@@ -362,16 +366,16 @@ static void dump_of_log_breaking_a_promise_fails_unless_salvaged(void **state)
 	free(err);
 
 	assert_int_equal(dump_flags_to_mem(t, JT_LOGR_SALVAGE, &out), 0);
-	end = strstr(golden, "end records=16");
+	end = strstr(golden, "end records=17");
 	assert_non_null(end);
 	want = calloc(1, golden_len + 8);
 	assert_non_null(want);
 	memcpy(want, golden, end - golden);
-	strcat(want, "end records=17\n");
+	strcat(want, "end records=18\n");
 	assert_string_equal(out, want);
 	err = slurp(t->err, &len);
 	assert_non_null(strstr(err, "t.jtl: salvage: block at offset 256, record 10 at byte "));
-	assert_non_null(strstr(err, "t.jtl: salvage: read 17 records; skipped 1 records and 0 "
+	assert_non_null(strstr(err, "t.jtl: salvage: read 18 records; skipped 1 records and 0 "
 			       "blocks; missing 0 records and 0 blocks; found 1 undefined "
 			       "references\n"));
 	free(err);

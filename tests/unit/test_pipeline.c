@@ -841,6 +841,41 @@ static void finish_counts_only_what_was_not_logged_before(void **state)
 	assert_int_equal(drop_of(f, JT_DROP_DECODE, mark)->count, 1);
 }
 
+/*
+ * A thread's losses are written at once naming it; the kind's total, told after, adds a
+ * record only for what no thread was named for, and the kind's records sum to it.
+ */
+static void thread_drops_name_the_thread_and_keep_the_total(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t[JT_DROP_MAX] = { 0 }, sum = 0;
+	size_t i;
+
+	assert_int_equal(jt_pipeline__thread_drops(f->pl, JT_DROP_CALLS_FULL, 77, 1200), 0);
+	assert_int_equal(jt_pipeline__thread_drops(f->pl, JT_DROP_CALLS_FULL, 78, 34), 0);
+	assert_int_equal(f->cap.n, 2);
+	assert_int_equal(drop_of(f, JT_DROP_CALLS_FULL, 0)->tid, 77);
+	assert_int_equal(drop_of(f, JT_DROP_CALLS_FULL, 0)->count, 1200);
+	assert_int_equal(drop_of(f, JT_DROP_CALLS_FULL, 1)->tid, 78);
+	jt_pipeline__source_drops(f->pl, JT_DROP_CALLS_FULL, 1234);
+	assert_int_equal(jt_pipeline__bpf_drops(f->pl, t), 0);
+	assert_int_equal(f->cap.n, 2);	/* all of it said already */
+	jt_pipeline__source_drops(f->pl, JT_DROP_CALLS_FULL, 1240);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_drop *d = (const void *)f->cap.recs[i];
+
+		if (d->what == JT_DROP_CALLS_FULL)
+			sum += d->count;
+		else
+			assert_int_equal(d->tid, 0);
+	}
+	assert_int_equal(sum, 1240);
+	assert_int_equal(drop_of(f, JT_DROP_CALLS_FULL, 2)->tid, 0);	/* the 6 unnamed */
+	assert_int_equal(drop_of(f, JT_DROP_CALLS_FULL, 2)->count, 6);
+	assert_ts_nondecreasing(f);
+}
+
 static void finish_lets_everything_out_before_the_drop_records(void **state)
 {
 	struct fx *f = *state;
@@ -931,6 +966,7 @@ int main(void)
 		T(bpf_drops_writes_records_only_for_kinds_that_grew),
 		T(finish_writes_a_drop_record_for_every_kind_even_when_zero),
 		T(finish_counts_only_what_was_not_logged_before),
+		T(thread_drops_name_the_thread_and_keep_the_total),
 		T(finish_lets_everything_out_before_the_drop_records),
 #undef T
 	};

@@ -381,6 +381,66 @@ static void test_report_says_kept_apart_from_lost(void **state)
 }
 
 /*
+ * Drop records that name threads: the lost line says each thread's share after its kind's
+ * total (the most lost first, eight at most, the rest summed), JSON lists them all; the
+ * totals are every record's, named or not.
+ */
+static void test_report_says_which_threads_lost_calls(void **state)
+{
+	struct vl_tmp *t = *state;
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99, .flags = JT_LOG_F_CALLS };
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, true);
+	struct jt_frame f[] = { U(0x7f0000001000) };
+	uint64_t ts = VL_T0 + VL_MS;
+	char *got;
+
+	assert_non_null(w);
+	vl_proc(w, 0, 7, "app", "app");
+	vl_samples(w, &ts, 7, 2, f, 1);
+	vl_drop_tid(w, ts, JT_DROP_CALLS_FULL, 78, 34);
+	vl_drop_tid(w, ts, JT_DROP_CALLS_FULL, 77, 700);
+	vl_drop_tid(w, ts, JT_DROP_RB_SAMPLE, 77, 5);
+	vl_drop_tid(w, ts + 1, JT_DROP_CALLS_FULL, 77, 500);
+	vl_drop(w, ts + 2, JT_DROP_CALLS_FULL, 6);	/* no thread said */
+	assert_int_equal(jt_logw__close(w), 0);
+	got = report_of(t->log, false);
+	assert_non_null(strstr(got, "; lost 1245, ringbuf_sample 5 (tid 77: 5), calls_full 1240 "
+				    "(tid 77: 1200, tid 78: 34)\n"));
+	free(got);
+	got = report_of(t->log, true);
+	assert_non_null(strstr(got, "\"calls_full\": 1240"));
+	assert_non_null(strstr(got, "\"lost_by_thread\": [{\"what\": \"ringbuf_sample\", "
+				    "\"tid\": 77, \"count\": 5}, {\"what\": \"calls_full\", "
+				    "\"tid\": 77, \"count\": 1200}, {\"what\": \"calls_full\", "
+				    "\"tid\": 78, \"count\": 34}]"));
+	free(got);
+}
+
+/* Past eight threads the lost line sums the rest; a log naming none has no list. */
+static void test_report_sums_threads_past_eight(void **state)
+{
+	struct vl_tmp *t = *state;
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99, .flags = JT_LOG_F_CALLS };
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, true);
+	struct jt_frame f[] = { U(0x7f0000001000) };
+	uint64_t ts = VL_T0 + VL_MS;
+	uint32_t tid;
+	char *got;
+
+	assert_non_null(w);
+	vl_proc(w, 0, 7, "app", "app");
+	vl_samples(w, &ts, 7, 2, f, 1);
+	for (tid = 100; tid < 110; tid++)	/* tid 100 lost 1 ... tid 109 lost 10 */
+		vl_drop_tid(w, ts, JT_DROP_CALLS_FULL, tid, tid - 99);
+	assert_int_equal(jt_logw__close(w), 0);
+	got = report_of(t->log, false);
+	assert_non_null(strstr(got, "calls_full 55 (tid 109: 10, tid 108: 9, tid 107: 8, "
+				    "tid 106: 7, tid 105: 6, tid 104: 5, tid 103: 4, tid 102: 3, "
+				    "2 more threads: 3)\n"));
+	free(got);
+}
+
+/*
  * --threads: process 7 "app" with thread 8 (named "app", then renamed "worker-a"), 10
  * "worker-b" and 11 never named; process 9 "other" with one thread. Thread 8's stack
  * recurses (rec twice): its total counts once.
@@ -486,6 +546,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_filters_pid_and_time, vl_setup,
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_text_escapes_control_bytes, vl_setup,
+						vl_teardown),
+		cmocka_unit_test_setup_teardown(test_report_says_which_threads_lost_calls, vl_setup,
+						vl_teardown),
+		cmocka_unit_test_setup_teardown(test_report_sums_threads_past_eight, vl_setup,
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_json_keeps_utf8, vl_setup,
 						vl_teardown),

@@ -239,14 +239,22 @@ static inline void vl_offcpu(struct jt_log_writer *w, uint64_t ts, uint32_t pid,
 	vl_add(w, &rb);
 }
 
-static inline void vl_drop(struct jt_log_writer *w, uint64_t ts, unsigned what, uint64_t count)
+/* A drop record naming thread tid (0: none, as loggers before per-thread drops wrote). */
+static inline void vl_drop_tid(struct jt_log_writer *w, uint64_t ts, unsigned what,
+			       uint32_t tid, uint64_t count)
 {
 	union vl_buf rb;
 	struct jt_rec_drop *d = vl_rec(&rb, JT_REC_DROP, sizeof(*d), 0, ts);
 
 	d->what = what;
+	d->tid = tid;
 	d->count = count;
 	vl_add(w, &rb);
+}
+
+static inline void vl_drop(struct jt_log_writer *w, uint64_t ts, unsigned what, uint64_t count)
+{
+	vl_drop_tid(w, ts, what, 0, count);
 }
 
 #define M(id, off) { JT_FRAME_REF(JT_FRAME_METHOD, id), off }

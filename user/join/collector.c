@@ -330,11 +330,12 @@ int jt_collector__flush(struct jt_collector *c)
 	return jt_coll_late_flush(c, UINT64_MAX, 0);
 }
 
-int jt_collector__drop(struct jt_collector *c, unsigned int what, uint64_t count, uint64_t ts)
+int jt_collector__drop(struct jt_collector *c, unsigned int what, uint32_t tid, uint64_t count,
+		       uint64_t ts)
 {
 	struct jt_rec_drop rec = {
 		.h = { .type = JT_REC_DROP, .size = sizeof(rec), .ts = ts },
-		.what = what, .count = count,
+		.what = what, .tid = tid, .count = count,
 	};
 
 	return jt_sink__emit(&c->sink, &rec.h);

@@ -70,10 +70,11 @@ void jt_collector__free(struct jt_collector *c);
  * sink (already reported).
  */
 int jt_collector__event(struct jt_collector *c, const struct jt_event *ev);
-/* Record count lost things of kind what (enum jt_drop) at time ts. */
 /* The end of the events: what waits to be written is written. Returns 0 or -errno. */
 int jt_collector__flush(struct jt_collector *c);
-int jt_collector__drop(struct jt_collector *c, unsigned int what, uint64_t count, uint64_t ts);
+/* Record count lost things of kind what (enum jt_drop) at time ts, by thread tid (0: not said). */
+int jt_collector__drop(struct jt_collector *c, unsigned int what, uint32_t tid, uint64_t count,
+		       uint64_t ts);
 /* Whether pid reports its code through the agent (its perf map is then only a backup). */
 bool jt_collector__has_agent(const struct jt_collector *c, uint32_t pid);
 void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats *st);

@@ -300,7 +300,7 @@ static int log_drops(struct jt_pipeline *pl, bool all)
 	for (i = 0; i < JT_DROP_MAX && !pl->err; i++) {
 		if (pl->lost[i] == pl->logged[i] && !all)
 			continue;
-		pl->err = jt_collector__drop(pl->col, i, pl->lost[i] - pl->logged[i], ts);
+		pl->err = jt_collector__drop(pl->col, i, 0, pl->lost[i] - pl->logged[i], ts);
 		pl->logged[i] = pl->lost[i];
 	}
 	return pl->err;
@@ -320,6 +320,20 @@ void jt_pipeline__source_drops(struct jt_pipeline *pl, unsigned int what, uint64
 {
 	if (what < JT_DROP_MAX)
 		pl->lost[what] = total;
+}
+
+int jt_pipeline__thread_drops(struct jt_pipeline *pl, unsigned int what, uint32_t tid,
+			      uint64_t count)
+{
+	if (what >= JT_DROP_MAX || !count || pl->err)
+		return pl->err;
+	pl->err = jt_collector__drop(pl->col, what, tid, count, jt_reorder__floor(pl->reorder));
+	if (!pl->err)
+		pl->logged[what] += count;
+	/* the kind's total, told with source_drops, covers them: never less than written */
+	if (pl->lost[what] < pl->logged[what])
+		pl->lost[what] = pl->logged[what];
+	return pl->err;
 }
 
 int jt_pipeline__finish(struct jt_pipeline *pl)

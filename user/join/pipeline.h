@@ -82,6 +82,13 @@ int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals);
  * JT_DROP_CALLS_* kinds), total since start: written with the next drop records.
  */
 void jt_pipeline__source_drops(struct jt_pipeline *pl, unsigned int what, uint64_t total);
+/*
+ * count things of kind what that thread tid lost, written now as a drop record naming it;
+ * they are part of the kind's total told with source_drops (before or after), which the
+ * next drop records complete with what no thread was named for. Returns 0 or -errno.
+ */
+int jt_pipeline__thread_drops(struct jt_pipeline *pl, unsigned int what, uint32_t tid,
+			      uint64_t count);
 /* Let out everything and record the final loss counts, zero or not. */
 int jt_pipeline__finish(struct jt_pipeline *pl);
 void jt_pipeline__stats(const struct jt_pipeline *pl, struct jt_pipeline_stats *st);

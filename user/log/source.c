@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log/latenames.h"
@@ -73,6 +74,9 @@ int jt_logsrc__open(struct jt_logsrc *s, const char *path, const struct jt_filte
 
 void jt_logsrc__close(struct jt_logsrc *s)
 {
+	free(s->lost);
+	s->lost = NULL;
+	s->nr_lost = s->cap_lost = 0;
 	jt_lv__free(s->lv);
 	jt_logset__close(s->r);
 	jt_latenames__free(s->late);
@@ -80,6 +84,44 @@ void jt_logsrc__close(struct jt_logsrc *s)
 	s->lv = NULL;
 	s->r = NULL;
 	s->hdr = NULL;
+}
+
+/* Whether a comes before b in the table of threads' losses: by kind, most lost first. */
+static bool lost_before(const struct jt_logsrc_lost *a, const struct jt_logsrc_lost *b)
+{
+	if (a->what != b->what)
+		return a->what < b->what;
+	return a->count > b->count || (a->count == b->count && a->tid < b->tid);
+}
+
+/* n of kind what lost by thread tid, into the table kept in its order: 0 or -ENOMEM. */
+static int thread_lost(struct jt_logsrc *s, uint32_t what, uint32_t tid, uint64_t n)
+{
+	struct jt_logsrc_lost t;
+	size_t i;
+
+	for (i = 0; i < s->nr_lost && (s->lost[i].what != what || s->lost[i].tid != tid); i++)
+		;
+	if (i == s->nr_lost) {
+		if (s->nr_lost == s->cap_lost) {
+			size_t cap = s->cap_lost ? 2 * s->cap_lost : 16;
+			struct jt_logsrc_lost *v = realloc(s->lost, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->lost = v;
+			s->cap_lost = cap;
+		}
+		s->lost[s->nr_lost++] = (struct jt_logsrc_lost){ what, tid, 0 };
+	}
+	s->lost[i].count += n;
+	/* it only grew: it can only move towards the front */
+	for (; i > 0 && lost_before(&s->lost[i], &s->lost[i - 1]); i--) {
+		t = s->lost[i];
+		s->lost[i] = s->lost[i - 1];
+		s->lost[i - 1] = t;
+	}
+	return 0;
 }
 
 /* The process a sample or call is of, to filter it by; false for other records. */
@@ -136,6 +178,13 @@ const struct jt_rec_hdr *jt_logsrc__next(struct jt_logsrc *s, bool *kept)
 			s->drops[d->what] += d->count;
 		else
 			s->drops_other += d->count;
+		if (d->what < JT_DROP_MAX && d->tid && d->count &&
+		    thread_lost(s, d->what, d->tid, d->count)) {
+			jt_err("out of memory: keeping thread %u's %s", d->tid,
+			       jt_drop__name(d->what));
+			s->err = -ENOMEM;
+			return NULL;
+		}
 	} else if (jt_lv__add(s->lv, rec)) {
 		s->err = -ENOMEM;
 		return NULL;

@@ -22,6 +22,13 @@ struct jt_logset;
 
 struct jt_latenames;
 
+/* What one thread lost of one kind, as the drop records naming it say. */
+struct jt_logsrc_lost {
+	uint32_t what;			/* enum jt_drop */
+	uint32_t tid;
+	uint64_t count;
+};
+
 struct jt_logsrc {
 	const char *path;
 	struct jt_filter filter;	/* what is kept; its times resolved at open */
@@ -32,6 +39,9 @@ struct jt_logsrc {
 	uint64_t filtered;		/* samples and calls the filter left out */
 	uint64_t drops[JT_DROP_MAX];	/* events lost by enum jt_drop, from the drop records */
 	uint64_t drops_other;		/* lost for reasons a newer jitrace knows */
+	/* the drop records that name a thread (part of drops): by kind, most lost first */
+	struct jt_logsrc_lost *lost;
+	size_t nr_lost, cap_lost;
 	int err;			/* -ENOMEM: a definition could not be kept (reported) */
 	struct jt_latenames *late;	/* names given late, NULL if the log has none */
 };

@@ -29,6 +29,12 @@ struct waiting {
 	int ticks;
 };
 
+/* Calls a thread lost to its full ring since the last tick's drop records. */
+struct thread_lost {
+	uint32_t tid;
+	uint64_t n;
+};
+
 struct jt_calls {
 	struct jt_pipeline *pl;
 	uint32_t me;
@@ -47,7 +53,36 @@ struct jt_calls {
 	uint64_t min_ns;		/* its calls this long one by one; UINT64_MAX: none */
 	uint64_t no_sums;		/* regions whose agent keeps no sums: calls one by one */
 	uint64_t spilled;		/* of regions dropped */
+	struct thread_lost *lost;	/* found since the last tick, one a thread */
+	int nr_lost, cap_lost;
 };
+
+/*
+ * Keep what tid lost for this tick's drop records; without room it is only in the total,
+ * written as lost by no thread in particular.
+ */
+static void on_lost(void *ctx, uint32_t tid, uint64_t n)
+{
+	struct jt_calls *c = ctx;
+	int i;
+
+	for (i = 0; i < c->nr_lost; i++) {
+		if (c->lost[i].tid == tid) {
+			c->lost[i].n += n;
+			return;
+		}
+	}
+	if (c->nr_lost == c->cap_lost) {
+		int cap = c->cap_lost ? 2 * c->cap_lost : 16;
+		struct thread_lost *v = realloc(c->lost, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		c->lost = v;
+		c->cap_lost = cap;
+	}
+	c->lost[c->nr_lost++] = (struct thread_lost){ tid, n };
+}
 
 static int emit_call(void *ctx, const struct jt_ev_hdr *h)
 {
@@ -127,6 +162,7 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool
 		return 0;
 	}
 	jt_callbuf__set_tscclock(cb, c->tsc);
+	jt_callbuf__on_lost(cb, on_lost, c);
 	if (c->sum) {
 		err = jt_callbuf__want_sums(cb, c->min_ns);
 		if (err == -ENOMEM) {
@@ -286,6 +322,12 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 		full += st.full;
 		bad += st.bad;
 	}
+	/* each thread's share first, named; the total's record says the rest, if any */
+	for (i = 0; i < c->nr_lost && !err; i++)
+		if (c->lost[i].tid)
+			err = jt_pipeline__thread_drops(c->pl, JT_DROP_CALLS_FULL, c->lost[i].tid,
+							c->lost[i].n);
+	c->nr_lost = 0;
 	jt_pipeline__source_drops(c->pl, JT_DROP_CALLS_FULL, full);
 	jt_pipeline__source_drops(c->pl, JT_DROP_CALLS_BAD, bad);
 	return err;
@@ -316,6 +358,42 @@ int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
 	if (!ret && c->sock >= 0)
 		ret = receive(c) ?: drain_pid(c, pid, ts);
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Whether region i is pid's old image's: pid no longer maps it (exec took its memory
+ * away; the region lives on in our mapping). One pid maps is its new image's, already
+ * handed over, and stays.
+ */
+static bool unmapped(struct jt_calls *c, int i, uint32_t pid)
+{
+	uint64_t dev, ino;
+	struct stat st;
+	uid_t uid;
+	int fd = jt_callbuf__find("/proc", pid, &uid);
+	bool gone;
+
+	if (fd < 0)
+		return true;	/* no region mapped now (or pid gone: its exit follows) */
+	jt_callbuf__file(c->v[i], &dev, &ino);
+	gone = fstat(fd, &st) || st.st_dev != dev || st.st_ino != ino;
+	close(fd);
+	return gone;
+}
+
+int jt_calls__exec(struct jt_calls *c, uint32_t pid, uint64_t ts)
+{
+	int i, err = 0;
+
+	for (i = 0; i < c->n && !err; i++) {
+		if (jt_callbuf__pid(c->v[i]) != pid || !unmapped(c, i, pid))
+			continue;
+		/* timed before the exec, while the old image's methods are known */
+		if (c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl))
+			err = -EIO;
+		err = err ?: drop_region(c, i--);
+	}
+	return err;
 }
 
 /*
@@ -430,6 +508,7 @@ void jt_calls__free(struct jt_calls *c)
 	while (c->n)
 		jt_callbuf__close(c->v[--c->n]);
 	free(c->v);
+	free(c->lost);
 	jt_tscclock__free(c->tsc);
 	free(c->roots);
 	free(c);

@@ -377,6 +377,12 @@ static int on_ring(void *ctx, const void *data, size_t len)
 		if (err)
 			return err;
 	}
+	/* the old image's calls before its exec, while its methods are known */
+	if (len >= sizeof(*h) && h->type == JT_EV_EXEC && l->calls) {
+		err = jt_calls__exec(l->calls, h->pid, h->ts);
+		if (err)
+			return err;
+	}
 	return jt_pipeline__raw(l->pl, data, len);
 }
 

@@ -69,6 +69,8 @@ struct jt_callbuf {
 	struct cursor **heap;		/* those with records, by time */
 	uint64_t (*clock)(void *ctx);	/* CLOCK_MONOTONIC ns (tests set their own) */
 	void *clock_ctx;
+	jt_callbuf_lost lost;		/* told each thread's calls lost to a full ring */
+	void *lost_ctx;
 	struct jt_callbuf_stats st;
 };
 
@@ -342,8 +344,16 @@ static int cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c,
 	uint64_t spilled = load64(&s->spilled);
 	uint32_t exited = JT_CALLBUF_EXITED;
 
-	if (dropped > seen->dropped)	/* a counter that shrinks was written by someone else */
+	if (dropped > seen->dropped) {	/* a counter that shrinks was written by someone else */
+		/* after dropped: a thread that claimed the slot since state was read named
+		 * itself before it could drop (the slot changes hands only at our free) */
+		uint32_t tid = load32(&s->tid);
+
 		cb->st.full += dropped - seen->dropped;
+		if (cb->lost)	/* a tid out of range is only not said */
+			cb->lost(cb->lost_ctx, tid < JT_PID_LIMIT ? tid : 0,
+				 dropped - seen->dropped);
+	}
 	seen->dropped = dropped;
 	if (spilled > seen->spilled)	/* read as dropped is */
 		cb->st.spilled += spilled - seen->spilled;
@@ -524,6 +534,12 @@ void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), 
 {
 	cb->clock = clock;
 	cb->clock_ctx = ctx;
+}
+
+void jt_callbuf__on_lost(struct jt_callbuf *cb, jt_callbuf_lost lost, void *ctx)
+{
+	cb->lost = lost;
+	cb->lost_ctx = ctx;
 }
 
 void jt_callbuf__set_tscclock(struct jt_callbuf *cb, struct jt_tscclock *tsc)

@@ -17,6 +17,9 @@
  */
 typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_ev_hdr *h);
 
+/* n calls thread tid (0: not known) lost to its full ring since it was last told. */
+typedef void (*jt_callbuf_lost)(void *ctx, uint32_t tid, uint64_t n);
+
 struct jt_callbuf_stats {
 	uint64_t records;	/* delivered */
 	uint64_t full;		/* lost in the process to a full ring (its counters' growth) */
@@ -89,6 +92,11 @@ int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit e
 void jt_callbuf__trim(struct jt_callbuf *cb);
 /* The clock drains check times against (default CLOCK_MONOTONIC ns): tests set theirs. */
 void jt_callbuf__set_clock(struct jt_callbuf *cb, uint64_t (*clock)(void *ctx), void *ctx);
+/*
+ * Who is told, as drains find them, of each thread's calls lost to its full ring (counted
+ * in stats' full all the same); NULL: no one.
+ */
+void jt_callbuf__on_lost(struct jt_callbuf *cb, jt_callbuf_lost lost, void *ctx);
 struct jt_tscclock;
 /*
  * The calibration a region whose agent writes TSC values is read through (the caller's,

@@ -366,6 +366,8 @@ static void put_rec(struct out *o, const struct jt_lv *lv, const struct jt_rec_h
 		const struct jt_rec_drop *d = (const void *)rec;
 
 		STR(o, "what", jt_drop__name(d->what));
+		if (d->tid)	/* said by loggers since per-thread drops only */
+			U64(o, "tid", d->tid);
 		U64(o, "count", d->count);
 		break;
 	}

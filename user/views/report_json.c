@@ -200,6 +200,7 @@ void report__json_log(struct jt_xout *x, const struct jt_report_model *r)
 {
 	const struct jt_log_header *h = r->src.hdr;
 	char when[64], host[65], kernel[65];
+	size_t i;
 	int k;
 
 	report__start(r, when, sizeof(when));
@@ -223,6 +224,16 @@ void report__json_log(struct jt_xout *x, const struct jt_report_model *r)
 		jt_xout__printf(x, "%s\"%s\": %" PRIu64, k ? ", " : "", jt_drop__name(k),
 				r->src.drops[k]);
 	jt_xout__str(x, "}");
+	/* only where drop records named threads: logs without any read as they did */
+	for (i = 0; i < r->src.nr_lost; i++) {
+		const struct jt_logsrc_lost *l = &r->src.lost[i];
+
+		jt_xout__printf(x, "%s{\"what\": \"%s\", \"tid\": %u, \"count\": %" PRIu64 "}",
+				i ? ", " : ",\n \"lost_by_thread\": [", jt_drop__name(l->what),
+				l->tid, l->count);
+	}
+	if (r->src.nr_lost)
+		jt_xout__str(x, "]");
 }
 
 static int json_body(struct jt_xout *x, const struct jt_report_model *r)

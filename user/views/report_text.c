@@ -30,6 +30,33 @@ void report__text_line(FILE *out, const char *before, const char *s, const char 
 	fputs(after, out);
 }
 
+/* Threads named in the report's lost line at most, the most lost first; the rest summed. */
+#define LOST_THREADS_SHOWN 8
+
+/* After a kind's count in the lost line, which threads lost them, if its records said. */
+static void text_thread_lost(FILE *out, const struct jt_logsrc *src, unsigned int what)
+{
+	uint64_t rest = 0;
+	size_t i, n = 0, more = 0;
+
+	for (i = 0; i < src->nr_lost; i++) {
+		const struct jt_logsrc_lost *l = &src->lost[i];
+
+		if (l->what != what)
+			continue;
+		if (n == LOST_THREADS_SHOWN) {
+			more++;
+			rest += l->count;
+			continue;
+		}
+		fprintf(out, "%stid %u: %" PRIu64, n++ ? ", " : " (", l->tid, l->count);
+	}
+	if (more)
+		fprintf(out, ", %zu more threads: %" PRIu64, more, rest);
+	if (n)
+		fputc(')', out);
+}
+
 void report__text_header(FILE *out, const struct jt_report_model *r, const char *label,
 			 const char *indent)
 {
@@ -57,12 +84,15 @@ void report__text_header(FILE *out, const struct jt_report_model *r, const char 
 		fprintf(out, " (kept: %s)", filt);
 	fprintf(out, "; lost %" PRIu64, jt_logsrc__dropped(&r->src));
 	for (i = 0; i < JT_DROP_MAX; i++)
-		if (r->src.drops[i] && !jt_drop__kept(i))
+		if (r->src.drops[i] && !jt_drop__kept(i)) {
 			fprintf(out, ", %s %" PRIu64, jt_drop__name(i), r->src.drops[i]);
+			text_thread_lost(out, &r->src, i);
+		}
 	for (i = 0, kept = false; i < JT_DROP_MAX; i++)	/* samples kept, in part unnamed */
 		if (r->src.drops[i] && jt_drop__kept(i)) {
 			fprintf(out, "%s%s %" PRIu64, kept ? ", " : "; kept, cut or unnamed: ",
 				jt_drop__name(i), r->src.drops[i]);
+			text_thread_lost(out, &r->src, i);
 			kept = true;
 		}
 	fputc('\n', out);
