@@ -101,15 +101,16 @@ static void test_short_lived_natives_are_named(void **state)
 }
 
 /*
- * A --calls recording samples the uprobe trampoline its probes call (the kernel maps it
+ * A --calls recording through the uprobes (--calls-via uprobe: the buffers, the default, take
+ * no uprobe a call) samples the uprobe trampoline its probes call (the kernel maps it
  * itself, not by mmap, and it goes with the process): those frames are the trampoline's,
  * never a bare address in its page.
  */
 static void test_uprobe_trampoline_is_named(void **state)
 {
 	char *log_path = it_path_dup("tramp.jtl"), *out = it_path_dup("tramp.out");
-	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "999", "-f", "-o", log_path, "--",
-			 IT_TOYJIT, "calls", "toy_a=200000", "toy_b=50000", NULL };
+	char *argv[] = { IT_JITRACE, "record", "--calls-via", "uprobe", "-F", "999", "-f", "-o",
+			 log_path, "--", IT_TOYJIT, "calls", "toy_a=200000", "toy_b=50000", NULL };
 	uint64_t in_tramp = 0, bare_in_page = 0, samples = 0;
 	uint64_t pages[16];
 	size_t i, npages = 0, k;
