@@ -206,7 +206,9 @@ static void compiled_methods_match_what_the_jvm_lists(void **state)
 	/* code freed between jcmd's listing and the read may differ: hardly any */
 	assert_true(matched * 10 >= lines * 9);
 	assert_true(ticks >= 1);
-	assert_true(with_epilogues >= 3);
+	/* every compiled method of the workload listed, tick's at least (how many more
+	 * the compilers made by now is the machine's speed, not the reader's) */
+	assert_true(with_epilogues >= ticks);
 	free(text);
 	free(out);
 	jt_hotspot__free(hs);
@@ -624,7 +626,10 @@ static void stopped_in_compiled_code_the_walk_reaches_its_callers(void **state)
 	print_message("%u stops, %u in compiled code: %u walks reach burn() and the call stub, "
 		      "%u end in a prologue\n", tries, in_jit, whole, prologue);
 	assert_true(in_jit >= 10);
-	assert_true(whole * 10 >= in_jit * 9);
+	/* a walk is whole or ends in a prologue, said; never cut elsewhere (a wrong frame) */
+	assert_int_equal(in_jit - whole - prologue, 0);
+	it_assert_share_at_least("walks from compiled code reaching burn() and the call stub",
+				 whole, in_jit, 0.9, "a leaf in a prologue ends the walk, said");
 	jt_hotspot__free(hs);
 }
 
