@@ -46,7 +46,7 @@
 
 /* Every container a test names; each test's teardown removes them all. */
 static const char *const names[] = { "jt-ds", "jt-ds-noptrace", "jt-node-a", "jt-node-p",
-				     "jt-dotnet", "jt-jvm-p", NULL };
+				     "jt-dotnet", "jt-jvm-p", "jt-jvm-a", NULL };
 
 static struct {
 	char why[512];		/* why every test skips; "" if dockerd runs */
@@ -763,36 +763,47 @@ static void count_named(const struct it_log *log, uint32_t pid, uint64_t *all, u
 }
 
 /*
- * `record -p HOSTPID` of a JVM running in its container with nothing set: attached through
- * its namespaces (its /tmp, its pid 1) and as its user; its samples named, its split seen.
+ * `record -p HOSTPID` (all: `record -a`) of a JVM running in its container (named name) with
+ * nothing set: attached through its namespaces (its /tmp, its pid 1) and as its user; its
+ * samples named, its split seen.
  */
-static void test_jvm_in_container_attached_by_record_pid(void **state)
+static void jvm_in_container_attached(const char *name, bool all_procs)
 {
-	char *log_path = it_path_dup("jvm-p.jtl"), *out = it_path_dup("jvm-p.out"), pid_s[16];
-	char *err = it_path_dup("jvm-p.err"), *text, map[64];
-	char *rec[] = { IT_JITRACE, "record", "-p", pid_s, "-F", "999", "-d", "4", "-o", log_path,
+	char file[64], pid_s[16], map[64], *log_path, *out, *err, *text;
+	char *rec[] = { IT_JITRACE, "record", "-F", "999", "-d", "4", "-o", NULL, "-p", pid_s,
 			NULL };
 	uint64_t a, b, all, named;
 	struct it_log log;
 	struct stat st;
 	pid_t jvm, host_pid;
 
-	(void)state;
+	snprintf(file, sizeof(file), "%s.jtl", name);
+	log_path = it_path_dup(file);
+	snprintf(file, sizeof(file), "%s.out", name);
+	out = it_path_dup(file);
+	snprintf(file, sizeof(file), "%s.err", name);
+	err = it_path_dup(file);
+	rec[7] = log_path;
+	if (all_procs) {	/* -a: every process, this JVM among them */
+		rec[8] = "-a";
+		rec[9] = NULL;
+	}
 	need_docker();
 	if (access(JDK "/bin/java", X_OK)) {
 		print_message("skipped: %s is not installed\n", JDK);
 		skip();
 	}
-	jvm = start_jvm("jt-jvm-p", "12", out);
+	jvm = start_jvm(name, "12", out);
 	assert_true(it_wait_for_text(out, "hot ready", 30000));
-	host_pid = dk_pid("jt-jvm-p");
+	host_pid = dk_pid(name);
 	assert_int_equal(ns_pid(host_pid), 1);
 	sleep(2);	/* its hot code compiled long before */
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)host_pid);
 	assert_int_equal(it_run(rec, NULL, err), 0);
 	text = it_slurp(err);
 	print_message("%s", text);
-	assert_non_null(strstr(text, "1 JVM wrote its perf map (Compiler.perfmap) in "));
+	assert_non_null(strstr(text, all_procs ? " (Compiler.perfmap) in " :
+				     "1 JVM wrote its perf map (Compiler.perfmap) in "));
 	/*
 	 * Written by the JVM in its own /tmp under its own pid (read above: the split named),
 	 * and removed once the recording ended, through the container's root: jitrace's
@@ -818,6 +829,18 @@ static void test_jvm_in_container_attached_by_record_pid(void **state)
 	free(log_path);
 	free(out);
 	free(err);
+}
+
+static void test_jvm_in_container_attached_by_record_pid(void **state)
+{
+	(void)state;
+	jvm_in_container_attached("jt-jvm-p", false);
+}
+
+static void test_jvm_in_container_attached_by_record_all(void **state)
+{
+	(void)state;
+	jvm_in_container_attached("jt-jvm-a", true);
 }
 
 /* ---- (c) .NET in a container, asked through its diagnostics socket ---- */
@@ -1147,6 +1170,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_dotnet_in_container_named_by_record_all,
 					  test_teardown),
 		cmocka_unit_test_teardown(test_jvm_in_container_attached_by_record_pid,
+					  test_teardown),
+		cmocka_unit_test_teardown(test_jvm_in_container_attached_by_record_all,
 					  test_teardown),
 	};
 
