@@ -368,13 +368,7 @@ static long location(struct pprof *p, const struct jt_frame *f, bool caller)
 		return loc;
 	name = jt_logsrc__frame(&p->src, f, buf, &file, &kind);
 	n = jt_lv__frame_scopes(p->src.lv, f, caller, sc, JT_LV_DEPTH_MAX);
-	if (n > 1) {	/* its own line is its outermost scope's */
-		src_file = sc[n - 1].file;
-		line = sc[n - 1].line;
-		has_line = line != 0;
-	} else {
-		has_line = jt_lv__frame_line(p->src.lv, f, caller, &src_file, &line);
-	}
+	has_line = jt_lv__own_line(p->src.lv, f, caller, sc, n, &src_file, &line);
 	if (has_line)
 		file = jt_lv__file(p->src.lv, src_file);
 	fn = function(p, name, file, &added);

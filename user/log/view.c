@@ -687,6 +687,16 @@ bool jt_lv__line(const struct jt_lv *lv, uint64_t id, uint64_t off, uint32_t *fi
 	return true;
 }
 
+bool jt_lv__own_line(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
+		     const struct jt_lv_scope *sc, unsigned int n, uint32_t *file, uint32_t *line)
+{
+	if (n <= 1)
+		return jt_lv__frame_line(lv, f, caller, file, line);
+	*file = sc[n - 1].file;
+	*line = sc[n - 1].line;
+	return *line != 0;
+}
+
 bool jt_lv__frame_line(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
 		       uint32_t *file, uint32_t *line)
 {

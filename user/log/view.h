@@ -139,6 +139,13 @@ const char *jt_lv__inlined_name(const char *name, char *buf, size_t cap);
 /* The same for a frame (0 unless it is a method's); a caller's, as jt_lv__frame_line. */
 unsigned int jt_lv__frame_scopes(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
 				 struct jt_lv_scope *out, unsigned int max);
+/*
+ * A frame's own line, given its n scopes sc (jt_lv__frame_scopes): with inlined ones, its
+ * outermost scope's (where its own code calls or runs the inlined piece); else its line as
+ * jt_lv__frame_line gives it. false when not known.
+ */
+bool jt_lv__own_line(const struct jt_lv *lv, const struct jt_frame *f, bool caller,
+		     const struct jt_lv_scope *sc, unsigned int n, uint32_t *file, uint32_t *line);
 /* The name of file number file (from jt_lv__line), "?" if there is none such. */
 const char *jt_lv__file(const struct jt_lv *lv, uint32_t file);
 /* The lowest line of method id's code in file, 0 if none. */

@@ -648,10 +648,7 @@ static int tally_sample(struct jt_hash *lines, const struct jt_stacks *s, const 
 				return -ENOMEM;
 			node = jt_stacks__node(s, node)->parent;
 		}
-		/* its own line: the outermost scope's where it has inlined ones, read once */
-		if (n > 1 && sc[n - 1].line && tally(lines, node, sc[n - 1].file, sc[n - 1].line))
-			return -ENOMEM;
-		if (n <= 1 && jt_lv__frame_line(lv, &smp->frames[i], i > user, &file, &line) &&
+		if (jt_lv__own_line(lv, &smp->frames[i], i > user, sc, n, &file, &line) &&
 		    tally(lines, node, file, line))
 			return -ENOMEM;
 		node = jt_stacks__node(s, node)->parent;
