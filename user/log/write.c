@@ -301,6 +301,7 @@ static int append_call(struct jt_log_writer *w, const struct jt_rec_call *c)
 
 int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 {
+	bool call = runs_in(rec);
 	const char *why = NULL;
 	int ret;
 
@@ -308,7 +309,7 @@ int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 		return w->err;
 	/* the caller's buffer covers rec->size bytes: check the record against itself (a
 	 * call that runs in is of a known type and its exact size: nothing more to check) */
-	if (!runs_in(rec))
+	if (!call)
 		why = jt_logfmt__invalid(rec, rec->size);
 	if (!why && rec->size > JT_LOG_BLOCK_MAX)
 		why = "larger than a block";
@@ -317,7 +318,7 @@ int jt_logw__append(struct jt_log_writer *w, const struct jt_rec_hdr *rec)
 		       jt_rec__name(rec->type), rec->type, rec->size, why);
 		return -EINVAL;
 	}
-	if (runs_in(rec)) {
+	if (call) {
 		ret = append_call(w, (const struct jt_rec_call *)rec);
 		if (ret)
 			return ret;

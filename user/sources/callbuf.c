@@ -258,29 +258,29 @@ static int sums_read(struct jt_callbuf *cb, unsigned int i, uint64_t at, jt_call
 	ev.h.ts = at && at < now ? at : now;
 	for (j = 0; j < cb->nr_sums; j++) {
 		const struct jt_callbuf_sum *e = sum_at(cb, i, j);
-		struct sum_seen now = { load64(&e->id), load64(&e->calls), load64(&e->incl),
+		struct sum_seen cur = { load64(&e->id), load64(&e->calls), load64(&e->incl),
 					load64(&e->excl) };
 		struct sum_seen *was = &seen[j];
 
-		if (start || (!now.id && !was->id))
+		if (start || (!cur.id && !was->id))
 			goto seen;
-		if (now.id != was->id) {
+		if (cur.id != was->id) {
 			if (was->id)	/* an entry that changed its method under us */
 				cb->st.bad++;
-			*was = (struct sum_seen){ .id = now.id };
+			*was = (struct sum_seen){ .id = cur.id };
 		}
-		if (now.calls == was->calls && now.incl == was->incl && now.excl == was->excl)
+		if (cur.calls == was->calls && cur.incl == was->incl && cur.excl == was->excl)
 			continue;	/* nothing new (a forged entry is counted once) */
-		if (now.calls < was->calls || now.incl < was->incl || now.excl < was->excl ||
-		    !now.id || (now.id & JT_CALLBUF_KINDS) || !ev.h.tid ||
+		if (cur.calls < was->calls || cur.incl < was->incl || cur.excl < was->excl ||
+		    !cur.id || (cur.id & JT_CALLBUF_KINDS) || !ev.h.tid ||
 		    ev.h.tid >= JT_PID_LIMIT) {
 			cb->st.bad++;
 			goto seen;
 		}
-		ev.id = now.id;
-		ev.calls = now.calls - was->calls;
-		ev.incl_ns = dur_ns(cb, now.incl - was->incl);
-		ev.excl_ns = dur_ns(cb, now.excl - was->excl);
+		ev.id = cur.id;
+		ev.calls = cur.calls - was->calls;
+		ev.incl_ns = dur_ns(cb, cur.incl - was->incl);
+		ev.excl_ns = dur_ns(cb, cur.excl - was->excl);
 		if (!ev.calls && !ev.incl_ns && !ev.excl_ns)
 			continue;	/* less than a ns of the TSC yet: kept until it is more */
 		stop = emit(ctx, &ev.h);
@@ -288,7 +288,7 @@ static int sums_read(struct jt_callbuf *cb, unsigned int i, uint64_t at, jt_call
 			return stop;	/* read again next time */
 		cb->st.sums++;
 seen:
-		*was = now;
+		*was = cur;
 	}
 	return 0;
 }
