@@ -417,9 +417,8 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 	if (o->calls && !o->calls_via_uprobe && o->agent_path && !o->load_only) {
 		uint32_t child = (uint32_t)l->child;
 
-		l->calls = o->command ?
-			   jt_calls__new(l->pl, true, &child, 1, o->calls_summary, o->calls_min_ns) :
-			   jt_calls__new(l->pl, true, o->pids, o->nr_pids, o->calls_summary,
+		l->calls = jt_calls__new(l->pl, true, o->command ? &child : o->pids,
+					 o->command ? 1 : o->nr_pids, o->calls_summary,
 					 o->calls_min_ns);
 		if (!l->calls)
 			return -ENOMEM;
