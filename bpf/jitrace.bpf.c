@@ -807,12 +807,12 @@ struct anon_ctx {
 };
 
 /*
- * Whether f is a memfd's file ("memfd:NAME"): memory of its process alone, made executable
- * the same way (.NET maps its "doublemapper" memfd PROT_NONE, then mprotects its code RX).
+ * Whether name, a file's dentry name, is a memfd's ("memfd:NAME"): memory of its process
+ * alone, made executable the same way (.NET maps its "doublemapper" memfd PROT_NONE, then
+ * mprotects its code RX).
  */
-static __always_inline bool memfd_file(struct file *f)
+static __always_inline bool memfd_name(const unsigned char *name)
 {
-	const unsigned char *name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
 	char head[6];
 
 	if (bpf_probe_read_kernel(head, sizeof(head), name))
@@ -826,10 +826,12 @@ static long anon_found(struct task_struct *task, struct vm_area_struct *vma, voi
 	struct anon_ctx *ac = data;
 	struct anon_key k = { .pid = ac->pid_tgid >> 32, .start = ac->start };
 	struct file *f = vma->vm_file;
+	/* read once: the test below and the record's path both want it */
+	const unsigned char *name = f ? BPF_CORE_READ(f, f_path.dentry, d_name.name) : NULL;
 	__u64 *end;
 	struct jt_ev_mmap *e;
 
-	if (f && !memfd_file(f))
+	if (f && !memfd_name(name))
 		return 0;
 	end = bpf_map_lookup_elem(&jt_anon_seen, &k);
 	if (end && *end == ac->end)
@@ -851,8 +853,7 @@ static long anon_found(struct task_struct *task, struct vm_area_struct *vma, voi
 	if (f) {
 		/* a memfd by its name, as /proc/PID/maps shows it ("/memfd:doublemapper"): it
 		 * says whose JIT memory it is; no inode, nothing to read symbols from */
-		long n = bpf_probe_read_kernel_str(e->path + 1, JT_PATH_MAX - 1,
-						   BPF_CORE_READ(f, f_path.dentry, d_name.name));
+		long n = bpf_probe_read_kernel_str(e->path + 1, JT_PATH_MAX - 1, name);
 
 		if (n > 1) {
 			e->path[0] = '/';
