@@ -13,6 +13,7 @@
 #include "jt_callbuf.h"
 #include "sources/callbuf.h"
 #include "sources/tscclock.h"
+#include "host/procfs.h"
 #include "session/calls.h"
 #include "base/util.h"
 
@@ -213,23 +214,15 @@ void jt_calls__scan_all(struct jt_calls *c)
  */
 static bool descends(const struct jt_calls *c, uint32_t pid)
 {
-	char path[64], buf[512], *p;
+	char buf[512], *p;
 	int i, k;
 
 	for (i = 0; i < ANCESTRY_MAX && pid > 1; i++) {
-		FILE *f;
-		size_t n;
-
 		for (k = 0; k < c->nr_roots; k++)
 			if (pid == c->roots[k])
 				return true;
-		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-		f = fopen(path, "re");
-		if (!f)
+		if (jt_procfs__read_raw("/proc", pid, "stat", buf, sizeof(buf)) < 0)
 			return i == 0;
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = 0;
 		p = strrchr(buf, ')');	/* the name may hold anything but this, last */
 		if (!p || sscanf(p + 1, " %*c %u", &pid) != 1)
 			return false;
