@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include "base/util.h"
 #include "host/procfs.h"
 
 int jt_procfs__read_raw(const char *proc_root, uint32_t pid, const char *what, char *buf,
@@ -80,6 +81,35 @@ int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid)
 		return -EINVAL;
 	*tgid = v;
 	return 0;
+}
+
+int jt_procfs__list_pids(const char *proc_root, uint32_t **out)
+{
+	size_t n = 0, cap = 0;
+	uint32_t *v = NULL;
+	struct dirent *de;
+	unsigned long pid;
+	char *end;
+	DIR *d;
+
+	*out = NULL;
+	d = opendir(proc_root);
+	if (!d)
+		return 0;	/* nothing to look at */
+	while ((de = readdir(d))) {
+		pid = strtoul(de->d_name, &end, 10);
+		if (*end || !pid || pid > UINT32_MAX || pid == (unsigned long)getpid())
+			continue;
+		if (jt_array_grow(&v, &cap, n + 1, sizeof(*v))) {
+			closedir(d);
+			free(v);
+			return -ENOMEM;
+		}
+		v[n++] = (uint32_t)pid;
+	}
+	closedir(d);
+	*out = v;
+	return (int)n;
 }
 
 #define MEMFD "/memfd:"	/* how the kernel names a memfd's file */

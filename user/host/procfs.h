@@ -65,5 +65,9 @@ int jt_procfs__read_comm(const char *proc_root, uint32_t pid, char comm[16]);
 /* The process (thread group) that thread id tid belongs to, from PROC_ROOT/TID/status
  * ("Tgid:"); a process's own pid gives itself. Returns 0 or -errno. */
 int jt_procfs__read_tgid(const char *proc_root, uint32_t tid, uint32_t *tgid);
+/* The pids listed in PROC_ROOT but ours, into *out (malloc'd, the caller frees; NULL if
+ * none). Returns their count, 0 if PROC_ROOT cannot be read (nothing to look at), or
+ * -ENOMEM. */
+int jt_procfs__list_pids(const char *proc_root, uint32_t **out);
 
 #endif

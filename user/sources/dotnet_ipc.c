@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sources/dotnet_ipc.h"
+#include "host/procfs.h"
 #include "host/share.h"
 #include "base/util.h"
 
@@ -720,30 +721,26 @@ typedef int (*each_fn)(struct jt_dotnet_ipc *d, uint32_t pid, const char *clsid,
  */
 static int each_socket(struct jt_dotnet_ipc *d, each_fn fn, const char *clsid, const char *path)
 {
-	char name[NAME_MAX + 1], *end;
-	unsigned long pid;
+	char name[NAME_MAX + 1];
 	struct proc_ids ids;
-	struct dirent *de;
 	struct stat st;
-	int done = 0, tmp;
+	int done = 0, tmp, i, n;
+	uint32_t *pids;
 	bool found;
-	DIR *dir = opendir(d->proc_root);
 
-	if (!dir)
-		return 0;	/* nothing there to ask */
-	while ((de = readdir(dir))) {
-		pid = strtoul(de->d_name, &end, 10);
-		if (*end || !pid || pid > UINT32_MAX || pid == (unsigned long)getpid())
-			continue;
-		tmp = open_tmp_of(d->proc_root, (uint32_t)pid, &ids);
+	n = jt_procfs__list_pids(d->proc_root, &pids);
+	if (n < 0)
+		jt_err("%s: its processes cannot be listed: %s", d->proc_root, strerror(-n));
+	for (i = 0; i < n; i++) {
+		tmp = open_tmp_of(d->proc_root, pids[i], &ids);
 		if (tmp < 0)
 			continue;	/* gone, or no root to look in */
 		found = !exact_socket(tmp, &ids, name, sizeof(name), &st) && S_ISSOCK(st.st_mode);
 		close(tmp);
 		if (found)
-			done += fn(d, (uint32_t)pid, clsid, path) == 1;
+			done += fn(d, pids[i], clsid, path) == 1;
 	}
-	closedir(dir);
+	free(pids);
 	return done;
 }
 
