@@ -72,6 +72,27 @@ static int keep_link(struct jt_bpf *b, struct bpf_link *link)
 	return 0;
 }
 
+/*
+ * The same program on func's twin for forked children, func_forked (agent/stubs.S), which
+ * agents from before the twins lack: their forked children call func itself.
+ */
+static int attach_forked(struct jt_bpf *b, struct bpf_program *prog, const char *path,
+			 const char *func)
+{
+	char twin[96];
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = twin);
+	struct bpf_link *link;
+
+	snprintf(twin, sizeof(twin), "%s_forked", func);
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
+	if (link)
+		return keep_link(b, link);
+	if (errno == ENOENT)
+		return 0;
+	jt_err("attaching a uprobe to %s in %s: %s", twin, path, strerror(errno));
+	return -errno;
+}
+
 /* A uprobe on one of the agent's stubs; one not required turns off its capability alone. */
 static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *path,
 		       const char *func, bool required)
@@ -95,7 +116,7 @@ static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *p
 		jt_err("attaching a uprobe to %s in %s: %s", func, path, strerror(-err));
 		return err;
 	}
-	return keep_link(b, link);
+	return keep_link(b, link) ?: attach_forked(b, prog, path, func);
 }
 
 /*
@@ -115,7 +136,7 @@ static int attach_calls(struct jt_bpf *b, struct bpf_program *prog, const char *
 	snprintf(func, sizeof(func), "jitrace_stub_method_%s", what);
 	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
 	if (link)
-		return keep_link(b, link);
+		return keep_link(b, link) ?: attach_forked(b, prog, path, func);
 	if (errno != ENOENT) {
 		int err = -errno;
 
