@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mono's JIT code read by its shapes (user/host/monocode.h), on bodies captured from a running
+ * Mono 6.8.0.105 (tests/fixtures/mono/, read from /proc/PID/mem at the ranges of its
+ * --jitmap): Hot.exe's Big, Split and Main without frame pointers (Mono's default) and Big
+ * with them (MONO_DEBUG=disable_omit_fp), the runtime-invoke wrapper (framed), an alloc
+ * wrapper that keeps rbp in its frame and uses it, an icall wrapper that stores rbp for the
+ * runtime's stack walks. Rules at each place a thread can stop, a walk through three
+ * frameless frames into a framed one, altered bodies that must give no rule, and the read
+ * from a live process's memory.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "host/monocode.h"
+
+#define FIXTURES "tests/fixtures/mono/"
+
+struct body {
+	uint8_t *b;
+	size_t n;
+};
+
+static struct body body_load(const char *name)
+{
+	char path[256];
+	struct body s = { malloc(JT_MONO_CODE_MAX), 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), FIXTURES "%s", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_non_null(s.b);
+	s.n = fread(s.b, 1, JT_MONO_CODE_MAX, f);
+	fclose(f);
+	assert_true(s.n > 16);
+	return s;
+}
+
+static struct jt_mono_code parsed(const char *name)
+{
+	struct body s = body_load(name);
+	struct jt_mono_code mc;
+
+	assert_int_equal(jt_monocode__parse(s.b, s.n, &mc), 0);
+	assert_int_equal(mc.size, s.n);
+	free(s.b);
+	return mc;
+}
+
+static struct jt_unwind_code rule_at(const struct jt_mono_code *mc, uint64_t off, bool leaf)
+{
+	struct jt_unwind_code u = { 0 };
+
+	assert_int_equal(jt_monocode__unwind_code(mc, off, leaf, &u), 0);
+	return u;
+}
+
+/* An sp rule of CFA sp + cfa_off, the return address below it, and where rbp is. */
+static void assert_sp_rule(const struct jt_unwind_code *u, int32_t cfa_off, bool bp_saved,
+			   int32_t bp_off)
+{
+	assert_true(u->has_rule);
+	assert_int_equal(u->rule.cfa_reg, JT_CFI_SP);
+	assert_int_equal(u->rule.cfa_off, cfa_off);
+	assert_int_equal(u->rule.ra_off, -8);
+	assert_int_equal(u->rule.bp_saved, bp_saved);
+	assert_false(u->rule.bp_lost);
+	assert_false(u->rule.outermost);
+	if (bp_saved)
+		assert_int_equal(u->rule.bp_off, bp_off);
+}
+
+/*
+ * Big without a frame pointer: sub $0x18,%rsp; r13-r15 stored at 0, 8, 0x10; restored before
+ * add $0x18,%rsp at 0x92, ret at 0x96. rbp is never written: the caller's all along.
+ */
+static void a_frameless_body_by_where_the_thread_is(void **state)
+{
+	struct jt_mono_code mc = parsed("big-frameless.bin");
+	struct jt_unwind_code u;
+
+	(void)state;
+	assert_int_equal(mc.kind, JT_MONO_FRAMELESS);
+	assert_int_equal(mc.frame, 0x18);
+	assert_int_equal(mc.sub_len, 4);
+	assert_int_equal(mc.bp_slot, -1);
+	assert_int_equal(mc.ret_off, 0x96);
+	u = rule_at(&mc, 0, true);	/* before the sub: the return address at sp */
+	assert_sp_rule(&u, 8, false, 0);
+	u = rule_at(&mc, 4, true);	/* the frame is built: the first store */
+	assert_sp_rule(&u, 0x20, false, 0);
+	u = rule_at(&mc, 0x6c, true);	/* the loop */
+	assert_sp_rule(&u, 0x20, false, 0);
+	u = rule_at(&mc, 0x2b, false);	/* the last byte of the call at 0x27 */
+	assert_sp_rule(&u, 0x20, false, 0);
+	u = rule_at(&mc, 0x92, true);	/* at the add: not done yet */
+	assert_sp_rule(&u, 0x20, false, 0);
+	u = rule_at(&mc, 0x96, true);	/* at the ret */
+	assert_sp_rule(&u, 8, false, 0);
+	assert_int_equal(jt_monocode__unwind_code(&mc, mc.size, true, &u), -ENOENT);
+}
+
+/* Split and Main: larger frames, epilogues before out-of-line throw code (Main). */
+static void split_and_main_parse_with_their_one_epilogue(void **state)
+{
+	struct jt_mono_code split = parsed("split-frameless.bin"), main = parsed("main-frameless.bin");
+	struct jt_unwind_code u;
+
+	(void)state;
+	assert_int_equal(split.kind, JT_MONO_FRAMELESS);
+	assert_int_equal(split.frame, 0x28);
+	assert_int_equal(split.bp_slot, -1);
+	assert_int_equal(split.ret_off, 0x125);
+	assert_int_equal(main.kind, JT_MONO_FRAMELESS);
+	assert_int_equal(main.frame, 0x28);
+	assert_int_equal(main.ret_off, 0x267);
+	u = rule_at(&main, 0x273, true);	/* out-of-line code after the ret: the frame is up */
+	assert_sp_rule(&u, 0x30, false, 0);
+}
+
+/*
+ * The alloc wrapper keeps rbp at 8(%rsp) (the store at 0x8, 5 bytes) and uses it as a plain
+ * register: before the store rbp is the caller's, after it only the slot is.
+ */
+static void rbp_is_in_its_slot_once_stored(void **state)
+{
+	struct jt_mono_code mc = parsed("allocsmall-saves-rbp.bin");
+	struct jt_unwind_code u;
+
+	(void)state;
+	assert_int_equal(mc.kind, JT_MONO_FRAMELESS);
+	assert_int_equal(mc.frame, 0x38);
+	assert_int_equal(mc.bp_slot, 8);
+	assert_int_equal(mc.bp_stored, 0xd);
+	assert_int_equal(mc.ret_off, 0xcb);
+	u = rule_at(&mc, 0x8, true);
+	assert_sp_rule(&u, 0x40, false, 0);
+	u = rule_at(&mc, 0xd, true);
+	assert_sp_rule(&u, 0x40, true, 8 - 0x40);
+	u = rule_at(&mc, 0xc7, true);	/* restored, sp not yet moved: the slot still holds it */
+	assert_sp_rule(&u, 0x40, true, 8 - 0x40);
+	u = rule_at(&mc, 0xcb, true);
+	assert_sp_rule(&u, 8, false, 0);
+}
+
+/* The icall wrapper stores rsp and rbp for Mono's LMF and restores neither: still a shape. */
+static void an_icall_wrapper_stores_rbp_it_never_restores(void **state)
+{
+	struct jt_mono_code mc = parsed("icall-wrapper-lmf.bin");
+
+	(void)state;
+	assert_int_equal(mc.kind, JT_MONO_FRAMELESS);
+	assert_int_equal(mc.frame, 0x48);
+	assert_int_equal(mc.bp_slot, 0x30);
+	assert_int_equal(mc.bp_stored, 0xe);
+	assert_int_equal(mc.ret_off, 0xb1);
+}
+
+/* Framed bodies: frame pointers in the body, sp rules where rbp is not yet or no more it. */
+static void a_framed_body_is_walked_by_its_frame_pointer(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t ret;
+	} bodies[] = { { "big-framed.bin", 0x99 }, { "runtime-invoke-framed.bin", 0x173 } };
+	struct jt_unwind_code u;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct jt_mono_code mc = parsed(bodies[i].name);
+
+		assert_int_equal(mc.kind, JT_MONO_FRAMED);
+		assert_int_equal(mc.ret_off, bodies[i].ret);
+		u = rule_at(&mc, 0, true);
+		assert_sp_rule(&u, 8, false, 0);
+		u = rule_at(&mc, 1, true);
+		assert_sp_rule(&u, 16, true, -16);
+		u = rule_at(&mc, 4, true);
+		assert_false(u.has_rule);
+		u = rule_at(&mc, 0x20, false);
+		assert_false(u.has_rule);
+		u = rule_at(&mc, mc.ret_off - 1, true);	/* leave: rbp is still the frame's */
+		assert_false(u.has_rule);
+		u = rule_at(&mc, mc.ret_off, true);
+		assert_sp_rule(&u, 8, false, 0);
+	}
+}
+
+/* Bytes of the altered copy of name that must give no rule. */
+static void assert_unknown(const uint8_t *b, size_t n)
+{
+	struct jt_mono_code mc;
+	struct jt_unwind_code u = { 0 };
+
+	assert_int_equal(jt_monocode__parse(b, n, &mc), -ENOENT);
+	assert_int_equal(mc.kind, JT_MONO_UNKNOWN);
+	assert_int_equal(jt_monocode__unwind_code(&mc, 8, false, &u), -ENOENT);
+	assert_false(u.has_rule);
+}
+
+/*
+ * Anything but the exact shapes gives no rule: a tail call's second add, an epilogue without
+ * its ret, a restore the prologue did not save for, a frame that misaligns the stack, a body
+ * cut before its epilogue, two framed epilogues, code of no known prologue.
+ */
+static void altered_bodies_give_no_rule(void **state)
+{
+	struct body big = body_load("big-frameless.bin"), fr = body_load("big-framed.bin");
+	struct body ab = body_load("allocsmall-saves-rbp.bin");
+	uint8_t *b = malloc(JT_MONO_CODE_MAX);
+	struct jt_mono_code mc;
+
+	(void)state;
+	assert_non_null(b);
+	memcpy(b, big.b, big.n);	/* a second add $0x18,%rsp; ret in the body (the loop) */
+	memcpy(b + 0x70, "\x48\x83\xc4\x18\xc3", 5);
+	assert_unknown(b, big.n);
+	memcpy(b, big.b, big.n);	/* ret replaced by a jmp: a tail call */
+	b[0x96] = 0xe9;
+	assert_unknown(b, big.n);
+	memcpy(b, big.b, big.n);	/* r13's restore turned into rbp's: saved nowhere */
+	memcpy(b + 0x84, "\x48\x8b\x2c\x24", 4);
+	assert_unknown(b, big.n);
+	memcpy(b, big.b, big.n);	/* sub $0x20,%rsp */
+	b[3] = 0x20;
+	assert_unknown(b, big.n);
+	assert_unknown(big.b, 0x90);	/* cut before the epilogue */
+	memcpy(b, big.b, big.n);	/* a store below the frame: mov %r15,0x18(%rsp) */
+	b[0x11] = 0x18;
+	assert_unknown(b, big.n);
+	memcpy(b, ab.b, ab.n);		/* rbp stored twice */
+	memcpy(b + 0x0d, "\x48\x89\x6c\x24\x10", 5);
+	assert_unknown(b, ab.n);
+	memcpy(b, fr.b, fr.n);		/* a second leave; ret */
+	memcpy(b + 0x40, "\xc9\xc3", 2);
+	assert_unknown(b, fr.n);
+	assert_unknown(fr.b, fr.n - 1);	/* framed, cut before its ret */
+	assert_unknown((const uint8_t *)"\x55\x48\x8b\xec", 4);
+	assert_unknown((const uint8_t *)"\x4c\x89\x5c\x24\x08\x48\x83\xc4\x08\xc3", 10);
+	assert_unknown(NULL, 0);
+	assert_int_equal(jt_monocode__parse(b, JT_MONO_CODE_MAX + 1, &mc), -EFBIG);
+	free(b);
+	free(ab.b);
+	free(fr.b);
+	free(big.b);
+}
+
+/* The find callback of a walk over the three bodies below, placed at these addresses. */
+struct placed {
+	uint64_t start;
+	struct jt_mono_code mc;
+};
+
+static bool find_placed(void *ctx, uint64_t ip, bool leaf, struct jt_unwind_code *code)
+{
+	const struct placed *p = ctx;
+	size_t i;
+
+	if (ip == p[4].start - 1) {	/* a return to p[4]: the stack's end */
+		code->has_rule = true;
+		code->rule.outermost = true;
+		return true;
+	}
+
+	for (i = 0; i < 4; i++)
+		if (ip >= p[i].start && ip < p[i].start + p[i].mc.size)
+			return !jt_monocode__unwind_code(&p[i].mc, ip - p[i].start, leaf, code);
+	return false;
+}
+
+/*
+ * Big (in its loop) called by Split called by Main, all frameless, called by the framed
+ * runtime-invoke wrapper whose rbp none of them wrote: the walk gives each frame in turn, and
+ * the wrapper's caller by its frame pointer. Frame pointers alone would give Big, then the
+ * wrapper's caller: Split, Main and the wrapper skipped. (The last frame's rule says it is the
+ * stack's end.)
+ */
+static void a_walk_through_frameless_frames_into_a_framed_one(void **state)
+{
+	const uint64_t base = 0x7ffd0000, top = 0x410000000;
+	struct placed p[5] = {
+		{ 0x400d6230, parsed("big-frameless.bin") },
+		{ 0x400d60c0, parsed("split-frameless.bin") },
+		{ 0x400d0fd0, parsed("main-frameless.bin") },
+		{ 0x41d8d300, parsed("runtime-invoke-framed.bin") },
+		{ top, { 0 } },
+	};
+	uint64_t stack[64] = { 0 }, ips[8];
+	struct jt_unwind_regs regs;
+	enum jt_unwind_end end;
+	unsigned int n;
+
+	(void)state;
+	/* Big's frame: 0x18 bytes of saves, then its return into Split after the call at 0x16f */
+	stack[3] = 0x400d6174;
+	/* Split's: 0x28 bytes, then into Main after the call at 0x173 */
+	stack[4 + 5] = 0x400d1178;
+	/* Main's: 0x28 bytes, then into the wrapper */
+	stack[10 + 5] = 0x41d8d300 + 0x50;
+	/* the wrapper's frame: 0x60 bytes, then its saved rbp (its caller's) and return */
+	stack[16 + 12] = base + 8 * 40;
+	stack[16 + 13] = top;
+	regs = (struct jt_unwind_regs){ 0x400d6288, base, base + 8 * 28 };
+	n = jt_unwind(&regs, stack, base, sizeof(stack), find_placed, p, ips, NULL, 8, &end);
+	assert_int_equal(n, 5);
+	assert_int_equal(ips[1], 0x400d6174);
+	assert_int_equal(ips[2], 0x400d1178);
+	assert_int_equal(ips[3], 0x41d8d350);
+	assert_int_equal(ips[4], top);
+	assert_int_equal(end, JT_UNWIND_OUTERMOST);
+}
+
+/* The body read from a live process's memory (this one's) parses as the fixture does. */
+static void a_body_is_read_from_process_memory(void **state)
+{
+	struct body big = body_load("big-frameless.bin");
+	struct jt_mono_code mc;
+
+	(void)state;
+	assert_int_equal(jt_monocode__read("/proc", getpid(), (uintptr_t)big.b, big.n, &mc), 0);
+	assert_int_equal(mc.kind, JT_MONO_FRAMELESS);
+	assert_int_equal(mc.ret_off, 0x96);
+	assert_int_equal(jt_monocode__read("/proc", getpid(), 4096, 64, &mc), -EFAULT);
+	assert_int_equal(mc.kind, JT_MONO_UNKNOWN);
+	assert_int_equal(jt_monocode__read("/proc", getpid(), (uintptr_t)big.b,
+					   JT_MONO_CODE_MAX + 1, &mc), -EFBIG);
+	assert_true(jt_monocode__read("tests/fixtures/none", getpid(), (uintptr_t)big.b, big.n,
+				      &mc) < 0);
+	free(big.b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_frameless_body_by_where_the_thread_is),
+		cmocka_unit_test(split_and_main_parse_with_their_one_epilogue),
+		cmocka_unit_test(rbp_is_in_its_slot_once_stored),
+		cmocka_unit_test(an_icall_wrapper_stores_rbp_it_never_restores),
+		cmocka_unit_test(a_framed_body_is_walked_by_its_frame_pointer),
+		cmocka_unit_test(altered_bodies_give_no_rule),
+		cmocka_unit_test(a_walk_through_frameless_frames_into_a_framed_one),
+		cmocka_unit_test(a_body_is_read_from_process_memory),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
