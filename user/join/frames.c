@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "join/collector_int.h"
+#include "host/monocode.h"
 #include "host/unwind.h"
 #include "host/procfs.h"
 #include "host/symbols.h"
@@ -93,6 +94,7 @@ static void reread_vmas(struct jt_collector *c, struct proc *p)
 	}
 	jt_vmas__free(&p->vmas);
 	p->vmas = fresh;
+	p->mono = 0;	/* looked up again in what it maps now */
 }
 
 static struct jt_vma *find_vma(struct jt_collector *c, struct proc *p, uint64_t addr,
@@ -379,11 +381,49 @@ static int hs_code(struct unwind_ctx *u, uint64_t ip, struct jt_hs_code *hc)
 	return err;
 }
 
+/* Whether p runs Mono: its program or a library it maps is Mono's runtime. */
+static bool runs_mono(struct proc *p)
+{
+	static const char *const runtimes[] = { "mono-sgen", "libmonosgen-2.0.so" };
+	size_t i, j;
+
+	if (p->mono)
+		return p->mono == PROC_MONO;
+	p->mono = PROC_NOT_MONO;
+	for (i = 0; i < p->vmas.n; i++) {
+		const char *base = strrchr(p->vmas.v[i].path, '/');
+
+		for (j = 0; base && j < JT_ARRAY_SIZE(runtimes); j++)
+			if (!strncmp(base + 1, runtimes[j], strlen(runtimes[j])))
+				p->mono = PROC_MONO;
+	}
+	return p->mono == PROC_MONO;
+}
+
+/*
+ * Mono's JIT code at ip: stepped by the rule its body's shape gives (monocode.h), read from
+ * the process at the first walk through its code record and kept with it. False where no
+ * rule is sure: a body of no known shape, code no record names (a line not yet read), a
+ * record that may not be the code of the sample's time. Mono leaves the frame pointer out
+ * of most methods, so frame pointers there would skip their callers.
+ */
+static bool mono_find(struct unwind_ctx *u, uint64_t ip, bool leaf, struct jt_unwind_code *code)
+{
+	struct jt_method *m = jt_codemap__find(&u->p->code, ip);
+
+	if (!m || (m->unsure_us && u->ts < m->load_ts + m->unsure_us * 1000ULL))
+		return false;
+	if (m->mono.kind == JT_MONO_UNREAD)	/* else read: kept, or no shape (a freed body) */
+		jt_monocode__read(u->c->proc_root, u->p->pid, m->start, m->size, &m->mono);
+	return !jt_monocode__unwind_code(&m->mono, ip - m->start, leaf, code);
+}
+
 /*
  * How JIT code at ip is stepped: a JVM's by HotSpot's knowledge of its frames (compiled code
  * and stubs by their frame sizes, the interpreter by frame pointers and the sender sp it
- * keeps), any other's by frame pointers. False where a HotSpot frame cannot be stepped (a
- * prologue, a blob that cannot be): frame pointers there could name frames not the thread's.
+ * keeps), Mono's by its bodies' shapes, any other's by frame pointers. False where a HotSpot
+ * or Mono frame cannot be stepped (a prologue, a blob that cannot be, a body of no known
+ * shape): frame pointers there could name frames not the thread's.
  */
 static bool jit_find(struct unwind_ctx *u, uint64_t ip, bool leaf, unsigned int k,
 		     struct jt_unwind_code *code)
@@ -392,6 +432,8 @@ static bool jit_find(struct unwind_ctx *u, uint64_t ip, bool leaf, unsigned int 
 	struct jt_hs_code hc;
 	int err;
 
+	if (!hs && runs_mono(u->p))
+		return mono_find(u, ip, leaf, code);
 	if (!hs || !jt_hotspot__in_code_cache(hs, ip))
 		return true;
 	err = hs_code(u, ip, &hc);
