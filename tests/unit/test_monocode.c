@@ -249,6 +249,16 @@ static void altered_bodies_give_no_rule(void **state)
 	assert_unknown((const uint8_t *)"\x55\x48\x8b\xec", 4);
 	assert_unknown((const uint8_t *)"\x4c\x89\x5c\x24\x08\x48\x83\xc4\x08\xc3", 10);
 	assert_unknown(NULL, 0);
+	{	/* add $0x108,%rsp as the last bytes: its ret would be past the body */
+		static const uint8_t end[] = { 0x48, 0x81, 0xec, 0x08, 0x01, 0x00, 0x00,
+					       0x48, 0x81, 0xc4, 0x08, 0x01, 0x00, 0x00 };
+		uint8_t *exact = malloc(sizeof(end));
+
+		assert_non_null(exact);
+		memcpy(exact, end, sizeof(end));
+		assert_unknown(exact, sizeof(end));
+		free(exact);
+	}
 	assert_int_equal(jt_monocode__parse(b, JT_MONO_CODE_MAX + 1, &mc), -EFBIG);
 	free(b);
 	free(ab.b);

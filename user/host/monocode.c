@@ -87,11 +87,11 @@ static size_t add_rsp(const uint8_t *b, size_t n, uint32_t frame)
 }
 
 /*
- * Whether the bytes that end at b + end are the restores of saves (all but those of rsp,
- * and of rbp where skip_bp: a wrapper keeps it for the runtime's stack walks, never changes
- * it), in the saves' order.
+ * Whether the bytes that end at b + end, after b + from, are the restores of saves (all but
+ * those of rsp, and of rbp where skip_bp: a wrapper keeps it for the runtime's stack walks,
+ * never changes it), in the saves' order.
  */
-static bool restores_before(const uint8_t *b, size_t end, const struct save *saves,
+static bool restores_before(const uint8_t *b, size_t from, size_t end, const struct save *saves,
 			    unsigned int nr, bool skip_bp)
 {
 	uint8_t want[SAVES_MAX * 8];
@@ -101,7 +101,7 @@ static bool restores_before(const uint8_t *b, size_t end, const struct save *sav
 	for (i = 0; i < nr; i++)
 		if (saves[i].reg != REG_SP && !(skip_bp && saves[i].reg == REG_BP))
 			len += restore_bytes(&saves[i], want + len);
-	return len <= end && !memcmp(b + end - len, want, len);
+	return len <= end - from && !memcmp(b + end - len, want, len);
 }
 
 /* push rbp; mov rbp,rsp ... leave; ret, the epilogue found exactly once. */
@@ -126,7 +126,7 @@ static int parse_framed(const uint8_t *b, size_t n, struct jt_mono_code *mc)
 static int parse_frameless(const uint8_t *b, size_t n, struct jt_mono_code *mc)
 {
 	struct save saves[SAVES_MAX], s;
-	size_t i, at = 0, len, sub_len;
+	size_t i, at = 0, len, sub_len, body;
 	unsigned int nr = 0, adds = 0;
 	uint32_t frame;
 
@@ -154,22 +154,25 @@ static int parse_frameless(const uint8_t *b, size_t n, struct jt_mono_code *mc)
 		}
 		saves[nr++] = s;
 	}
-	for (; i < n; i++) {	/* the one add rsp,N: the epilogue (a second: a tail call) */
+	for (body = i; i < n; i++) {	/* the one add rsp,N: the epilogue (a second: a tail call) */
 		len = add_rsp(b + i, n - i, frame);
 		if (len) {
 			adds++;
 			at = i;
 		}
 	}
-	if (adds != 1 || at + 4 >= n || b[at + add_rsp(b + at, n - at, frame)] != 0xc3)
+	if (adds != 1)
 		return -ENOENT;
-	if (!restores_before(b, at, saves, nr, false) &&
-	    !(mc->bp_slot >= 0 && restores_before(b, at, saves, nr, true)))
+	len = add_rsp(b + at, n - at, frame);
+	if (at + len >= n || b[at + len] != 0xc3)
+		return -ENOENT;
+	if (!restores_before(b, body, at, saves, nr, false) &&
+	    !(mc->bp_slot >= 0 && restores_before(b, body, at, saves, nr, true)))
 		return -ENOENT;
 	mc->kind = JT_MONO_FRAMELESS;
 	mc->sub_len = sub_len;
 	mc->frame = frame;
-	mc->ret_off = at + add_rsp(b + at, n - at, frame);
+	mc->ret_off = at + len;
 	return 0;
 }
 
