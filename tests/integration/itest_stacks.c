@@ -3,8 +3,8 @@
  * Whole stacks without frame pointers (issue 27): record --unwind cfi unwinds each sample's
  * copied stack top by the mapped files' CFI, so that a program built -O2
  * -fomit-frame-pointer and Debian's own python3 sample to their roots, JIT code (Mono's by
- * its bodies' shapes, .NET's by frame pointers) in the same walk; the log keeps frames, a few bytes a sample.
- * Needs root.
+ * its bodies' shapes, .NET's by frame pointers) in the same walk; the log keeps frames, a few
+ * bytes a sample. Needs root.
  */
 #include <limits.h>
 #include <setjmp.h>

@@ -57,6 +57,21 @@ static struct jt_mono_code parsed(const char *name)
 	return mc;
 }
 
+/* name parsed, of shape kind with that frame, rbp slot and ret (frame and slot: frameless). */
+static struct jt_mono_code shaped(const char *name, uint8_t kind, uint32_t frame, int32_t bp_slot,
+				  uint32_t ret_off)
+{
+	struct jt_mono_code mc = parsed(name);
+
+	assert_int_equal(mc.kind, kind);
+	assert_int_equal(mc.ret_off, ret_off);
+	if (kind == JT_MONO_FRAMELESS) {
+		assert_int_equal(mc.frame, frame);
+		assert_int_equal(mc.bp_slot, bp_slot);
+	}
+	return mc;
+}
+
 static struct jt_unwind_code rule_at(const struct jt_mono_code *mc, uint64_t off, bool leaf)
 {
 	struct jt_unwind_code u = { 0 };
@@ -86,15 +101,12 @@ static void assert_sp_rule(const struct jt_unwind_code *u, int32_t cfa_off, bool
  */
 static void a_frameless_body_by_where_the_thread_is(void **state)
 {
-	struct jt_mono_code mc = parsed("big-frameless.bin");
+	struct jt_mono_code mc =
+		shaped("big-frameless.bin", JT_MONO_FRAMELESS, 0x18, -1, 0x96);
 	struct jt_unwind_code u;
 
 	(void)state;
-	assert_int_equal(mc.kind, JT_MONO_FRAMELESS);
-	assert_int_equal(mc.frame, 0x18);
 	assert_int_equal(mc.sub_len, 4);
-	assert_int_equal(mc.bp_slot, -1);
-	assert_int_equal(mc.ret_off, 0x96);
 	u = rule_at(&mc, 0, true);	/* before the sub: the return address at sp */
 	assert_sp_rule(&u, 8, false, 0);
 	u = rule_at(&mc, 4, true);	/* the frame is built: the first store */
@@ -113,18 +125,13 @@ static void a_frameless_body_by_where_the_thread_is(void **state)
 /* Split and Main: larger frames, epilogues before out-of-line throw code (Main). */
 static void split_and_main_parse_with_their_one_epilogue(void **state)
 {
-	struct jt_mono_code split = parsed("split-frameless.bin"), main = parsed("main-frameless.bin");
+	struct jt_mono_code main =
+		shaped("main-frameless.bin", JT_MONO_FRAMELESS, 0x28, -1, 0x267);
 	struct jt_unwind_code u;
 
 	(void)state;
-	assert_int_equal(split.kind, JT_MONO_FRAMELESS);
-	assert_int_equal(split.frame, 0x28);
-	assert_int_equal(split.bp_slot, -1);
-	assert_int_equal(split.ret_off, 0x125);
-	assert_int_equal(main.kind, JT_MONO_FRAMELESS);
-	assert_int_equal(main.frame, 0x28);
-	assert_int_equal(main.ret_off, 0x267);
-	u = rule_at(&main, 0x273, true);	/* out-of-line code after the ret: the frame is up */
+	shaped("split-frameless.bin", JT_MONO_FRAMELESS, 0x28, -1, 0x125);
+	u = rule_at(&main, 0x273, true);	/* out-of-line code past the ret: framed */
 	assert_sp_rule(&u, 0x30, false, 0);
 }
 
@@ -134,15 +141,12 @@ static void split_and_main_parse_with_their_one_epilogue(void **state)
  */
 static void rbp_is_in_its_slot_once_stored(void **state)
 {
-	struct jt_mono_code mc = parsed("allocsmall-saves-rbp.bin");
+	struct jt_mono_code mc =
+		shaped("allocsmall-saves-rbp.bin", JT_MONO_FRAMELESS, 0x38, 8, 0xcb);
 	struct jt_unwind_code u;
 
 	(void)state;
-	assert_int_equal(mc.kind, JT_MONO_FRAMELESS);
-	assert_int_equal(mc.frame, 0x38);
-	assert_int_equal(mc.bp_slot, 8);
 	assert_int_equal(mc.bp_stored, 0xd);
-	assert_int_equal(mc.ret_off, 0xcb);
 	u = rule_at(&mc, 0x8, true);
 	assert_sp_rule(&u, 0x40, false, 0);
 	u = rule_at(&mc, 0xd, true);
@@ -156,14 +160,11 @@ static void rbp_is_in_its_slot_once_stored(void **state)
 /* The icall wrapper stores rsp and rbp for Mono's LMF and restores neither: still a shape. */
 static void an_icall_wrapper_stores_rbp_it_never_restores(void **state)
 {
-	struct jt_mono_code mc = parsed("icall-wrapper-lmf.bin");
+	struct jt_mono_code mc =
+		shaped("icall-wrapper-lmf.bin", JT_MONO_FRAMELESS, 0x48, 0x30, 0xb1);
 
 	(void)state;
-	assert_int_equal(mc.kind, JT_MONO_FRAMELESS);
-	assert_int_equal(mc.frame, 0x48);
-	assert_int_equal(mc.bp_slot, 0x30);
 	assert_int_equal(mc.bp_stored, 0xe);
-	assert_int_equal(mc.ret_off, 0xb1);
 }
 
 /* Framed bodies: frame pointers in the body, sp rules where rbp is not yet or no more it. */
@@ -178,10 +179,9 @@ static void a_framed_body_is_walked_by_its_frame_pointer(void **state)
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		struct jt_mono_code mc = parsed(bodies[i].name);
+		struct jt_mono_code mc =
+			shaped(bodies[i].name, JT_MONO_FRAMED, 0, 0, bodies[i].ret);
 
-		assert_int_equal(mc.kind, JT_MONO_FRAMED);
-		assert_int_equal(mc.ret_off, bodies[i].ret);
 		u = rule_at(&mc, 0, true);
 		assert_sp_rule(&u, 8, false, 0);
 		u = rule_at(&mc, 1, true);

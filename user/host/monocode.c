@@ -154,7 +154,8 @@ static int parse_frameless(const uint8_t *b, size_t n, struct jt_mono_code *mc)
 		}
 		saves[nr++] = s;
 	}
-	for (body = i; i < n; i++) {	/* the one add rsp,N: the epilogue (a second: a tail call) */
+	/* the one add rsp,N: the epilogue (a second: a tail call's) */
+	for (body = i; i < n; i++) {
 		len = add_rsp(b + i, n - i, frame);
 		if (len) {
 			adds++;
