@@ -3,7 +3,8 @@
  * Mono's JIT code read by its shapes (user/host/monocode.h), on bodies captured from a running
  * Mono 6.8.0.105 (tests/fixtures/mono/, read from /proc/PID/mem at the ranges of its
  * --jitmap): Hot.exe's Big, Split and Main without frame pointers (Mono's default) and Big
- * with them (MONO_DEBUG=disable_omit_fp), the runtime-invoke wrapper (framed), an alloc
+ * with them (MONO_DEBUG=disable_omit_fp), a method with a finally clause (framed: Mono keeps
+ * the frame pointer of methods with clauses), the runtime-invoke wrapper (framed), an alloc
  * wrapper that keeps rbp in its frame and uses it, an icall wrapper that stores rbp for the
  * runtime's stack walks. Rules at each place a thread can stop, a walk through three
  * frameless frames into a framed one, altered bodies that must give no rule, and the read
@@ -131,7 +132,7 @@ static void split_and_main_parse_with_their_one_epilogue(void **state)
 
 	(void)state;
 	shaped("split-frameless.bin", JT_MONO_FRAMELESS, 0x28, -1, 0x125);
-	u = rule_at(&main, 0x273, true);	/* out-of-line code past the ret: framed */
+	u = rule_at(&main, 0x273, true);	/* code past the ret: its frame is still up */
 	assert_sp_rule(&u, 0x30, false, 0);
 }
 
@@ -173,14 +174,15 @@ static void a_framed_body_is_walked_by_its_frame_pointer(void **state)
 	static const struct {
 		const char *name;
 		uint32_t ret;
-	} bodies[] = { { "big-framed.bin", 0x99 }, { "runtime-invoke-framed.bin", 0x173 } };
+	} bodies[] = { { "big-framed.bin", 0x99 }, { "runtime-invoke-framed.bin", 0x173 },
+		       { "fin-framed-finally.bin", 0xf3 } };
 	struct jt_unwind_code u;
+	struct jt_mono_code mc;
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < 2; i++) {
-		struct jt_mono_code mc =
-			shaped(bodies[i].name, JT_MONO_FRAMED, 0, 0, bodies[i].ret);
+	for (i = 0; i < 3; i++) {
+		mc = shaped(bodies[i].name, JT_MONO_FRAMED, 0, 0, bodies[i].ret);
 
 		u = rule_at(&mc, 0, true);
 		assert_sp_rule(&u, 8, false, 0);
@@ -195,6 +197,10 @@ static void a_framed_body_is_walked_by_its_frame_pointer(void **state)
 		u = rule_at(&mc, mc.ret_off, true);
 		assert_sp_rule(&u, 8, false, 0);
 	}
+	/* the ret that ends Fin's finally clause returns within Fin: its frame pointer still */
+	mc = parsed("fin-framed-finally.bin");
+	u = rule_at(&mc, 0xe5, true);
+	assert_false(u.has_rule);
 }
 
 /* Bytes of the altered copy of name that must give no rule. */
