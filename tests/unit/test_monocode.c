@@ -6,7 +6,7 @@
  * with them (MONO_DEBUG=disable_omit_fp), a method with a finally clause (framed: Mono keeps
  * the frame pointer of methods with clauses), the runtime-invoke wrapper (framed), an alloc
  * wrapper that keeps rbp in its frame and uses it, an icall wrapper that stores rbp for the
- * runtime's stack walks. Rules at each place a thread can stop, a walk through three
+ * runtime's stack walks, a method that spills its argument. Rules at each place a thread can stop, a walk through three
  * frameless frames into a framed one, altered bodies that must give no rule, and the read
  * from a live process's memory.
  */
@@ -156,6 +156,21 @@ static void rbp_is_in_its_slot_once_stored(void **state)
 	assert_sp_rule(&u, 0x40, true, 8 - 0x40);
 	u = rule_at(&mc, 0xcb, true);
 	assert_sp_rule(&u, 8, false, 0);
+}
+
+/*
+ * bench/workloads/Deep.cs's Level1 spills its argument (mov %rdi,(%rsp)) after its sub and
+ * saves no callee-saved register: a store that is not restored, still the shape.
+ */
+static void an_argument_spilled_in_the_prologue_needs_no_restore(void **state)
+{
+	struct jt_mono_code mc =
+		shaped("level1-spills-arg.bin", JT_MONO_FRAMELESS, 8, -1, 0x34);
+	struct jt_unwind_code u;
+
+	(void)state;
+	u = rule_at(&mc, 0x2b, false);	/* the call of Level2 */
+	assert_sp_rule(&u, 0x10, false, 0);
 }
 
 /* The icall wrapper stores rsp and rbp for Mono's LMF and restores neither: still a shape. */
@@ -362,6 +377,7 @@ int main(void)
 		cmocka_unit_test(a_frameless_body_by_where_the_thread_is),
 		cmocka_unit_test(split_and_main_parse_with_their_one_epilogue),
 		cmocka_unit_test(rbp_is_in_its_slot_once_stored),
+		cmocka_unit_test(an_argument_spilled_in_the_prologue_needs_no_restore),
 		cmocka_unit_test(an_icall_wrapper_stores_rbp_it_never_restores),
 		cmocka_unit_test(a_framed_body_is_walked_by_its_frame_pointer),
 		cmocka_unit_test(altered_bodies_give_no_rule),

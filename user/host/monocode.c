@@ -2,7 +2,8 @@
 /*
  * Mono's amd64 JIT code read by its prologue and epilogue shapes. Mono omits the frame
  * pointer of most methods (amd64 omit_fp): their frame is sub rsp,N then stores of the
- * callee-saved registers the method uses, restored just before the one add rsp,N; ret.
+ * callee-saved registers the method uses (and of arguments it spills), the callee-saved ones
+ * restored just before the one add rsp,N; ret.
  * Mono exports no unwind info of its code, so the rule of a body is read from the body: only
  * the exact shapes Mono 6.8 emits (captured in tests/unit/test_monocode.c) give one.
  */
@@ -86,10 +87,16 @@ static size_t add_rsp(const uint8_t *b, size_t n, uint32_t frame)
 	return 0;
 }
 
+/* Whether reg is one a callee keeps for its caller (rbx, rbp, r12-r15): else an argument. */
+static bool callee_saved(uint8_t reg)
+{
+	return reg == 3 || reg == REG_BP || reg >= 12;
+}
+
 /*
- * Whether the bytes that end at b + end, after b + from, are the restores of saves (all but
- * those of rsp, and of rbp where skip_bp: a wrapper keeps it for the runtime's stack walks,
- * never changes it), in the saves' order.
+ * Whether the bytes that end at b + end, after b + from, are the restores of the saves of
+ * callee-saved registers (not of arguments spilled, not rsp; not rbp where skip_bp: a wrapper
+ * keeps it for the runtime's stack walks, never changes it), in the saves' order.
  */
 static bool restores_before(const uint8_t *b, size_t from, size_t end, const struct save *saves,
 			    unsigned int nr, bool skip_bp)
@@ -99,7 +106,7 @@ static bool restores_before(const uint8_t *b, size_t from, size_t end, const str
 	unsigned int i;
 
 	for (i = 0; i < nr; i++)
-		if (saves[i].reg != REG_SP && !(skip_bp && saves[i].reg == REG_BP))
+		if (callee_saved(saves[i].reg) && !(skip_bp && saves[i].reg == REG_BP))
 			len += restore_bytes(&saves[i], want + len);
 	return len <= end - from && !memcmp(b + end - len, want, len);
 }

@@ -335,6 +335,7 @@ struct unwind_ctx {
 	bool hs_asked;		/* hs is what jt_hotspots gave, once a walk */
 	struct jt_hotspot *hs;	/* the process's JVM, NULL: none */
 	unsigned int k;		/* find's calls so far: the k-th asks for frame k */
+	bool mono_cut;		/* a Mono frame was not stepped */
 	bool interp[JT_MAX_FRAMES];	/* frame k is HotSpot's interpreter */
 };
 
@@ -411,11 +412,14 @@ static bool mono_find(struct unwind_ctx *u, uint64_t ip, bool leaf, struct jt_un
 {
 	struct jt_method *m = jt_codemap__find(&u->p->code, ip);
 
-	if (!m || (m->unsure_us && u->ts < m->load_ts + m->unsure_us * 1000ULL))
-		return false;
-	if (m->mono.kind == JT_MONO_UNREAD)	/* else read: kept, or no shape (a freed body) */
-		jt_monocode__read(u->c->proc_root, u->p->pid, m->start, m->size, &m->mono);
-	return !jt_monocode__unwind_code(&m->mono, ip - m->start, leaf, code);
+	if (m && (!m->unsure_us || u->ts >= m->load_ts + m->unsure_us * 1000ULL)) {
+		if (m->mono.kind == JT_MONO_UNREAD)	/* else kept, or no shape (a freed body) */
+			jt_monocode__read(u->c->proc_root, u->p->pid, m->start, m->size, &m->mono);
+		if (!jt_monocode__unwind_code(&m->mono, ip - m->start, leaf, code))
+			return true;
+	}
+	u->mono_cut = true;
+	return false;
 }
 
 /*
@@ -503,8 +507,15 @@ static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 
 	n = jt_unwind(&regs, copy.stack, copy.base, copy.len, unwind_find, &u, ips, bps,
 		      JT_MAX_FRAMES, &end);
-	out_n = jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
-	*broken = n > 1 && (end == JT_UNWIND_LOST || (end == JT_UNWIND_SLICE && out_n <= n));
+	if (u.mono_cut) {	/* the kernel's walk, by frame pointers, would skip Mono's frames */
+		out_n = n;
+		memcpy(out, ips, n * sizeof(*out));
+		*broken = true;
+	} else {
+		out_n = jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
+		*broken = n > 1 &&
+			  (end == JT_UNWIND_LOST || (end == JT_UNWIND_SLICE && out_n <= n));
+	}
 	*hs = u.hs;
 	for (i = 0; i < out_n; i++) {
 		methods[i] = 0;
