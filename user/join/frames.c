@@ -486,8 +486,9 @@ static int stack_copy_read(void *ctx, uint64_t addr, void *buf, size_t len)
 /*
  * A sample's or off-CPU stack's user frames into out: unwound through the copy of its stack
  * by the code's unwind tables (the C library, Debian's programs, mono-sgen: built without
- * frame pointers), JIT code by its frame pointers or HotSpot's frame sizes, the kernel's
- * frame-pointer walk spliced on where the copy ends. methods[i] gets the Method * frame i
+ * frame pointers), JIT code by its frame pointers, HotSpot's frame sizes or Mono's code
+ * shapes, the kernel's frame-pointer walk spliced on where the copy ends (not where a Mono
+ * frame could not be stepped: that walk would skip its callers). methods[i] gets the Method * frame i
  * runs where it is HotSpot's interpreter (read from the copy at its frame pointer), else 0;
  * *hs the process's JVM. *broken says the walk stopped where it could not go on (a rule not
  * followed, an address nothing maps, the copy's end with no walk to splice): a guess there
