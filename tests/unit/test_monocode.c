@@ -6,7 +6,7 @@
  * with them (MONO_DEBUG=disable_omit_fp), a method with a finally clause (framed: Mono keeps
  * the frame pointer of methods with clauses), the runtime-invoke wrapper (framed), an alloc
  * wrapper that keeps rbp in its frame and uses it, an icall wrapper that stores rbp for the
- * runtime's stack walks, a method that spills its argument. Rules at each place a thread can stop, a walk through three
+ * runtime's stack walks, a method that spills its argument, and two of mcs's own. Rules at each place a thread can stop, a walk through three
  * frameless frames into a framed one, altered bodies that must give no rule, and the read
  * from a live process's memory.
  */
@@ -159,6 +159,26 @@ static void rbp_is_in_its_slot_once_stored(void **state)
 }
 
 /*
+ * Two shapes of mcs's own code (Mono's C# compiler): a wrapper that stores rbp twice (in its
+ * LMF and as a callee-saved register; both the caller's) and restores both, and a getter of a
+ * value type that loads its return value between its restore and its add.
+ */
+static void an_lmf_wrapper_and_a_value_type_return(void **state)
+{
+	struct jt_mono_code mc =
+		shaped("monoio-open-rbp-twice.bin", JT_MONO_FRAMELESS, 0x68, 0x38, 0xeb);
+	struct jt_unwind_code u;
+
+	(void)state;
+	assert_int_equal(mc.bp_stored, 0xe);
+	u = rule_at(&mc, 0x80, true);
+	assert_sp_rule(&u, 0x70, true, 0x38 - 0x70);
+	mc = shaped("nullable-get-value-loads-ret.bin", JT_MONO_FRAMELESS, 0x18, -1, 0x43);
+	u = rule_at(&mc, 0x3b, true);	/* the return value's load: the frame still up */
+	assert_sp_rule(&u, 0x20, false, 0);
+}
+
+/*
  * bench/workloads/Deep.cs's Level1 spills its argument (mov %rdi,(%rsp)) after its sub and
  * saves no callee-saved register: a store that is not restored, still the shape.
  */
@@ -239,6 +259,7 @@ static void altered_bodies_give_no_rule(void **state)
 {
 	struct body big = body_load("big-frameless.bin"), fr = body_load("big-framed.bin");
 	struct body ab = body_load("allocsmall-saves-rbp.bin");
+	struct body nv = body_load("nullable-get-value-loads-ret.bin");
 	uint8_t *b = malloc(JT_MONO_CODE_MAX);
 	struct jt_mono_code mc;
 
@@ -260,9 +281,12 @@ static void altered_bodies_give_no_rule(void **state)
 	memcpy(b, big.b, big.n);	/* a store below the frame: mov %r15,0x18(%rsp) */
 	b[0x11] = 0x18;
 	assert_unknown(b, big.n);
-	memcpy(b, ab.b, ab.n);		/* rbp stored twice */
-	memcpy(b + 0x0d, "\x48\x89\x6c\x24\x10", 5);
+	memcpy(b, ab.b, ab.n);		/* rbp's restore (at 0xae) turned into r13's */
+	memcpy(b + 0xae, "\x4c\x8b\x6c\x24\x08", 5);
 	assert_unknown(b, ab.n);
+	memcpy(b, nv.b, nv.n);		/* a callee-saved load after the restores: ebx */
+	b[0x3c] = 0x5c;
+	assert_unknown(b, nv.n);
 	memcpy(b, fr.b, fr.n);		/* a second leave; ret */
 	memcpy(b + 0x40, "\xc9\xc3", 2);
 	assert_unknown(b, fr.n);
@@ -282,6 +306,7 @@ static void altered_bodies_give_no_rule(void **state)
 	}
 	assert_int_equal(jt_monocode__parse(b, JT_MONO_CODE_MAX + 1, &mc), -EFBIG);
 	free(b);
+	free(nv.b);
 	free(ab.b);
 	free(fr.b);
 	free(big.b);
@@ -379,6 +404,7 @@ int main(void)
 		cmocka_unit_test(rbp_is_in_its_slot_once_stored),
 		cmocka_unit_test(an_argument_spilled_in_the_prologue_needs_no_restore),
 		cmocka_unit_test(an_icall_wrapper_stores_rbp_it_never_restores),
+		cmocka_unit_test(an_lmf_wrapper_and_a_value_type_return),
 		cmocka_unit_test(a_framed_body_is_walked_by_its_frame_pointer),
 		cmocka_unit_test(altered_bodies_give_no_rule),
 		cmocka_unit_test(a_walk_through_frameless_frames_into_a_framed_one),

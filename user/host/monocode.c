@@ -73,6 +73,39 @@ static size_t restore_bytes(const struct save *s, uint8_t *out)
 	return s->len;
 }
 
+/*
+ * The length of a load of a return register from [rsp + disp] at b, else 0: Mono's epilogue
+ * loads a value type returned in registers (rax, rdx; xmm0, xmm1 by movss or movsd), 1 to 8
+ * bytes a register, between its restores and its add.
+ */
+static size_t ret_load(const uint8_t *b, size_t n)
+{
+	size_t i = 0, len;
+	bool sse = false;
+	uint8_t reg, mod;
+
+	if (n >= 3 && (b[0] == 0xf2 || b[0] == 0xf3) && b[1] == 0x0f && b[2] == 0x10) {
+		i = 3;
+		sse = true;
+	} else {
+		if (n > i && b[i] == 0x66)
+			i++;
+		if (n > i && b[i] == 0x48)
+			i++;
+		if (n <= i || (b[i] != 0x8b && b[i] != 0x8a))
+			return 0;
+		i++;
+	}
+	if (n < i + 2 || (b[i] & 7) != 4 || b[i + 1] != 0x24)
+		return 0;
+	reg = b[i] >> 3 & 7;
+	mod = b[i] >> 6;
+	if (mod == 3 || (sse ? reg > 1 : reg != 0 && reg != 2))
+		return 0;
+	len = i + 2 + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
+	return len <= n ? len : 0;
+}
+
 /* The length of add rsp,frame at b (the 8- or 32-bit immediate form), else 0. */
 static size_t add_rsp(const uint8_t *b, size_t n, uint32_t frame)
 {
@@ -109,6 +142,26 @@ static bool restores_before(const uint8_t *b, size_t from, size_t end, const str
 		if (callee_saved(saves[i].reg) && !(skip_bp && saves[i].reg == REG_BP))
 			len += restore_bytes(&saves[i], want + len);
 	return len <= end - from && !memcmp(b + end - len, want, len);
+}
+
+/*
+ * Whether the bytes that end at b + end (after b + from) are the restores of saves, then up
+ * to loads return-value loads (each tried by the lengths it can have: a load is decoded
+ * forward from where it would start). bp_saved: rbp may also be left unrestored.
+ */
+static bool epilogue_before(const uint8_t *b, size_t from, size_t end, const struct save *saves,
+			    unsigned int nr, bool bp_saved, unsigned int loads)
+{
+	size_t len;
+
+	if (restores_before(b, from, end, saves, nr, false) ||
+	    (bp_saved && restores_before(b, from, end, saves, nr, true)))
+		return true;
+	for (len = 3; loads && len <= 10 && len <= end - from; len++)
+		if (ret_load(b + end - len, len) == len &&
+		    epilogue_before(b, from, end - len, saves, nr, bp_saved, loads - 1))
+			return true;
+	return false;
 }
 
 /* push rbp; mov rbp,rsp ... leave; ret, the epilogue found exactly once. */
@@ -153,9 +206,8 @@ static int parse_frameless(const uint8_t *b, size_t n, struct jt_mono_code *mc)
 	for (i = sub_len; (len = rsp_mov(b + i, n - i, 0x89, &s)); i += len) {
 		if (nr == SAVES_MAX || s.disp < 0 || (uint32_t)s.disp > frame - 8)
 			return -ENOENT;
-		if (s.reg == REG_BP) {
-			if (mc->bp_slot >= 0)
-				return -ENOENT;
+		/* a wrapper with an LMF stores rbp twice: both the caller's, the first kept */
+		if (s.reg == REG_BP && mc->bp_slot < 0) {
 			mc->bp_slot = s.disp;
 			mc->bp_stored = i + len;
 		}
@@ -174,8 +226,7 @@ static int parse_frameless(const uint8_t *b, size_t n, struct jt_mono_code *mc)
 	len = add_rsp(b + at, n - at, frame);
 	if (at + len >= n || b[at + len] != 0xc3)
 		return -ENOENT;
-	if (!restores_before(b, body, at, saves, nr, false) &&
-	    !(mc->bp_slot >= 0 && restores_before(b, body, at, saves, nr, true)))
+	if (!epilogue_before(b, body, at, saves, nr, mc->bp_slot >= 0, 2))
 		return -ENOENT;
 	mc->kind = JT_MONO_FRAMELESS;
 	mc->sub_len = sub_len;
