@@ -145,8 +145,8 @@ static bool restores_before(const uint8_t *b, size_t from, size_t end, const str
 }
 
 /*
- * Whether the bytes that end at b + end (after b + from) are the restores of saves, then up
- * to loads return-value loads (each tried by the lengths it can have: a load is decoded
+ * Whether the bytes that end at b + end (after b + from) are the restores of saves, then at
+ * most `loads` loads of return registers (each tried at the lengths it can have, decoded
  * forward from where it would start). bp_saved: rbp may also be left unrestored.
  */
 static bool epilogue_before(const uint8_t *b, size_t from, size_t end, const struct save *saves,

@@ -37,9 +37,11 @@ _Static_assert(sizeof(struct jt_mono_code) == 24, "kept in every method");
 
 /*
  * Read the n bytes of a body at b into *mc: 0 and a frameless or framed shape, or -ENOENT
- * and JT_MONO_UNKNOWN when the bytes are not exactly one of Mono's shapes (the prologue
- * above, its saves all contiguous and restored just before the one epilogue, whose add
- * undoes the sub). The bytes are the traced process's: anything else gives no rule.
+ * and JT_MONO_UNKNOWN when the bytes are not exactly one of Mono's shapes (the prologues
+ * above; a frameless one's stores contiguous, its callee-saved ones restored in order just
+ * before the one add that undoes the sub, or before the loads of a returned value; a framed
+ * one's leave; ret found once). The bytes are the traced process's: anything else gives no
+ * rule. -EFBIG: over JT_MONO_CODE_MAX.
  */
 int jt_monocode__parse(const uint8_t *b, size_t n, struct jt_mono_code *mc);
 

@@ -488,11 +488,11 @@ static int stack_copy_read(void *ctx, uint64_t addr, void *buf, size_t len)
  * by the code's unwind tables (the C library, Debian's programs, mono-sgen: built without
  * frame pointers), JIT code by its frame pointers, HotSpot's frame sizes or Mono's code
  * shapes, the kernel's frame-pointer walk spliced on where the copy ends (not where a Mono
- * frame could not be stepped: that walk would skip its callers). methods[i] gets the Method * frame i
- * runs where it is HotSpot's interpreter (read from the copy at its frame pointer), else 0;
- * *hs the process's JVM. *broken says the walk stopped where it could not go on (a rule not
- * followed, an address nothing maps, the copy's end with no walk to splice): a guess there
- * could name frames that are not the thread's.
+ * frame could not be stepped: that walk would skip its callers). methods[i] gets the
+ * Method * frame i runs where it is HotSpot's interpreter (read from the copy at its frame
+ * pointer), else 0; *hs the process's JVM. *broken says the walk stopped where it could not
+ * go on (a rule not followed, an address nothing maps, a Mono frame not stepped, the copy's
+ * end with no walk to splice): a guess there could name frames that are not the thread's.
  */
 static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 				    const struct jt_event *ev, uint64_t *out, uint64_t *methods,
