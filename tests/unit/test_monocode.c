@@ -6,9 +6,9 @@
  * with them (MONO_DEBUG=disable_omit_fp), a method with a finally clause (framed: Mono keeps
  * the frame pointer of methods with clauses), the runtime-invoke wrapper (framed), an alloc
  * wrapper that keeps rbp in its frame and uses it, an icall wrapper that stores rbp for the
- * runtime's stack walks, a method that spills its argument, and two of mcs's own. Rules at each place a thread can stop, a walk through three
- * frameless frames into a framed one, altered bodies that must give no rule, and the read
- * from a live process's memory.
+ * runtime's stack walks, a method that spills its argument, and two of mcs's own. Rules at
+ * each place a thread can stop, a walk through three frameless frames into a framed one,
+ * altered bodies that must give no rule, and the read from a live process's memory.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -96,6 +96,15 @@ static void assert_sp_rule(const struct jt_unwind_code *u, int32_t cfa_off, bool
 		assert_int_equal(u->rule.bp_off, bp_off);
 }
 
+/* The rule of mc at off is an sp rule of CFA sp + cfa_off (assert_sp_rule). */
+static void assert_rule_at(const struct jt_mono_code *mc, uint64_t off, bool leaf, int32_t cfa_off,
+			   bool bp_saved, int32_t bp_off)
+{
+	struct jt_unwind_code u = rule_at(mc, off, leaf);
+
+	assert_sp_rule(&u, cfa_off, bp_saved, bp_off);
+}
+
 /*
  * Big without a frame pointer: sub $0x18,%rsp; r13-r15 stored at 0, 8, 0x10; restored before
  * add $0x18,%rsp at 0x92, ret at 0x96. rbp is never written: the caller's all along.
@@ -108,18 +117,14 @@ static void a_frameless_body_by_where_the_thread_is(void **state)
 
 	(void)state;
 	assert_int_equal(mc.sub_len, 4);
-	u = rule_at(&mc, 0, true);	/* before the sub: the return address at sp */
-	assert_sp_rule(&u, 8, false, 0);
-	u = rule_at(&mc, 4, true);	/* the frame is built: the first store */
-	assert_sp_rule(&u, 0x20, false, 0);
-	u = rule_at(&mc, 0x6c, true);	/* the loop */
-	assert_sp_rule(&u, 0x20, false, 0);
-	u = rule_at(&mc, 0x2b, false);	/* the last byte of the call at 0x27 */
-	assert_sp_rule(&u, 0x20, false, 0);
-	u = rule_at(&mc, 0x92, true);	/* at the add: not done yet */
-	assert_sp_rule(&u, 0x20, false, 0);
-	u = rule_at(&mc, 0x96, true);	/* at the ret */
-	assert_sp_rule(&u, 8, false, 0);
+	/* before the sub: the return address at sp */
+	assert_rule_at(&mc, 0, true, 8, false, 0);
+	assert_rule_at(&mc, 4, true, 0x20, false, 0);	/* the frame is built: the first store */
+	assert_rule_at(&mc, 0x6c, true, 0x20, false, 0);	/* the loop */
+	/* the last byte of the call at 0x27 */
+	assert_rule_at(&mc, 0x2b, false, 0x20, false, 0);
+	assert_rule_at(&mc, 0x92, true, 0x20, false, 0);	/* at the add: not done yet */
+	assert_rule_at(&mc, 0x96, true, 8, false, 0);	/* at the ret */
 	assert_int_equal(jt_monocode__unwind_code(&mc, mc.size, true, &u), -ENOENT);
 }
 
@@ -128,12 +133,11 @@ static void split_and_main_parse_with_their_one_epilogue(void **state)
 {
 	struct jt_mono_code main =
 		shaped("main-frameless.bin", JT_MONO_FRAMELESS, 0x28, -1, 0x267);
-	struct jt_unwind_code u;
 
 	(void)state;
 	shaped("split-frameless.bin", JT_MONO_FRAMELESS, 0x28, -1, 0x125);
-	u = rule_at(&main, 0x273, true);	/* code past the ret: its frame is still up */
-	assert_sp_rule(&u, 0x30, false, 0);
+	/* code past the ret: its frame is still up */
+	assert_rule_at(&main, 0x273, true, 0x30, false, 0);
 }
 
 /*
@@ -144,18 +148,14 @@ static void rbp_is_in_its_slot_once_stored(void **state)
 {
 	struct jt_mono_code mc =
 		shaped("allocsmall-saves-rbp.bin", JT_MONO_FRAMELESS, 0x38, 8, 0xcb);
-	struct jt_unwind_code u;
 
 	(void)state;
 	assert_int_equal(mc.bp_stored, 0xd);
-	u = rule_at(&mc, 0x8, true);
-	assert_sp_rule(&u, 0x40, false, 0);
-	u = rule_at(&mc, 0xd, true);
-	assert_sp_rule(&u, 0x40, true, 8 - 0x40);
-	u = rule_at(&mc, 0xc7, true);	/* restored, sp not yet moved: the slot still holds it */
-	assert_sp_rule(&u, 0x40, true, 8 - 0x40);
-	u = rule_at(&mc, 0xcb, true);
-	assert_sp_rule(&u, 8, false, 0);
+	assert_rule_at(&mc, 0x8, true, 0x40, false, 0);
+	assert_rule_at(&mc, 0xd, true, 0x40, true, 8 - 0x40);
+	/* restored, sp not yet moved: the slot still holds it */
+	assert_rule_at(&mc, 0xc7, true, 0x40, true, 8 - 0x40);
+	assert_rule_at(&mc, 0xcb, true, 8, false, 0);
 }
 
 /*
@@ -167,15 +167,13 @@ static void an_lmf_wrapper_and_a_value_type_return(void **state)
 {
 	struct jt_mono_code mc =
 		shaped("monoio-open-rbp-twice.bin", JT_MONO_FRAMELESS, 0x68, 0x38, 0xeb);
-	struct jt_unwind_code u;
 
 	(void)state;
 	assert_int_equal(mc.bp_stored, 0xe);
-	u = rule_at(&mc, 0x80, true);
-	assert_sp_rule(&u, 0x70, true, 0x38 - 0x70);
+	assert_rule_at(&mc, 0x80, true, 0x70, true, 0x38 - 0x70);
 	mc = shaped("nullable-get-value-loads-ret.bin", JT_MONO_FRAMELESS, 0x18, -1, 0x43);
-	u = rule_at(&mc, 0x3b, true);	/* the return value's load: the frame still up */
-	assert_sp_rule(&u, 0x20, false, 0);
+	/* the return value's load: the frame still up */
+	assert_rule_at(&mc, 0x3b, true, 0x20, false, 0);
 }
 
 /*
@@ -186,11 +184,9 @@ static void an_argument_spilled_in_the_prologue_needs_no_restore(void **state)
 {
 	struct jt_mono_code mc =
 		shaped("level1-spills-arg.bin", JT_MONO_FRAMELESS, 8, -1, 0x34);
-	struct jt_unwind_code u;
 
 	(void)state;
-	u = rule_at(&mc, 0x2b, false);	/* the call of Level2 */
-	assert_sp_rule(&u, 0x10, false, 0);
+	assert_rule_at(&mc, 0x2b, false, 0x10, false, 0);	/* the call of Level2 */
 }
 
 /* The icall wrapper stores rsp and rbp for Mono's LMF and restores neither: still a shape. */
@@ -219,18 +215,15 @@ static void a_framed_body_is_walked_by_its_frame_pointer(void **state)
 	for (i = 0; i < 3; i++) {
 		mc = shaped(bodies[i].name, JT_MONO_FRAMED, 0, 0, bodies[i].ret);
 
-		u = rule_at(&mc, 0, true);
-		assert_sp_rule(&u, 8, false, 0);
-		u = rule_at(&mc, 1, true);
-		assert_sp_rule(&u, 16, true, -16);
+			assert_rule_at(&mc, 0, true, 8, false, 0);
+			assert_rule_at(&mc, 1, true, 16, true, -16);
 		u = rule_at(&mc, 4, true);
 		assert_false(u.has_rule);
 		u = rule_at(&mc, 0x20, false);
 		assert_false(u.has_rule);
 		u = rule_at(&mc, mc.ret_off - 1, true);	/* leave: rbp is still the frame's */
 		assert_false(u.has_rule);
-		u = rule_at(&mc, mc.ret_off, true);
-		assert_sp_rule(&u, 8, false, 0);
+			assert_rule_at(&mc, mc.ret_off, true, 8, false, 0);
 	}
 	/* the ret that ends Fin's finally clause returns within Fin: its frame pointer still */
 	mc = parsed("fin-framed-finally.bin");
