@@ -25,6 +25,9 @@
 #define PY_LOOP "tests/runtimes/python/loop.py"
 #define JDK "/usr/lib/jvm/java-17-openjdk-amd64"
 #define DEEP "bench/workloads/Deep.java"
+#define MONO "/usr/bin/mono"
+#define MCS "/usr/bin/mcs"
+#define DEEP_CS "bench/workloads/Deep.cs"
 
 /* A workload, and what makes one of its samples whole. */
 struct workload {
@@ -427,7 +430,7 @@ static void memory_table(const char *jitrace)
 	       bytes / 1048576.0);
 }
 
-/* Whether part (c, python, java, memory) is to run: named in argv[3..], or none named. */
+/* Whether part (c, python, java, mono, memory) is to run: named in argv[3..], or none named. */
 static bool wanted(int argc, char **argv, const char *part)
 {
 	int i;
@@ -446,6 +449,21 @@ static int java_build(void)
 
 	if (access(JDK "/bin/java", X_OK) || run_timed(javac, "/dev/null", &cpu, NULL)) {
 		printf("MISSED: no %s or its javac of %s failed; no Java figures.\n", JDK, DEEP);
+		return -1;
+	}
+	return 0;
+}
+
+/* Deep.cs compiled into exe: 0, or -1 (said why). */
+static int mono_build(const char *exe)
+{
+	char out[128], *mcs[] = { MCS, "-optimize+", out, DEEP_CS, NULL };
+	double cpu;
+
+	snprintf(out, sizeof(out), "-out:%s", exe);
+	if (access(MONO, X_OK) || access(MCS, X_OK) || run_timed(mcs, "/dev/null", &cpu, NULL)) {
+		printf("MISSED: no %s or its %s of %s failed; no Mono figures.\n", MONO, MCS,
+		       DEEP_CS);
 		return -1;
 	}
 	return 0;
@@ -472,10 +490,20 @@ int main(int argc, char **argv)
 		.argv = { JDK "/bin/java", "-XX:CompileCommand=quiet",
 			  "-XX:CompileCommand=dontinline,Deep::*", "-XX:+UnlockDiagnosticVMOptions",
 			  "-XX:+DumpPerfMapAtExit", "-cp", tmp, "Deep" },
+	}, mono = {
+		.name = "Mono 6.8 --jitmap, no MONO_DEBUG (bench/workloads/Deep.cs)",
+		.leaf = "Deep:BurnA (long)",
+		.chain = { "Deep:Level3 (long)", "Deep:Level2 (long)", "Deep:Level1 (long)",
+			   "Deep:Main (string[])" },
+		.adjacent = true,
+		/* the perf map names the frames for jitrace and, after the run, perf script */
+		.argv = { MONO, "--jitmap", NULL, NULL },
 	};
+	char deep_exe[96];
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_stacks JITRACE NOFP [c|python|java|memory ...]\n");
+		fprintf(stderr,
+			"usage: bench_stacks JITRACE NOFP [c|python|java|mono|memory ...]\n");
 		return 2;
 	}
 	snprintf(tmp, sizeof(tmp), "/tmp/jt_bench_stacks.XXXXXX");
@@ -488,11 +516,14 @@ int main(int argc, char **argv)
 	python.argv[1] = PY_LOOP;
 	python.argv[2] = secs;
 	java.argv[8] = secs;
+	snprintf(deep_exe, sizeof(deep_exe), "%s/Deep.exe", tmp);
+	mono.argv[2] = deep_exe;
+	mono.argv[3] = secs;
 	printf("## Stacks without frame pointers\n\n");
 	printf("Samples at %s Hz of a program built without frame pointers, each tool in turn "
 	       "(bench/bench_stacks.c). A stack is whole when the leaf's callers are all there: "
 	       "the C program's main > level1 > level2 > level3; python's Py_BytesMain (its "
-	       "main is a jump to it); Java's main > level1 > level2 > level3 above burnA. Throughput (rounds a second of the workload's own CPU "
+	       "main is a jump to it); Java's main > level1 > level2 > level3 above burnA, Mono's Main > Level1 > Level2 > Level3 above BurnA. Throughput (rounds a second of the workload's own CPU "
 	       "time, which a sample's interrupt is charged to: the machine is shared) lost is "
 	       "against the untraced runs; tool CPU is the recorder's (and, for perf, perf script's, which names perf's frames "
 	       "after the fact), bytes a sample are the log's or perf.data's.\n", HZ);
@@ -506,6 +537,10 @@ int main(int argc, char **argv)
 		stacks_table(&java, argv[1]);
 		snprintf(cls, sizeof(cls), "%s/Deep.class", tmp);
 		unlink(cls);
+	}
+	if (wanted(argc, argv, "mono") && !mono_build(deep_exe)) {
+		stacks_table(&mono, argv[1]);
+		unlink(deep_exe);
 	}
 	if (wanted(argc, argv, "memory"))
 		memory_table(argv[1]);
