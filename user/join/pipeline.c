@@ -240,25 +240,33 @@ int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 	return err;
 }
 
+int jt_pipeline__event(struct jt_pipeline *pl, const struct jt_event *ev)
+{
+	pl->received++;
+	/* which files to read: the processes seen, their execs, exits and agents (a call
+	 * tells the watchers nothing, and calls come by the million) */
+	if (ev->type == JT_EV_ENTER || ev->type == JT_EV_LEAVE)
+		return push(pl, ev);
+	if (pl->maps)
+		jt_mapwatch__see(pl->maps, ev);
+	if (pl->jitdumps)
+		jt_jitwatch__see(pl->jitdumps, ev);
+	/* a mapped file's symbols are read now, while the process may still map it */
+	if (ev->type == JT_EV_MMAP)
+		jt_symbols__mapped(pl->symbols, ev->pid, ev);
+	return push(pl, ev);
+}
+
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 {
 	union jt_event_buf b;
 
-	pl->received++;
 	if (jt_decode(data, len, &b)) {
+		pl->received++;
 		pl->lost[JT_DROP_DECODE]++;
 		return pl->err;
 	}
-	/* which files to read: the processes seen, their execs, exits and agents (a call
-	 * tells the watchers nothing, and calls come by the million) */
-	if (pl->maps && b.ev.type != JT_EV_ENTER && b.ev.type != JT_EV_LEAVE)
-		jt_mapwatch__see(pl->maps, &b.ev);
-	if (pl->jitdumps && b.ev.type != JT_EV_ENTER && b.ev.type != JT_EV_LEAVE)
-		jt_jitwatch__see(pl->jitdumps, &b.ev);
-	/* a mapped file's symbols are read now, while the process may still map it */
-	if (b.ev.type == JT_EV_MMAP)
-		jt_symbols__mapped(pl->symbols, b.ev.pid, &b.ev);
-	return push(pl, &b.ev);
+	return jt_pipeline__event(pl, &b.ev);
 }
 
 int jt_pipeline__on_ring(void *ctx, const void *data, size_t len)

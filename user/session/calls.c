@@ -85,9 +85,9 @@ static void on_lost(void *ctx, uint32_t tid, uint64_t n)
 	c->lost[c->nr_lost++] = (struct thread_lost){ tid, n };
 }
 
-static int emit_call(void *ctx, const struct jt_ev_hdr *h)
+static int emit_call(void *ctx, const struct jt_event *ev)
 {
-	return jt_pipeline__raw(ctx, h, h->size);
+	return jt_pipeline__event(ctx, ev);
 }
 
 /*

@@ -8,14 +8,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "jt_events.h"
+#include "base/event.h"
 
 /*
- * One enter or leave read from a region, shaped as the ring buffer's jt_ev_call so that it
- * goes through the same decoding (in summary mode also a jt_ev_callsum or a jt_ev_span);
- * h->size bytes. Return nonzero to stop the drain (the log failed).
+ * One enter or leave read from a region, as the pipeline's event (JT_EVENT_CALL_LEN bytes:
+ * the drain knows all it says, nothing is encoded to be decoded again); in summary mode also
+ * a JT_EV_CALL_SUM or JT_EV_CALL_SPAN. Return nonzero to stop the drain (the log failed).
  */
-typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_ev_hdr *h);
+typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_event *ev);
 
 /* n calls thread tid (0: not known) lost to its full ring since it was last told. */
 typedef void (*jt_callbuf_lost)(void *ctx, uint32_t tid, uint64_t n);
