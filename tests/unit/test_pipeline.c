@@ -18,6 +18,7 @@
 #include "jt_log_format.h"
 #include "base/event.h"
 #include "join/pipeline.h"
+#include "join/reorder.h"
 #include "host/elfsyms.h"
 #include "base/sink.h"
 #include "base/util.h"
@@ -374,9 +375,8 @@ static void max_pending_holds_at_every_record_not_only_at_tick(void **state)
 	fx_free(f);
 }
 
-/* A sample with one frame is 40 bytes: held, it costs 64 for its copy and 24 for its slot. */
 /* What the reorder stage counts for holding a one-frame sample: the event and its slot. */
-#define SAMPLE_COST (jt_event__size(8) + 24)
+#define SAMPLE_COST (jt_event__size(8) + JT_REORDER_SLOT)
 
 static void max_pending_bytes_lets_the_oldest_out_early(void **state)
 {

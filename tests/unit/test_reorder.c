@@ -231,23 +231,49 @@ static void max_records_lets_the_oldest_out_early(void **state)
 	jt_reorder__free(r);
 }
 
-/* Each record costs its copy (JT_REORDER_SMALL bytes at least) and a 24-byte slot. */
-#define SMALL_COST (JT_REORDER_SMALL + 24)
+/*
+ * A record as short as an enter or leave is held in its slot and costs two of them (the array
+ * may be four slots a record held); it comes out as it went in, in order with the others.
+ */
+static void short_records_are_held_in_their_slot(void **state)
+{
+	struct jt_reorder *r = jt_reorder__new(100, 0);
+	struct out o = { 0 };
+
+	(void)state;
+	push(r, 30, 0, JT_REORDER_INLINE);
+	push(r, 10, 1, 40);
+	push(r, 20, 2, JT_REORDER_INLINE + 8);	/* pooled */
+	push(r, 20, 3, 16);
+	assert_int_equal(jt_reorder__bytes(r), 3 * 2 * JT_REORDER_SLOT +
+					       JT_REORDER_SMALL + JT_REORDER_SLOT);
+	assert_int_equal(jt_reorder__flush(r, 20, on_rec, &o), 3);
+	assert_int_equal(jt_reorder__bytes(r), 2 * JT_REORDER_SLOT);
+	assert_int_equal(o.last_seq, 3);
+	assert_int_equal(jt_reorder__flush(r, UINT64_MAX, on_rec, &o), 1);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	assert_false(o.bad_order);
+	assert_false(o.bad_bytes);
+	jt_reorder__free(r);
+}
+
+/* Each record costs its copy (JT_REORDER_SMALL bytes at least) and its slot. */
+#define SMALL_COST (JT_REORDER_SMALL + JT_REORDER_SLOT)
 static void max_bytes_lets_the_oldest_out_early(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(100, 3 * SMALL_COST + 200 + 24);
+	struct jt_reorder *r = jt_reorder__new(100, 3 * SMALL_COST + 200 + JT_REORDER_SLOT);
 	uint32_t seqs[8];
 	struct out o = { .seqs = seqs, .max = 8 };
 
 	(void)state;
-	push(r, 50, 0, 16);
+	push(r, 50, 0, 56);
 	push(r, 10, 1, 200);
-	assert_int_equal(jt_reorder__bytes(r), SMALL_COST + 224);
-	push(r, 40, 2, 16);
+	assert_int_equal(jt_reorder__bytes(r), SMALL_COST + 200 + JT_REORDER_SLOT);
+	push(r, 40, 2, 56);
 	push(r, 20, 3, 64);
 	assert_false(jt_reorder__over(r));	/* 3 small and one of 200: just fits */
 	assert_int_equal(jt_reorder__flush(r, 0, on_rec, &o), 0);
-	push(r, 30, 4, 16);
+	push(r, 30, 4, 56);
 	assert_true(jt_reorder__over(r));
 	/* the oldest goes, and it is large: that is enough */
 	assert_int_equal(jt_reorder__flush(r, 0, on_rec, &o), 1);
@@ -460,6 +486,7 @@ int main(void)
 		cmocka_unit_test(push_older_than_last_let_out_returns_erange),
 		cmocka_unit_test(max_records_lets_the_oldest_out_early),
 		cmocka_unit_test(max_bytes_lets_the_oldest_out_early),
+		cmocka_unit_test(short_records_are_held_in_their_slot),
 		cmocka_unit_test(records_far_back_go_in_at_the_front_in_arrival_order),
 		cmocka_unit_test(near_and_far_records_mixed_come_out_in_order),
 		cmocka_unit_test(records_of_every_size_are_copied_intact),

@@ -4,25 +4,34 @@
  * most: they go into a sorted array, filled from the back. A record that belongs further
  * back (a perf map line, timed at the last read of its map, lands before thousands held)
  * goes into a heap instead, so that no record costs a walk over everything held; the two
- * are merged as records are let out. A pool serves the small records.
+ * are merged as records are let out. A record as short as an enter or leave is held in its
+ * slot; a pool serves the other small records.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/event.h"
 #include "join/reorder.h"
 
 #define SMALL JT_REORDER_SMALL
 #define POOL_BLOCK 4096		/* small chunks allocated at a time */
 #define NEAR 8			/* places back from the tail a record may go in the array */
+#define INLINE JT_REORDER_INLINE
 
 struct slot {
 	uint64_t ts;
-	void *rec;
 	uint32_t len;
 	uint32_t seq;		/* arrival order, for equal timestamps across array and heap */
+	union {
+		void *rec;	/* len > INLINE: a pool chunk, or malloc's */
+		uint64_t in[INLINE / 8];	/* len <= INLINE: the record itself */
+	};
 };
+
+_Static_assert(sizeof(struct slot) == JT_REORDER_SLOT, "a slot is a cache line");
+_Static_assert(JT_EVENT_CALL_LEN <= INLINE, "an enter or leave is held in its slot");
 
 union chunk {
 	union chunk *next;
@@ -59,10 +68,21 @@ struct jt_reorder *jt_reorder__new(size_t max_records, size_t max_bytes)
 	return r;
 }
 
-/* What holding a record of len bytes costs: its copy and its slot. */
+/*
+ * What holding a record of len bytes costs: its copy and its slot; one held in its slot,
+ * that slot twice (the array may grow to four slots a record held, see reorder.h).
+ */
 static size_t cost(size_t len)
 {
+	if (len <= INLINE)
+		return 2 * sizeof(struct slot);
 	return (len <= SMALL ? SMALL : len) + sizeof(struct slot);
+}
+
+/* The record slot s holds. */
+static const void *rec_of(const struct slot *s)
+{
+	return s->len <= INLINE ? (const void *)s->in : s->rec;
 }
 
 /* Whether a goes out before b. Sequence numbers wrap; held records are never 2^31 apart. */
@@ -73,6 +93,8 @@ static bool before(const struct slot *a, const struct slot *b)
 
 static void release(struct jt_reorder *r, struct slot *s)
 {
+	if (s->len <= INLINE)
+		return;		/* it was in the slot */
 	if (s->len <= SMALL) {
 		union chunk *c = s->rec;
 
@@ -207,13 +229,16 @@ int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t 
 	if (reserve_slot(r) || heap_reserve(r))
 		return -ENOMEM;
 	new = (struct slot){ .ts = ts, .len = len, .seq = r->seq };
-	new.rec = alloc_rec(r, len);
-	if (!new.rec)
-		return -ENOMEM;
-	if (len == SMALL)	/* an enter or leave: a copy of known size, inlined */
-		memcpy(new.rec, rec, SMALL);
-	else
+	if (len == JT_EVENT_CALL_LEN) {	/* an enter or leave: a copy of known size, inlined */
+		memcpy(new.in, rec, JT_EVENT_CALL_LEN);
+	} else if (len <= INLINE) {
+		memcpy(new.in, rec, len);
+	} else {
+		new.rec = alloc_rec(r, len);
+		if (!new.rec)
+			return -ENOMEM;
 		memcpy(new.rec, rec, len);
+	}
 	r->seq++;
 	r->bytes += cost(len);
 	/* Nearly sorted input: walk back from the tail over the few newer records. */
@@ -252,7 +277,7 @@ size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, 
 			r->head++;
 		r->floor = s.ts;
 		r->bytes -= cost(s.len);
-		cb(ctx, s.rec, s.len);
+		cb(ctx, rec_of(&s), s.len);
 		release(r, &s);
 		n++;
 	}

@@ -16,14 +16,19 @@ struct jt_reorder;
 
 typedef void (*jt_reorder_cb)(void *ctx, const void *rec, size_t len);
 
-/* Copies up to this size come from a pool, not malloc: an enter or leave event's (96). */
+/* Copies up to this size come from a pool, not malloc: a decoded event's (96). */
 #define JT_REORDER_SMALL 96
+/* Records up to this size are held in their slot, not copied again: a short enter or leave's. */
+#define JT_REORDER_INLINE 48
+/* What a slot, in the array or the heap, takes. */
+#define JT_REORDER_SLOT 64
 
 /*
  * The bounds on what is held: max_records records and max_bytes bytes (0: no byte bound),
- * a record costing its copy (at least JT_REORDER_SMALL bytes) plus a 24-byte slot. Past either, flush
- * lets the oldest out early. With the slot array (at most four slots a record held) and the
- * pool of small copies (kept at its high mark), memory stays under about 2 x max_bytes.
+ * a record costing its copy (at least JT_REORDER_SMALL bytes) plus a 64-byte slot, or, held
+ * in its slot, twice the slot. Past either, flush lets the oldest out early. With the slot
+ * array (at most four slots a record held) and the pool of small copies (kept at its high
+ * mark), memory stays under about 2 x max_bytes.
  */
 struct jt_reorder *jt_reorder__new(size_t max_records, size_t max_bytes);
 void jt_reorder__free(struct jt_reorder *r);
