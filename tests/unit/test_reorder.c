@@ -233,7 +233,7 @@ static void max_records_lets_the_oldest_out_early(void **state)
 
 /*
  * A record as short as an enter or leave is held in its slot and costs two of them (the array
- * may be four slots a record held); it comes out as it went in, in order with the others.
+ * may be two slots a record held); it comes out as it went in, in order with the others.
  */
 static void short_records_are_held_in_their_slot(void **state)
 {
@@ -254,6 +254,38 @@ static void short_records_are_held_in_their_slot(void **state)
 	assert_int_equal(jt_reorder__bytes(r), 0);
 	assert_false(o.bad_order);
 	assert_false(o.bad_bytes);
+	jt_reorder__free(r);
+}
+
+/*
+ * The slots are a ring: records let out as others come wrap it many times over, a record
+ * put a few places back across the wrap and the ring grown while wrapped keep every record
+ * and the order.
+ */
+static void the_ring_wraps_and_grows_wrapped_in_order(void **state)
+{
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
+	unsigned char *seen = calloc(30000, 1);
+	struct out o = { .seen = seen };
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(seen);
+	for (i = 0; i < 30000; i++) {
+		/* every third a few places back; from 20000 on nothing goes: the ring grows */
+		push(r, 100 + 10 * (uint64_t)i - (i % 3 == 0 ? 25 : 0), i, i % 2 ? 40 : 72);
+		if (i < 20000 && i % 7 == 0 && i > 200)
+			jt_reorder__flush(r, 10 * (uint64_t)(i - 150), on_rec, &o);
+	}
+	assert_true(jt_reorder__count(r) > 10000);
+	jt_reorder__flush(r, UINT64_MAX, on_rec, &o);
+	assert_int_equal(o.n, 30000);
+	for (i = 0; i < 30000; i++)
+		assert_int_equal(seen[i], 1);
+	assert_false(o.bad_order);
+	assert_false(o.bad_bytes);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	free(seen);
 	jt_reorder__free(r);
 }
 
@@ -487,6 +519,7 @@ int main(void)
 		cmocka_unit_test(max_records_lets_the_oldest_out_early),
 		cmocka_unit_test(max_bytes_lets_the_oldest_out_early),
 		cmocka_unit_test(short_records_are_held_in_their_slot),
+		cmocka_unit_test(the_ring_wraps_and_grows_wrapped_in_order),
 		cmocka_unit_test(records_far_back_go_in_at_the_front_in_arrival_order),
 		cmocka_unit_test(near_and_far_records_mixed_come_out_in_order),
 		cmocka_unit_test(records_of_every_size_are_copied_intact),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Timestamp reordering. Records from the ring buffer are out of order by a few places at
- * most: they go into a sorted array, filled from the back. A record that belongs further
+ * most: they go into a sorted ring of slots, filled from the back (a ring: an array slid
+ * down as it is let out copied a slot for each record at ten million records a second). A record that belongs further
  * back (a perf map line, timed at the last read of its map, lands before thousands held)
  * goes into a heap instead, so that no record costs a walk over everything held; the two
  * are merged as records are let out. A record as short as an enter or leave is held in its
@@ -44,7 +45,8 @@ struct pool_block {
 };
 
 struct jt_reorder {
-	struct slot *slots;	/* sorted by (ts, seq) in [head, tail) */
+	struct slot *slots;	/* a ring of cap (a power of two), sorted by (ts, seq) in
+				 * [head, tail): indexes that only grow, taken modulo cap */
 	size_t head, tail, cap;
 	struct slot *heap;	/* a binary min-heap by (ts, seq) of the records far back */
 	size_t nheap, cap_heap;
@@ -70,13 +72,19 @@ struct jt_reorder *jt_reorder__new(size_t max_records, size_t max_bytes)
 
 /*
  * What holding a record of len bytes costs: its copy and its slot; one held in its slot,
- * that slot twice (the array may grow to four slots a record held, see reorder.h).
+ * that slot twice (the ring may grow to two slots a record held, see reorder.h).
  */
 static size_t cost(size_t len)
 {
 	if (len <= INLINE)
 		return 2 * sizeof(struct slot);
 	return (len <= SMALL ? SMALL : len) + sizeof(struct slot);
+}
+
+/* The slot at index i of the ring. */
+static struct slot *at(const struct jt_reorder *r, size_t i)
+{
+	return &r->slots[i & (r->cap - 1)];
 }
 
 /* The record slot s holds. */
@@ -113,8 +121,8 @@ void jt_reorder__free(struct jt_reorder *r)
 	if (!r)
 		return;
 	for (i = r->head; i < r->tail; i++)
-		if (r->slots[i].len > SMALL)
-			free(r->slots[i].rec);
+		if (at(r, i)->len > SMALL)
+			free(at(r, i)->rec);
 	for (i = 0; i < r->nheap; i++)
 		if (r->heap[i].len > SMALL)
 			free(r->heap[i].rec);
@@ -151,26 +159,24 @@ static void *alloc_rec(struct jt_reorder *r, size_t len)
 	return c;
 }
 
-/* Make room for one more slot at the tail. */
+/* Make room for one more slot at the tail: a full ring doubles, unwrapped. */
 static int reserve_slot(struct jt_reorder *r)
 {
+	size_t n = r->cap ? 2 * r->cap : 4096, i, held = r->tail - r->head;
 	struct slot *s;
-	size_t n;
 
-	if (r->tail < r->cap)
+	if (held < r->cap)
 		return 0;
-	if (r->head >= r->cap / 2 && r->head) {	/* slide down instead of growing */
-		memmove(r->slots, r->slots + r->head, (r->tail - r->head) * sizeof(*s));
-		r->tail -= r->head;
-		r->head = 0;
-		return 0;
-	}
-	n = r->cap ? 2 * r->cap : 4096;
-	s = realloc(r->slots, n * sizeof(*s));
+	s = malloc(n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	for (i = 0; i < held; i++)
+		s[i] = *at(r, r->head + i);
+	free(r->slots);
 	r->slots = s;
 	r->cap = n;
+	r->head = 0;
+	r->tail = held;
 	return 0;
 }
 
@@ -219,40 +225,51 @@ static struct slot heap_pop(struct jt_reorder *r)
 	return top;
 }
 
+/* Fill slot s with the record (copied into it when short, else to copy). */
+static void fill(struct slot *s, uint64_t ts, uint32_t seq, const void *rec, size_t len,
+		 void *copy)
+{
+	s->ts = ts;
+	s->len = len;
+	s->seq = seq;
+	if (len == JT_EVENT_CALL_LEN)	/* an enter or leave: a copy of known size, inlined */
+		memcpy(s->in, rec, JT_EVENT_CALL_LEN);
+	else if (len <= INLINE)
+		memcpy(s->in, rec, len);
+	else
+		s->rec = copy;
+}
+
 int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len)
 {
-	struct slot *s, new;
-	size_t i, stop;
+	struct slot far;
+	void *copy = NULL;
+	size_t i, k, stop;
 
 	if (ts < r->floor)
 		return -ERANGE;
 	if (reserve_slot(r) || heap_reserve(r))
 		return -ENOMEM;
-	new = (struct slot){ .ts = ts, .len = len, .seq = r->seq };
-	if (len == JT_EVENT_CALL_LEN) {	/* an enter or leave: a copy of known size, inlined */
-		memcpy(new.in, rec, JT_EVENT_CALL_LEN);
-	} else if (len <= INLINE) {
-		memcpy(new.in, rec, len);
-	} else {
-		new.rec = alloc_rec(r, len);
-		if (!new.rec)
+	if (len > INLINE) {
+		copy = alloc_rec(r, len);
+		if (!copy)
 			return -ENOMEM;
-		memcpy(new.rec, rec, len);
+		memcpy(copy, rec, len);
 	}
-	r->seq++;
 	r->bytes += cost(len);
 	/* Nearly sorted input: walk back from the tail over the few newer records. */
-	s = r->slots;
 	stop = r->tail - r->head > NEAR ? r->tail - NEAR : r->head;
-	for (i = r->tail; i > stop && s[i - 1].ts > ts; i--)
+	for (i = r->tail; i > stop && at(r, i - 1)->ts > ts; i--)
 		;
-	if (i == stop && i > r->head && s[i - 1].ts > ts) {	/* far back */
-		heap_push(r, new);
+	if (i == stop && i > r->head && at(r, i - 1)->ts > ts) {	/* far back */
+		fill(&far, ts, r->seq++, rec, len, copy);
+		heap_push(r, far);
 		return 0;
 	}
-	if (i < r->tail)	/* in order, as most come: nothing to move */
-		memmove(s + i + 1, s + i, (r->tail - i) * sizeof(*s));
-	s[i] = new;
+	for (k = r->tail; k > i; k--)	/* in order, as most come: nothing to move */
+		*at(r, k) = *at(r, k - 1);
+	/* made in place: a copy made on the stack first costs more than the record */
+	fill(at(r, i), ts, r->seq++, rec, len, copy);
 	r->tail++;
 	return 0;
 }
@@ -263,22 +280,25 @@ size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, 
 
 	for (;;) {
 		bool in_array = r->head < r->tail, from_heap;
-		struct slot s;
+		struct slot popped, *s;
 
 		if (!in_array && !r->nheap)
 			break;
-		from_heap = r->nheap && (!in_array || before(&r->heap[0], &r->slots[r->head]));
-		s = from_heap ? r->heap[0] : r->slots[r->head];
-		if (s.ts > upto && !jt_reorder__over(r))
+		from_heap = r->nheap && (!in_array || before(&r->heap[0], at(r, r->head)));
+		s = from_heap ? &r->heap[0] : at(r, r->head);
+		if (s->ts > upto && !jt_reorder__over(r))
 			break;
-		if (from_heap)
-			heap_pop(r);
-		else
+		/* the array's is read where it is (the callback never pushes); the heap's moves */
+		if (from_heap) {
+			popped = heap_pop(r);
+			s = &popped;
+		}
+		r->floor = s->ts;
+		r->bytes -= cost(s->len);
+		cb(ctx, rec_of(s), s->len);
+		release(r, s);
+		if (!from_heap)
 			r->head++;
-		r->floor = s.ts;
-		r->bytes -= cost(s.len);
-		cb(ctx, rec_of(&s), s.len);
-		release(r, &s);
 		n++;
 	}
 	if (r->head == r->tail)

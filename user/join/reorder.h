@@ -26,8 +26,8 @@ typedef void (*jt_reorder_cb)(void *ctx, const void *rec, size_t len);
 /*
  * The bounds on what is held: max_records records and max_bytes bytes (0: no byte bound),
  * a record costing its copy (at least JT_REORDER_SMALL bytes) plus a 64-byte slot, or, held
- * in its slot, twice the slot. Past either, flush lets the oldest out early. With the slot
- * array (at most four slots a record held) and the pool of small copies (kept at its high
+ * in its slot, twice the slot. Past either, flush lets the oldest out early. With the ring
+ * of slots (at most two slots a record held) and the pool of small copies (kept at its high
  * mark), memory stays under about 2 x max_bytes.
  */
 struct jt_reorder *jt_reorder__new(size_t max_records, size_t max_bytes);
