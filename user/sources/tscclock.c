@@ -117,27 +117,22 @@ static struct line line_of(const struct point *a, const struct point *b)
 }
 
 /*
- * floor(d * dn / dt), exactly: the multiply gives it or one or two less (d below 2^shift
- * and twice that), the remainder says which; a d that far out (a tsc seconds off, or a
- * slope of more than 2^32 ns a tick, which no TSC has) is divided.
+ * floor(d * dn / dt), exactly: for d below 2^shift (always, with a TSC faster than 1 GHz)
+ * the multiply gives it or one less, the remainder says which; a d farther out (a tsc
+ * seconds off the line with a slope of more than 1 ns a tick, which no TSC has) is divided.
  */
-static unsigned __int128 line_scale(const struct line *l, uint64_t d)
+static inline unsigned __int128 line_scale(const struct line *l, uint64_t d)
 {
-	unsigned __int128 q, r;
+	uint64_t q;
 
-	if (l->shift < 64 && d >> l->shift >= 2)
+	if (l->shift < 64 && d >> l->shift)
 		return (unsigned __int128)d * l->dn / l->dt;
-	q = ((unsigned __int128)d * l->mult) >> l->shift;
-	r = (unsigned __int128)d * l->dn - q * l->dt;
-	while (r >= l->dt) {
-		q++;
-		r -= l->dt;
-	}
-	return q;
+	q = (uint64_t)(((unsigned __int128)d * l->mult) >> l->shift);	/* below mult */
+	return q + ((unsigned __int128)d * l->dn - (unsigned __int128)q * l->dt >= l->dt);
 }
 
 /* x on line l (dn may be 0); 0 below 0, capped above. */
-static uint64_t line_at(const struct line *l, uint64_t x)
+static inline uint64_t line_at(const struct line *l, uint64_t x)
 {
 	unsigned __int128 d;
 
