@@ -81,6 +81,12 @@ static size_t cost(size_t len)
 	return (len <= SMALL ? SMALL : len) + sizeof(struct slot);
 }
 
+/* Whether more is held than the bounds allow (asked at every record let out). */
+static inline bool over(const struct jt_reorder *r)
+{
+	return r->tail - r->head + r->nheap > r->max_records || r->bytes > r->max_bytes;
+}
+
 /* The slot at index i of the ring. */
 static struct slot *at(const struct jt_reorder *r, size_t i)
 {
@@ -286,7 +292,7 @@ size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, 
 			break;
 		from_heap = r->nheap && (!in_array || before(&r->heap[0], at(r, r->head)));
 		s = from_heap ? &r->heap[0] : at(r, r->head);
-		if (s->ts > upto && !jt_reorder__over(r))
+		if (s->ts > upto && !over(r))
 			break;
 		/* the array's is read where it is (the callback never pushes); the heap's moves */
 		if (from_heap) {
@@ -308,7 +314,7 @@ size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, 
 
 bool jt_reorder__over(const struct jt_reorder *r)
 {
-	return jt_reorder__count(r) > r->max_records || r->bytes > r->max_bytes;
+	return over(r);
 }
 
 size_t jt_reorder__bytes(const struct jt_reorder *r)
