@@ -112,13 +112,11 @@ void jt_collector__free(struct jt_collector *c)
 	free(c);
 }
 
-static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
+/* pid's process, found (or made) in the table. */
+static struct proc *proc_find(struct jt_collector *c, uint32_t pid)
 {
-	struct proc *p;
+	struct proc *p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 
-	if (c->last && c->last->pid == pid)
-		return c->last;
-	p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 	if (!p) {
 		jt_err("out of memory");
 		return NULL;
@@ -127,6 +125,12 @@ static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
 	p->mem = c->mem;
 	c->last = p;
 	return p;
+}
+
+/* pid's process: most often the one found last (calls come in bursts of one process's). */
+static inline struct proc *proc_get(struct jt_collector *c, uint32_t pid)
+{
+	return c->last && c->last->pid == pid ? c->last : proc_find(c, pid);
 }
 
 /* Take pid's proc out of the table (NULL: none), to be freed by the caller. */

@@ -110,13 +110,16 @@ static void on_ordered(void *ctx, const void *rec, size_t len)
 static int push(void *ctx, const struct jt_event *ev)
 {
 	struct jt_pipeline *pl = ctx;
-	uint64_t floor = jt_reorder__floor(pl->reorder);
+	uint64_t floor = 0;
 	union jt_event_buf later;
 	struct jt_event *copy = NULL;
 	int err;
 
-	if (floor < pl->start_ts)
-		floor = pl->start_ts;
+	if (ev->flags & JT_EVENT_LATE_OK) {	/* (not asked of the millions of calls) */
+		floor = jt_reorder__floor(pl->reorder);
+		if (floor < pl->start_ts)
+			floor = pl->start_ts;
+	}
 	if ((ev->flags & JT_EVENT_LATE_OK) && ev->ts < floor) {
 		/* the copy held carries the time it is joined at (lines can be larger) */
 		copy = ev->len <= sizeof(later) ? &later.ev : malloc(ev->len);
@@ -129,7 +132,7 @@ static int push(void *ctx, const struct jt_event *ev)
 		ev = copy;
 	}
 	err = jt_reorder__push(pl->reorder, ev->ts, ev, ev->len);
-	if (copy != &later.ev)
+	if (copy && copy != &later.ev)
 		free(copy);
 	if (err == -ERANGE)
 		pl->lost[JT_DROP_REORDER]++;

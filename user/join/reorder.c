@@ -165,14 +165,12 @@ static void *alloc_rec(struct jt_reorder *r, size_t len)
 	return c;
 }
 
-/* Make room for one more slot at the tail: a full ring doubles, unwrapped. */
-static int reserve_slot(struct jt_reorder *r)
+/* A full ring doubled, unwrapped. */
+static int grow_slots(struct jt_reorder *r)
 {
 	size_t n = r->cap ? 2 * r->cap : 4096, i, held = r->tail - r->head;
 	struct slot *s;
 
-	if (held < r->cap)
-		return 0;
 	s = malloc(n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -248,13 +246,21 @@ static void fill(struct slot *s, uint64_t ts, uint32_t seq, const void *rec, siz
 
 int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len)
 {
-	struct slot far;
+	struct slot s;
 	void *copy = NULL;
 	size_t i, k, stop;
+	bool far;
 
 	if (ts < r->floor)
 		return -ERANGE;
-	if (reserve_slot(r) || heap_reserve(r))
+	if (r->tail - r->head == r->cap && grow_slots(r))
+		return -ENOMEM;
+	/* Nearly sorted input: walk back from the tail over the few newer records. */
+	stop = r->tail - r->head > NEAR ? r->tail - NEAR : r->head;
+	for (i = r->tail; i > stop && at(r, i - 1)->ts > ts; i--)
+		;
+	far = i == stop && i > r->head && at(r, i - 1)->ts > ts;
+	if (far && heap_reserve(r))
 		return -ENOMEM;
 	if (len > INLINE) {
 		copy = alloc_rec(r, len);
@@ -263,13 +269,9 @@ int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t 
 		memcpy(copy, rec, len);
 	}
 	r->bytes += cost(len);
-	/* Nearly sorted input: walk back from the tail over the few newer records. */
-	stop = r->tail - r->head > NEAR ? r->tail - NEAR : r->head;
-	for (i = r->tail; i > stop && at(r, i - 1)->ts > ts; i--)
-		;
-	if (i == stop && i > r->head && at(r, i - 1)->ts > ts) {	/* far back */
-		fill(&far, ts, r->seq++, rec, len, copy);
-		heap_push(r, far);
+	if (far) {
+		fill(&s, ts, r->seq++, rec, len, copy);
+		heap_push(r, s);
 		return 0;
 	}
 	for (k = r->tail; k > i; k--)	/* in order, as most come: nothing to move */
