@@ -260,6 +260,21 @@ int jt_pipeline__event(struct jt_pipeline *pl, const struct jt_event *ev)
 	return push(pl, ev);
 }
 
+int jt_pipeline__calls(struct jt_pipeline *pl, const void *evs, size_t n)
+{
+	long refused = jt_reorder__push_run(pl->reorder, evs, n, JT_EVENT_CALL_LEN);
+
+	pl->received += n;
+	if (refused < 0)
+		pl->err = pl->err ?: (int)refused;
+	else
+		pl->lost[JT_DROP_REORDER] += refused;
+	/* the bound holds at every run (they are short), as at every event */
+	if (jt_reorder__over(pl->reorder))
+		jt_reorder__flush(pl->reorder, 0, on_ordered, pl);
+	return pl->err;
+}
+
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 {
 	union jt_event_buf b;

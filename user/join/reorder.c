@@ -244,7 +244,8 @@ static void fill(struct slot *s, uint64_t ts, uint32_t seq, const void *rec, siz
 		s->rec = copy;
 }
 
-int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len)
+/* One record in (jt_reorder__push); inlined in runs. */
+static inline int push_one(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len)
 {
 	struct slot s;
 	void *copy = NULL;
@@ -280,6 +281,30 @@ int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t 
 	fill(at(r, i), ts, r->seq++, rec, len, copy);
 	r->tail++;
 	return 0;
+}
+
+int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len)
+{
+	return push_one(r, ts, rec, len);
+}
+
+long jt_reorder__push_run(struct jt_reorder *r, const void *recs, size_t n, size_t len)
+{
+	const char *rec = recs;
+	long refused = 0;
+	uint64_t ts;
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++, rec += len) {
+		memcpy(&ts, rec, sizeof(ts));
+		err = push_one(r, ts, rec, len);
+		if (err == -ERANGE)
+			refused++;
+		else if (err)
+			return err;
+	}
+	return refused;
 }
 
 size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, void *ctx)

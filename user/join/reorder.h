@@ -37,6 +37,13 @@ void jt_reorder__free(struct jt_reorder *r);
  * (the window was too short: the caller counts it as lost); -ENOMEM.
  */
 int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len);
+/*
+ * n records of len bytes each, one after the other at recs, each beginning with its uint64_t
+ * timestamp (a run of a calls region's, in time order): copied in as push does, one by one,
+ * at the cost of one call. Returns how many were refused as older than a record already let
+ * out (-ERANGE each: the caller counts them lost); -ENOMEM, the rest not taken.
+ */
+long jt_reorder__push_run(struct jt_reorder *r, const void *recs, size_t n, size_t len);
 /* Let out, oldest first, every record with ts <= upto, then any beyond the bounds. */
 size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, void *ctx);
 /* Whether more is held than the bounds allow (a flush would let some out early). */
