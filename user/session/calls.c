@@ -100,39 +100,37 @@ static int run_out(struct jt_calls *c)
 	return n ? jt_pipeline__calls(c->pl, c->run, n) : 0;
 }
 
-/*
- * A drain's events: enters and leaves gathered into runs, anything else (a span, sums) after
- * the run before it, so that the pipeline takes them all in the order drained.
- */
+/* A drain's enter or leave, made an event at the end of the run. */
+static int take_call(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id, bool leave)
+{
+	struct jt_calls *c = ctx;
+	struct jt_event *to = (struct jt_event *)(c->run + c->nr_run * JT_EVENT_CALL_LEN);
+
+	/* its first JT_EVENT_CALL_LEN bytes only: the whole struct is longer */
+	to->ts = ts;
+	to->len = JT_EVENT_CALL_LEN;
+	to->type = leave ? JT_EV_LEAVE : JT_EV_ENTER;
+	to->src = 0;
+	to->pid = pid;
+	to->tid = tid;
+	to->str_len = 0;
+	to->flags = 0;
+	to->id = id;
+	return ++c->nr_run == RUN_MAX ? run_out(c) : 0;
+}
+
+/* A drain's other events (a span, sums): after the run before them, in the order drained. */
 static int emit_call(void *ctx, const struct jt_event *ev)
 {
 	struct jt_calls *c = ctx;
-	int err;
 
-	if (ev->len == JT_EVENT_CALL_LEN) {
-		struct jt_event *to = (struct jt_event *)(c->run + c->nr_run * JT_EVENT_CALL_LEN);
-
-		/* field by field, as the drain wrote them: a wider copy of fields just stored
-		 * stalls (it took a seventh of the collector) */
-		to->ts = ev->ts;
-		to->len = ev->len;
-		to->type = ev->type;
-		to->src = ev->src;
-		to->pid = ev->pid;
-		to->tid = ev->tid;
-		to->str_len = ev->str_len;
-		to->flags = ev->flags;
-		to->id = ev->id;
-		return ++c->nr_run == RUN_MAX ? run_out(c) : 0;
-	}
-	err = run_out(c);
-	return err ?: jt_pipeline__event(c->pl, ev);
+	return run_out(c) ?: jt_pipeline__event(c->pl, ev);
 }
 
 /* Drain cb (max records at most) into the pipeline: the records taken, or -1 (log failed). */
 static long drain(struct jt_calls *c, struct jt_callbuf *cb, uint64_t max)
 {
-	long n = jt_callbuf__drain(cb, max, emit_call, c);
+	long n = jt_callbuf__drain_calls(cb, max, take_call, emit_call, c);
 
 	return run_out(c) ? -1 : n;
 }

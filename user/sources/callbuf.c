@@ -464,10 +464,9 @@ static void sift_down(struct cursor **h, unsigned int n, unsigned int k)
  * records, and one thread's burst delivered before another's older calls would push those
  * out of its window.
  */
-long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
+long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, jt_callbuf_call call,
+			     jt_callbuf_emit emit, void *ctx)
 {
-	/* an enter or leave is made short: nothing reads past its id */
-	struct jt_event ev = { .len = JT_EVENT_CALL_LEN, .pid = cb->pid };
 	struct jt_event span = { .len = JT_EVENT_FIXED, .type = JT_EV_CALL_SPAN, .pid = cb->pid,
 				 .sum_calls = 1 };
 	unsigned int i, n = 0, k;
@@ -499,11 +498,8 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
 			span.sum_excl_ns = c->self;
 			stop = emit(ctx, &span);
 		} else {
-			ev.type = (c->v & JT_CALLBUF_LEAVE) ? JT_EV_LEAVE : JT_EV_ENTER;
-			ev.ts = c->ts;
-			ev.tid = c->tid;
-			ev.id = c->v & ~JT_CALLBUF_LEAVE;
-			stop = emit(ctx, &ev);
+			stop = call(ctx, cb->pid, c->tid, c->ts, c->v & ~JT_CALLBUF_LEAVE,
+				    c->v & JT_CALLBUF_LEAVE);
 		}
 		if (stop)
 			break;	/* this one is read again next time */
@@ -519,6 +515,39 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
 		cursor_close(cb, cb->heap[--n]);
 	cb->st.records += done;
 	return stop ? -1 : done;
+}
+
+/* jt_callbuf__drain's emitter and its context, for its calls made events. */
+struct as_events {
+	jt_callbuf_emit emit;
+	void *ctx;
+};
+
+/* An enter or leave as an event (JT_EVENT_CALL_LEN bytes: nothing reads past its id). */
+static int call_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id,
+		      bool leave)
+{
+	const struct as_events *a = ctx;
+	struct jt_event ev = {
+		.ts = ts, .len = JT_EVENT_CALL_LEN, .type = leave ? JT_EV_LEAVE : JT_EV_ENTER,
+		.pid = pid, .tid = tid, .id = id,
+	};
+
+	return a->emit(a->ctx, &ev);
+}
+
+static int emit_event(void *ctx, const struct jt_event *ev)
+{
+	const struct as_events *a = ctx;
+
+	return a->emit(a->ctx, ev);
+}
+
+long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
+{
+	struct as_events a = { emit, ctx };
+
+	return jt_callbuf__drain_calls(cb, max, call_event, emit_event, &a);
 }
 
 void jt_callbuf__trim(struct jt_callbuf *cb)

@@ -34,9 +34,10 @@ struct line {
 struct jt_tscclock {
 	struct point p[JT_TSC_POINTS];	/* a ring, p[first] the oldest */
 	unsigned int first, n;
-	unsigned int seg;		/* the segment the last value fell in (values come in order) */
-	struct line seg_line;		/* that segment's, dt 0 until made */
+	uint64_t lo_tsc, hi_tsc;	/* the first point's and the last's tsc (n >= 2) */
 	struct line wide;		/* through the first and the last point (n >= 2) */
+	struct line seg;		/* the segment the last value between points fell in (values
+					 * come in order), dt 0 until one did; points never change */
 	struct point hi;		/* the largest value given past the last point, or 0 */
 	jt_tsc_pair_fn pair;
 	void *ctx;
@@ -157,11 +158,13 @@ static void push(struct jt_tscclock *c, struct point pt)
 	if (c->n == JT_TSC_POINTS) {
 		c->first = (c->first + 1) % JT_TSC_POINTS;
 		c->n--;
-		c->seg = c->seg ? c->seg - 1 : 0;
 	}
 	c->p[(c->first + c->n++) % JT_TSC_POINTS] = pt;
-	if (c->n >= 2)
-		c->wide = line_of(at(c, 0), at(c, c->n - 1));
+	if (c->n < 2)
+		return;
+	c->wide = line_of(at(c, 0), at(c, c->n - 1));
+	c->lo_tsc = at(c, 0)->tsc;
+	c->hi_tsc = pt.tsc;
 }
 
 void jt_tscclock__add(struct jt_tscclock *c, uint64_t tsc, uint64_t ns, uint64_t width)
@@ -220,30 +223,29 @@ uint64_t jt_tscclock__ns(struct jt_tscclock *c, uint64_t tsc)
 	if (c->n < 2)
 		return 0;
 	/* beyond the points: on the line through the first and the last, the longest base */
-	if (tsc < at(c, 0)->tsc || tsc > at(c, c->n - 1)->tsc) {
+	if (tsc > c->hi_tsc) {
 		v = line_at(&c->wide, tsc);
-		if (tsc > at(c, c->n - 1)->tsc && tsc > c->hi.tsc && v != UINT64_MAX)
+		if (tsc > c->hi.tsc && v != UINT64_MAX)
 			c->hi = (struct point){ tsc, v };
 		return v;
 	}
-	/* the segment [seg, seg + 1] holding tsc */
-	if (c->seg + 1 >= c->n || tsc < at(c, c->seg)->tsc || tsc > at(c, c->seg + 1)->tsc) {
-		lo = 0;
-		hi = c->n - 1;
-		while (hi - lo > 1) {
-			mid = lo + (hi - lo) / 2;
-			if (tsc < at(c, mid)->tsc)
-				hi = mid;
-			else
-				lo = mid;
-		}
-		c->seg = lo;
+	if (tsc < c->lo_tsc)
+		return line_at(&c->wide, tsc);
+	/* between points: the segment the last value fell in, most often (a segment's
+	 * line, once made, stays right: its points do not change) */
+	if (c->seg.dt && tsc >= c->seg.tsc && tsc - c->seg.tsc <= c->seg.dt)
+		return line_at(&c->seg, tsc);
+	lo = 0;
+	hi = c->n - 1;
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (tsc < at(c, mid)->tsc)
+			hi = mid;
+		else
+			lo = mid;
 	}
-	/* made again when the segment is another (points are never changed once in) */
-	if (!c->seg_line.dt || c->seg_line.tsc != at(c, c->seg)->tsc ||
-	    c->seg_line.tsc + c->seg_line.dt != at(c, c->seg + 1)->tsc)
-		c->seg_line = line_of(at(c, c->seg), at(c, c->seg + 1));
-	return line_at(&c->seg_line, tsc);
+	c->seg = line_of(at(c, lo), at(c, lo + 1));
+	return line_at(&c->seg, tsc);
 }
 
 /* v * num / den, capped; 0 when den is. */
