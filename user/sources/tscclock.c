@@ -126,9 +126,12 @@ static inline unsigned __int128 line_scale(const struct line *l, uint64_t d)
 {
 	uint64_t q;
 
-	if (l->shift < 64 && d >> l->shift)
+	if (l->shift == 64)	/* a TSC faster than 1 GHz: the product's high half */
+		q = (uint64_t)(((unsigned __int128)d * l->mult) >> 64);
+	else if (d >> l->shift)
 		return (unsigned __int128)d * l->dn / l->dt;
-	q = (uint64_t)(((unsigned __int128)d * l->mult) >> l->shift);	/* below mult */
+	else
+		q = (uint64_t)(((unsigned __int128)d * l->mult) >> l->shift);	/* below mult */
 	return q + ((unsigned __int128)d * l->dn - (unsigned __int128)q * l->dt >= l->dt);
 }
 
