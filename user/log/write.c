@@ -233,7 +233,10 @@ static void run_open(struct jt_log_writer *w, const struct jt_rec_call *c)
 static void run_add(struct jt_log_writer *w, const struct jt_rec_call *c)
 {
 	w->held = (size_t)(jt_logfmt__call_put(w->raw + w->held, &w->run_last, c) - w->raw);
-	w->run_last = *c;
+	/* what the next call is coded against (its thread is the run's): a copy of the whole
+	 * record, just built of narrower fields, stalled on them */
+	w->run_last.h.ts = c->h.ts;
+	w->run_last.id = c->id;
 	w->run_count++;
 }
 
