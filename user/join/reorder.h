@@ -39,9 +39,11 @@ void jt_reorder__free(struct jt_reorder *r);
 int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len);
 /*
  * n records of len bytes each, one after the other at recs, each beginning with its uint64_t
- * timestamp (a run of a calls region's, in time order): copied in as push does, one by one,
- * at the cost of one call. Returns how many were refused as older than a record already let
- * out (-ERANGE each: the caller counts them lost); -ENOMEM, the rest not taken.
+ * timestamp (a run of a calls region's, in time order): taken in as push takes them, one by
+ * one, at the cost of one call; short enters and leaves (JT_EVENT_CALL_LEN) in order into a
+ * lane of 32 bytes a call, given back to flush's callback as the short events they came as.
+ * Returns how many were refused as older than a record already let out (-ERANGE each: the
+ * caller counts them lost); -ENOMEM, the rest not taken.
  */
 long jt_reorder__push_run(struct jt_reorder *r, const void *recs, size_t n, size_t len);
 /* Let out, oldest first, every record with ts <= upto, then any beyond the bounds. */
