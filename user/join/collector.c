@@ -296,6 +296,8 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		if (err)
 			return err;
 	}
+	if (ev->type == JT_EV_ENTER || ev->type == JT_EV_LEAVE)
+		return jt_coll_on_call(c, p, ev);	/* by far the most, before the rest */
 	switch (ev->type) {
 	case JT_EV_CODE_LOAD:
 		return jt_coll_on_code_load(c, p, ev);
