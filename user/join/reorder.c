@@ -67,6 +67,7 @@ struct jt_reorder {
 	struct call *lane;	/* a ring of lane_cap (a power of two) in (ts, seq) order, in
 				 * [lane_head, lane_tail) */
 	size_t lane_head, lane_tail, lane_cap;
+	uint64_t lane_last;	/* the time of the last call put in it */
 	struct slot *heap;	/* a binary min-heap by (ts, seq) of the records far back */
 	size_t nheap, cap_heap;
 	size_t max_records;
@@ -347,7 +348,7 @@ static inline int lane_push(struct jt_reorder *r, const struct jt_event *ev)
 	struct call *c;
 
 	if (ev->src || ev->str_len || ev->flags ||
-	    (r->lane_tail != r->lane_head && lane_at(r, r->lane_tail - 1)->ts > ev->ts))
+	    (r->lane_tail != r->lane_head && r->lane_last > ev->ts))
 		return 1;
 	if (r->lane_tail - r->lane_head == r->lane_cap && grow_lane(r))
 		return -ENOMEM;
@@ -358,6 +359,7 @@ static inline int lane_push(struct jt_reorder *r, const struct jt_event *ev)
 	c->tid = ev->tid;
 	c->seq = r->seq++;
 	c->type = ev->type;
+	r->lane_last = ev->ts;
 	r->bytes += CALL_COST;
 	return 0;
 }
