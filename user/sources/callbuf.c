@@ -386,7 +386,7 @@ static int cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c,
 }
 
 /* Load the cursor's next record that makes sense (others counted bad): false at its end. */
-static bool cursor_load(struct jt_callbuf *cb, struct cursor *c)
+static inline bool cursor_load(struct jt_callbuf *cb, struct cursor *c)
 {
 	const struct jt_callbuf_slot *s = slot_at(cb, c->slot);
 
@@ -509,7 +509,8 @@ long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, jt_callbuf_cal
 			cursor_close(cb, c);
 			cb->heap[0] = cb->heap[--n];
 		}
-		sift_down(cb->heap, n, 0);
+		if (n > 1)	/* one thread's records alone need no merging */
+			sift_down(cb->heap, n, 0);
 	}
 	while (n)	/* stopped early: the rest is read next time */
 		cursor_close(cb, cb->heap[--n]);
