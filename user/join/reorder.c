@@ -198,22 +198,27 @@ static void *alloc_rec(struct jt_reorder *r, size_t len)
 	return c;
 }
 
-/* A full ring doubled, unwrapped. */
-static int grow_slots(struct jt_reorder *r)
+/*
+ * A full ring (*ring, *cap elements of size bytes, a power of two, [*head, *tail) held)
+ * doubled, 4096 at first, what it holds unwrapped to its start. 0 or -ENOMEM.
+ */
+static int grow_ring(void **ring, size_t size, size_t *cap, size_t *head, size_t *tail)
 {
-	size_t n = r->cap ? 2 * r->cap : 4096, i, held = r->tail - r->head;
-	struct slot *s;
+	size_t n = *cap ? 2 * *cap : 4096, held = *tail - *head;
+	size_t first = *cap ? *head & (*cap - 1) : 0, k = held < *cap - first ? held : *cap - first;
+	char *to = malloc(n * size);
 
-	s = malloc(n * sizeof(*s));
-	if (!s)
+	if (!to)
 		return -ENOMEM;
-	for (i = 0; i < held; i++)
-		s[i] = *at(r, r->head + i);
-	free(r->slots);
-	r->slots = s;
-	r->cap = n;
-	r->head = 0;
-	r->tail = held;
+	if (held) {
+		memcpy(to, (char *)*ring + first * size, k * size);
+		memcpy(to + k * size, *ring, (held - k) * size);
+	}
+	free(*ring);
+	*ring = to;
+	*cap = n;
+	*head = 0;
+	*tail = held;
 	return 0;
 }
 
@@ -287,7 +292,8 @@ static inline int push_one(struct jt_reorder *r, uint64_t ts, const void *rec, s
 
 	if (ts < r->floor)
 		return -ERANGE;
-	if (r->tail - r->head == r->cap && grow_slots(r))
+	if (r->tail - r->head == r->cap &&
+	    grow_ring((void **)&r->slots, sizeof(*r->slots), &r->cap, &r->head, &r->tail))
 		return -ENOMEM;
 	/* Nearly sorted input: walk back from the tail over the few newer records. */
 	stop = r->tail - r->head > NEAR ? r->tail - NEAR : r->head;
@@ -321,24 +327,6 @@ int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t 
 	return push_one(r, ts, rec, len);
 }
 
-/* A full lane doubled, unwrapped. */
-static int grow_lane(struct jt_reorder *r)
-{
-	size_t n = r->lane_cap ? 2 * r->lane_cap : 4096, i, held = r->lane_tail - r->lane_head;
-	struct call *l = malloc(n * sizeof(*l));
-
-	if (!l)
-		return -ENOMEM;
-	for (i = 0; i < held; i++)
-		l[i] = *lane_at(r, r->lane_head + i);
-	free(r->lane);
-	r->lane = l;
-	r->lane_cap = n;
-	r->lane_head = 0;
-	r->lane_tail = held;
-	return 0;
-}
-
 /*
  * An enter or leave of a run into the lane: 0, 1 when it is not one the lane takes (not in
  * order after the lane's last, or with more to it than a call), -ENOMEM.
@@ -350,7 +338,9 @@ static inline int lane_push(struct jt_reorder *r, const struct jt_event *ev)
 	if (ev->src || ev->str_len || ev->flags ||
 	    (r->lane_tail != r->lane_head && r->lane_last > ev->ts))
 		return 1;
-	if (r->lane_tail - r->lane_head == r->lane_cap && grow_lane(r))
+	if (r->lane_tail - r->lane_head == r->lane_cap &&
+	    grow_ring((void **)&r->lane, sizeof(*r->lane), &r->lane_cap, &r->lane_head,
+		      &r->lane_tail))
 		return -ENOMEM;
 	c = lane_at(r, r->lane_tail++);
 	c->ts = ev->ts;
