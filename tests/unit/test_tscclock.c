@@ -233,12 +233,14 @@ static void test_the_multiply_gives_the_division_exactly(void **state)
 		/* before the first point, near and far, on the line through first and last */
 		for (k = 0; k < 64; k++) {
 			x = k < 63 ? tsc[0] - (tsc[0] >> k) : 0;
-			assert_int_equal(jt_tscclock__ns(c, x), divided(tsc[0], ns[0], tsc[7], ns[7], x));
+			assert_int_equal(jt_tscclock__ns(c, x),
+					 divided(tsc[0], ns[0], tsc[7], ns[7], x));
 		}
 		/* after the last (each pinned, which only moves later points) */
 		for (k = 0; k < 64; k++) {
 			x = tsc[7] + (k < 63 ? 1ULL << k : UINT64_MAX - tsc[7]);
-			assert_int_equal(jt_tscclock__ns(c, x), divided(tsc[0], ns[0], tsc[7], ns[7], x));
+			assert_int_equal(jt_tscclock__ns(c, x),
+					 divided(tsc[0], ns[0], tsc[7], ns[7], x));
 		}
 		jt_tscclock__free(c);
 	}

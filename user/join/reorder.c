@@ -2,13 +2,13 @@
 /*
  * Timestamp reordering. Records from the ring buffer are out of order by a few places at
  * most: they go into a sorted ring of slots, filled from the back (a ring: an array slid
- * down as it is let out copied a slot for each record at ten million records a second). A record that belongs further
- * back (a perf map line, timed at the last read of its map, lands before thousands held)
- * goes into a heap instead, so that no record costs a walk over everything held; the two
- * are merged as records are let out. A record as short as an enter or leave is held in its
- * slot; a pool serves the other small records. The enters and leaves of a calls region's
- * runs, in order, go into a lane of their own, 32 bytes each (their slots were the most of
- * the collector's memory traffic), merged with the others by the same (ts, seq).
+ * down as it empties copied a slot a record at ten million records a second). A record that
+ * belongs further back (a perf map line, timed at the last read of its map, lands before
+ * thousands held) goes into a heap instead, so that no record costs a walk over everything
+ * held; the two are merged as records are let out. A record as short as an enter or leave
+ * is held in its slot; a pool serves the other small records. The enters and leaves of a
+ * calls region's runs, in order, go into a lane of their own, 32 bytes each (their slots
+ * were the most of the collector's memory traffic), merged with the others by (ts, seq).
  */
 #include <errno.h>
 #include <stdbool.h>

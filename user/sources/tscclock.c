@@ -36,8 +36,9 @@ struct jt_tscclock {
 	unsigned int first, n;
 	uint64_t lo_tsc, hi_tsc;	/* the first point's and the last's tsc (n >= 2) */
 	struct line wide;		/* through the first and the last point (n >= 2) */
-	struct line seg;		/* the segment the last value between points fell in (values
-					 * come in order), dt 0 until one did; points never change */
+	/* the segment the last value between points fell in (values come in order), dt 0
+	 * until one did; points never change */
+	struct line seg;
 	struct point hi;		/* the largest value given past the last point, or 0 */
 	jt_tsc_pair_fn pair;
 	void *ctx;
