@@ -41,6 +41,12 @@ int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh);
 /* Every process's region (at start, with -a). */
 void jt_calls__scan_all(struct jt_calls *c);
 /*
+ * The ring was read to its end, every record it held at ts handled (0: not this time, cut
+ * short): sums the next ticks read are timed ts, before any exit or exec that came after;
+ * with 0 they read none.
+ */
+void jt_calls__ring_read(struct jt_calls *c, uint64_t ts);
+/*
  * A tick: regions handed over, then at most max records of every region, merged by time
  * within each, how many into *drained; every second (check), regions of processes gone,
  * drained to the last, dropped. Returns 0, or -errno when the log failed.

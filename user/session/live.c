@@ -501,16 +501,20 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	if (err)
 		return err;
 	while (!err && !stop) {
-		uint64_t now, until;
+		uint64_t now, until, read_at;
 
 		if (poll(&pfd, 1, jt_now_ns() < busy_until ? BUSY_TICK_MS : TICK_MS) > 0)
 			stop = on_signal(l);
-		until = jt_now_ns() + RING_SLICE_NS;
-		if (jt_rb__consume_until(l->rb, until < deadline ? until : deadline) < 0) {
+		read_at = jt_now_ns();
+		until = read_at + RING_SLICE_NS < deadline ? read_at + RING_SLICE_NS : deadline;
+		if (jt_rb__consume_until(l->rb, until) < 0) {
 			err = -EIO;
 			break;
 		}
 		now = jt_now_ns();
+		/* not cut short by the slice: every exit and exec before read_at is handled */
+		if (l->calls)
+			jt_calls__ring_read(l->calls, now < until ? read_at : 0);
 		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, now >= next_second,
 						&drained) : 0;
 		if (drained * TICK_MS * 1000000ULL >= CALLS_BUSY * (now - last_drain))
