@@ -487,18 +487,20 @@ static void assert_sums_before_exit(const struct it_log *log, uint32_t pid)
 /*
  * The same in summary mode: the old image's sums are read at its exec and logged before
  * it, named by its own methods (read later, they were named by the new image's methods of
- * the same agent ids); the new image's before its exit. Each image first floods the ring
- * (--flood): jitrace is still reading the flood when its threads have exited and the exec
- * or the exit has come, and a tick that read their sums then and stamped them with its
- * own time put them after the exec (named by the new image) or the exit (under a process
- * of no name).
+ * the same agent ids); the new image's before its exit. With --late-read each image stops
+ * jitrace in the middle of one read of the ring, runs its threads and lets it go right
+ * before its exec or exit: jitrace reads the exited threads' sums before the exec's or
+ * exit's record, and timed them when it read them, after it, they went after it (named by
+ * the new image, or under a process of no name). The window is long: what the stopped
+ * jitrace reads late is not lost to it.
  */
 static void test_an_exec_in_summary_mode_names_both_sides(void **state)
 {
 	char *log_path = it_path_dup("execsum.jtl"), *out = it_path_dup("execsum.out");
-	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", log_path,
-			 "--", CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs", "3000",
-			 "--threads", "2", "--waves", "1", "--exec", "--late-read", "100000", NULL };
+	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "--window", "2000",
+			 "-o", log_path, "--", CALLERS, "--wait-taken", "5000", "--wait-sum",
+			 "--pairs", "3000", "--threads", "2", "--waves", "1", "--exec",
+			 "--late-read", "50000", NULL };
 	static const char *const before[] = { "callers_main", "callers_inner", "callers_thread" };
 	uint64_t incl, excl;
 	size_t at;

@@ -660,6 +660,51 @@ static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **sta
 	free(r.mem);
 }
 
+/*
+ * A drain told no time (the session's ring not read to its end) leaves an exited thread's
+ * sums and slot as they are; told one, it times them there (before an exit or exec still
+ * in the ring), not now, and frees the slot.
+ */
+static void test_an_exited_threads_sums_wait_for_a_time_and_take_it(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	struct jt_callbuf *cb = take_sum(&r, UINT64_MAX);
+
+	(void)state;
+	sslot(&r, 1)->tid = 12;
+	sums(&r, 1)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
+	sslot(&r, 1)->state = JT_CALLBUF_EXITED;
+	jt_callbuf__sums_at(cb, 0);
+	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
+	assert_int_equal(e.n, 0);
+	assert_int_equal(sslot(&r, 1)->state, JT_CALLBUF_EXITED);
+	jt_callbuf__sums_at(cb, NOW - 7);
+	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.ev[0].h.ts, NOW - 7);
+	assert_int_equal(e.ev[0].h.tid, 12);
+	assert_int_equal(e.ev[0].sum.calls, 4);
+	assert_int_equal(sslot(&r, 1)->state, JT_CALLBUF_FREE);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
+/* When the agent made the region, as it says: how an exec'd pid's two regions are told apart. */
+static void test_the_region_says_when_it_was_made(void **state)
+{
+	struct region r = make_sum();
+	struct jt_callbuf *cb;
+
+	(void)state;
+	r.h->made = NOW - 3;
+	cb = take_sum(&r, UINT64_MAX);
+	r.h->made = 1;	/* read once, at take */
+	assert_int_equal(jt_callbuf__made(cb), NOW - 3);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
 static void test_sums_from_before_the_take_are_a_start(void **state)
 {
 	struct region r = make_sum();
@@ -738,6 +783,8 @@ int main(void)
 		cmocka_unit_test(test_sums_are_logged_as_what_they_added),
 		cmocka_unit_test(test_tsc_sums_under_a_ns_are_kept_for_later),
 		cmocka_unit_test(test_an_exited_threads_sums_come_before_its_slot_is_freed),
+		cmocka_unit_test(test_an_exited_threads_sums_wait_for_a_time_and_take_it),
+		cmocka_unit_test(test_the_region_says_when_it_was_made),
 		cmocka_unit_test(test_sums_from_before_the_take_are_a_start),
 		cmocka_unit_test(test_spans_are_delivered_whole_and_checked),
 		cmocka_unit_test(test_an_exited_threads_slot_is_freed_once_drained),
