@@ -633,6 +633,14 @@ static void test_tsc_sums_under_a_ns_are_kept_for_later(void **state)
 	free(r.mem);
 }
 
+/* Slot i's thread tid, which summed 4 calls of method 3, exited. */
+static void exit_thread(struct region *r, int i, uint32_t tid)
+{
+	sslot(r, i)->tid = tid;
+	sums(r, i)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
+	sslot(r, i)->state = JT_CALLBUF_EXITED;
+}
+
 static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **state)
 {
 	struct region r = make_sum();
@@ -640,9 +648,7 @@ static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **sta
 	struct jt_callbuf *cb = take_sum(&r, UINT64_MAX);
 
 	(void)state;
-	sslot(&r, 1)->tid = 12;
-	sums(&r, 1)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
-	sslot(&r, 1)->state = JT_CALLBUF_EXITED;
+	exit_thread(&r, 1, 12);
 	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
 	assert_int_equal(e.n, 1);
 	assert_int_equal(e.ev[0].sum.calls, 4);
@@ -672,9 +678,7 @@ static void test_an_exited_threads_sums_wait_for_a_time_and_take_it(void **state
 	struct jt_callbuf *cb = take_sum(&r, UINT64_MAX);
 
 	(void)state;
-	sslot(&r, 1)->tid = 12;
-	sums(&r, 1)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
-	sslot(&r, 1)->state = JT_CALLBUF_EXITED;
+	exit_thread(&r, 1, 12);
 	jt_callbuf__sums_at(cb, 0);
 	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
 	assert_int_equal(e.n, 0);
