@@ -14,8 +14,8 @@
  * threads call, stops the collector in the middle of reading N records it put in its ring
  * (loads of methods of no code: no perf map line), and lets it go on only once they have
  * exited, right before the exec or the exit: the collector then finds the threads' sums
- * after the exec or the exit, before the ring's record of it. Prints what it did, as the toy JIT does: "pid N",
- * "calls NAME=COUNT", "child N taken T", "stall TID lost N", "done".
+ * after the exec or the exit, before the ring's record of it. Prints what it did, as the
+ * toy JIT does: "pid N", "calls NAME=COUNT", "child N taken T", "stall TID lost N", "done".
  */
 #include <dirent.h>
 #include <errno.h>
