@@ -32,8 +32,9 @@ struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32
 int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts);
 /*
  * Process pid execs at ts (its exec event, not yet in the pipeline): its old image's region
- * (one pid maps no more) is drained, its sums timed before the exec while the collector
- * still knows the old image's methods, and dropped; the new image's agent makes another.
+ * (made before ts, as its agent says; from an agent that does not say, one pid maps no
+ * more) is drained, its sums timed before the exec while the collector still knows the old
+ * image's methods, and dropped; the new image's, which may be taken already, stays.
  * 0, or -EIO when the log failed.
  */
 int jt_calls__exec(struct jt_calls *c, uint32_t pid, uint64_t ts);
