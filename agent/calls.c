@@ -466,6 +466,7 @@ static struct jt_callbuf_hdr *make_region(void)
 	r->slot_size = calls.slot_size;
 	r->nr_sums = JT_CALLBUF_SUMS;
 	r->min = UINT64_MAX;
+	r->made = monotonic_ns();	/* after any exec of ours: the collector tells images apart */
 	/* once a region: every record of it counts the one clock */
 	calls.tsc = tsc_clock();
 	r->clock = calls.tsc ? JT_CALLBUF_CLOCK_TSC : JT_CALLBUF_CLOCK_MONO;

@@ -459,16 +459,48 @@ static void test_an_exec_keeps_both_sides_exact(void **state)
 }
 
 /*
+ * Every callsum of pid before its exit record (none after it, under a process of no name),
+ * each of a method the log defined for pid by its name (not an "[unknown method N]").
+ */
+static void assert_sums_before_exit(const struct it_log *log, uint32_t pid)
+{
+	bool exited = false;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_callsum *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (c->h.type == JT_REC_EXIT && ((const struct jt_rec_exit *)c)->pid == pid)
+			exited = true;
+		if (c->h.type != JT_REC_CALLSUM || c->pid != pid)
+			continue;
+		m = it_method(log, c->id);
+		if (exited || !m || m->start == 0)
+			fail_msg("callsum of tid %u (%llu calls) at record %zu: %s", c->tid,
+				 (unsigned long long)c->calls, i,
+				 exited ? "after its process's exit" : "of a method never loaded");
+	}
+	assert_true(exited);
+}
+
+/*
  * The same in summary mode: the old image's sums are read at its exec and logged before
  * it, named by its own methods (read later, they were named by the new image's methods of
- * the same agent ids); the new image's before its exit.
+ * the same agent ids); the new image's before its exit. With --late-read each image stops
+ * jitrace in the middle of one read of the ring, runs its threads and lets it go right
+ * before its exec or exit: jitrace reads the exited threads' sums before the exec's or
+ * exit's record, and timed them when it read them, after it, they went after it (named by
+ * the new image, or under a process of no name). The window is long: what the stopped
+ * jitrace reads late is not lost to it.
  */
 static void test_an_exec_in_summary_mode_names_both_sides(void **state)
 {
 	char *log_path = it_path_dup("execsum.jtl"), *out = it_path_dup("execsum.out");
-	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", log_path,
-			 "--", CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs", "3000",
-			 "--threads", "2", "--waves", "1", "--exec", NULL };
+	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "--window", "2000",
+			 "-o", log_path, "--", CALLERS, "--wait-taken", "5000", "--wait-sum",
+			 "--pairs", "3000", "--threads", "2", "--waves", "1", "--exec",
+			 "--late-read", "50000", NULL };
 	static const char *const before[] = { "callers_main", "callers_inner", "callers_thread" };
 	uint64_t incl, excl;
 	size_t at;
@@ -499,6 +531,7 @@ static void test_an_exec_in_summary_mode_names_both_sides(void **state)
 	assert_int_equal(summed(&log, r.toy.pid, "callers_execed", &incl, &excl),
 			 made(&r, "callers_execed"));
 	assert_int_equal(incl, excl);	/* it calls nothing: main's time is not in it */
+	assert_sums_before_exit(&log, r.toy.pid);
 	it_log_free(&log);
 	free(log_path);
 	free(out);

@@ -627,6 +627,14 @@ static void test_tsc_sums_under_a_ns_are_kept_for_later(void **state)
 	free(r.mem);
 }
 
+/* Slot i's thread tid, which summed 4 calls of method 3, exited. */
+static void exit_thread(struct region *r, int i, uint32_t tid)
+{
+	sslot(r, i)->tid = tid;
+	sums(r, i)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
+	sslot(r, i)->state = JT_CALLBUF_EXITED;
+}
+
 static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **state)
 {
 	struct region r = make_sum();
@@ -634,9 +642,7 @@ static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **sta
 	struct jt_callbuf *cb = take_sum(&r, UINT64_MAX);
 
 	(void)state;
-	sslot(&r, 1)->tid = 12;
-	sums(&r, 1)[0] = (struct jt_callbuf_sum){ .id = 3, .calls = 4, .incl = 40, .excl = 40 };
-	sslot(&r, 1)->state = JT_CALLBUF_EXITED;
+	exit_thread(&r, 1, 12);
 	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
 	assert_int_equal(e.n, 1);
 	assert_int_equal(e.ev[0].sum_calls, 4);
@@ -650,6 +656,49 @@ static void test_an_exited_threads_sums_come_before_its_slot_is_freed(void **sta
 	assert_int_equal(e.n, 2);
 	assert_int_equal(e.ev[1].tid, 13);
 	assert_int_equal(e.ev[1].sum_calls, 2);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
+/*
+ * A drain told no time (the session's ring not read to its end) leaves an exited thread's
+ * sums and slot as they are; told one, it times them there (before an exit or exec still
+ * in the ring), not now, and frees the slot.
+ */
+static void test_an_exited_threads_sums_wait_for_a_time_and_take_it(void **state)
+{
+	struct region r = make_sum();
+	struct events e = { 0 };
+	struct jt_callbuf *cb = take_sum(&r, UINT64_MAX);
+
+	(void)state;
+	exit_thread(&r, 1, 12);
+	jt_callbuf__sums_at(cb, 0);
+	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
+	assert_int_equal(e.n, 0);
+	assert_int_equal(sslot(&r, 1)->state, JT_CALLBUF_EXITED);
+	jt_callbuf__sums_at(cb, NOW - 7);
+	assert_int_equal(jt_callbuf__drain(cb, 100, keep, &e), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.ev[0].ts, NOW - 7);
+	assert_int_equal(e.ev[0].tid, 12);
+	assert_int_equal(e.ev[0].sum_calls, 4);
+	assert_int_equal(sslot(&r, 1)->state, JT_CALLBUF_FREE);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
+/* When the agent made the region, as it says: how an exec'd pid's two regions are told apart. */
+static void test_the_region_says_when_it_was_made(void **state)
+{
+	struct region r = make_sum();
+	struct jt_callbuf *cb;
+
+	(void)state;
+	r.h->made = NOW - 3;
+	cb = take_sum(&r, UINT64_MAX);
+	r.h->made = 1;	/* read once, at take */
+	assert_int_equal(jt_callbuf__made(cb), NOW - 3);
 	jt_callbuf__close(cb);
 	free(r.mem);
 }
@@ -732,6 +781,8 @@ int main(void)
 		cmocka_unit_test(test_sums_are_logged_as_what_they_added),
 		cmocka_unit_test(test_tsc_sums_under_a_ns_are_kept_for_later),
 		cmocka_unit_test(test_an_exited_threads_sums_come_before_its_slot_is_freed),
+		cmocka_unit_test(test_an_exited_threads_sums_wait_for_a_time_and_take_it),
+		cmocka_unit_test(test_the_region_says_when_it_was_made),
 		cmocka_unit_test(test_sums_from_before_the_take_are_a_start),
 		cmocka_unit_test(test_spans_are_delivered_whole_and_checked),
 		cmocka_unit_test(test_an_exited_threads_slot_is_freed_once_drained),

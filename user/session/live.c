@@ -501,15 +501,19 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	if (err)
 		return err;
 	while (!err && !stop) {
-		uint64_t now, until;
+		uint64_t now, until, read_at;
 
 		if (poll(&pfd, 1, jt_now_ns() < busy_until ? BUSY_TICK_MS : TICK_MS) > 0)
 			stop = on_signal(l);
-		until = jt_now_ns() + RING_SLICE_NS;
+		read_at = jt_now_ns();
+		until = read_at + RING_SLICE_NS;
 		if (jt_rb__consume_until(l->rb, until < deadline ? until : deadline) < 0) {
 			err = -EIO;
 			break;
 		}
+		/* read to the end it saw: every exit and exec stamped before read_at is handled */
+		if (l->calls)
+			jt_calls__ring_read(l->calls, jt_rb__behind(l->rb) ? 0 : read_at);
 		now = jt_now_ns();
 		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, now >= next_second,
 						&drained) : 0;

@@ -36,6 +36,7 @@ struct jt_rb {
 	size_t wrap_cap;
 	size_t page;
 	size_t publish_every;		/* bytes consumed between publications */
+	bool behind;			/* the last consume stopped short of what it saw */
 };
 
 struct jt_rb *jt_rb__new(int map_fd, jt_rb_cb cb, void *ctx)
@@ -122,6 +123,7 @@ static long consume(struct jt_rb *r, bool chase, uint64_t until)
 	long n = 0;
 	int err;
 
+	r->behind = true;	/* until it reaches the end it saw */
 	while (again) {
 		again = chase;
 		prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
@@ -157,6 +159,7 @@ static long consume(struct jt_rb *r, bool chase, uint64_t until)
 			}
 		}
 	}
+	r->behind = false;
 out:
 	if (cons != published)
 		__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
@@ -166,6 +169,11 @@ out:
 long jt_rb__consume_until(struct jt_rb *r, uint64_t until)
 {
 	return consume(r, false, until);
+}
+
+bool jt_rb__behind(const struct jt_rb *r)
+{
+	return r->behind;
 }
 
 long jt_rb__consume(struct jt_rb *r)

@@ -3,6 +3,7 @@
 #ifndef JT_RINGBUF_H
 #define JT_RINGBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +26,12 @@ long jt_rb__consume(struct jt_rb *r);
  * hold its caller's loop.
  */
 long jt_rb__consume_until(struct jt_rb *r, uint64_t until);
+/*
+ * Whether the last consume stopped short of the end it found when called (its time was up,
+ * or a record there was reserved and not yet submitted): a record reserved before it began
+ * may be unread. Records are stamped after their reserve: when not behind, every record
+ * stamped before the consume began has been read.
+ */
+bool jt_rb__behind(const struct jt_rb *r);
 
 #endif

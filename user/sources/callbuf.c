@@ -62,6 +62,8 @@ struct jt_callbuf {
 	uint32_t nr_sums;			/* a slot's table of sums, copied at take */
 	bool sum;				/* summary mode asked of it */
 	struct sum_seen *sums;			/* nr_sums a slot, made when asked for */
+	uint64_t sums_at;			/* how drain times exited threads' sums */
+	uint64_t made;				/* the agent's word, copied at take */
 	struct jt_tscclock *tsc;		/* the TSC's calibration (the caller's) */
 	uint64_t dev, ino;
 	struct slot_seen *seen;
@@ -155,6 +157,8 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 	cb->pid = pid;
 	cb->me = me;
 	cb->clock = monotonic;
+	cb->sums_at = UINT64_MAX;
+	cb->made = load64(&h->made);
 	cb->nr_slots = load32(&h->nr_slots);
 	cb->nr_recs = load32(&h->nr_recs);
 	cb->slot_size = load32(&h->slot_size);
@@ -302,6 +306,16 @@ int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit e
 	return 0;
 }
 
+void jt_callbuf__sums_at(struct jt_callbuf *cb, uint64_t at)
+{
+	cb->sums_at = at;
+}
+
+uint64_t jt_callbuf__made(const struct jt_callbuf *cb)
+{
+	return cb->made;
+}
+
 void jt_callbuf__want_each(struct jt_callbuf *cb)
 {
 	__atomic_store_n(&cb->hdr->mode, JT_CALLBUF_MODE_EACH, __ATOMIC_RELEASE);
@@ -375,9 +389,10 @@ static int cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c,
 		return 1;
 	}
 	__atomic_store_n(&s->tail, seen->tail, __ATOMIC_RELEASE);
-	if (state != JT_CALLBUF_EXITED)
+	/* sums not to be read now: the slot waits, its sums unread */
+	if (state != JT_CALLBUF_EXITED || (cb->sums && !cb->sums_at))
 		return 0;
-	if (sums_read(cb, i, 0, emit, ctx))	/* its last sums, before another thread's */
+	if (sums_read(cb, i, cb->sums_at, emit, ctx))	/* its last sums, before another's */
 		return -1;
 	if (__atomic_compare_exchange_n(&s->state, &exited, JT_CALLBUF_FREE, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) && cb->sums)

@@ -95,6 +95,14 @@ void jt_callbuf__want_each(struct jt_callbuf *cb);
  */
 int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit emit, void *ctx);
 /*
+ * How drain times the last sums of exited threads, read before their slots are given back:
+ * as drain_sums' at (UINT64_MAX, the default: now), or 0: not now (the slots wait, their
+ * sums unread, for a drain told a time).
+ */
+void jt_callbuf__sums_at(struct jt_callbuf *cb, uint64_t at);
+/* When its agent says it made the region (CLOCK_MONOTONIC ns), 0: it does not say. */
+uint64_t jt_callbuf__made(const struct jt_callbuf *cb);
+/*
  * Let go of the pages of the rings read so far (they are the process's; mapped, they count
  * in the recorder's resident size): the next drain maps again what it reads.
  */
