@@ -46,7 +46,7 @@ struct workload {
 	const char *name;
 	const char *leaf;		/* the samples counted: this leaf */
 	const char *leaf_in;		/* or: the samples with a frame whose name holds this,
-					 * the chain sought from the innermost of those */
+					 * the chain sought from the innermost of those on */
 	const char *chain[5];		/* frames above it, in order (NULL-ended) */
 	int part;			/* >0: also the share reaching chain[part - 1] */
 	bool adjacent;			/* each directly above the last */
@@ -141,6 +141,8 @@ static void judge(const struct workload *w, char **stack, int n, struct run *r)
 	if (at >= n)
 		return;
 	r->leaf_samples++;
+	if (w->leaf_in)
+		at--;	/* that frame may be the chain's first (run, reading the clock) */
 	for (k = 0; w->chain[k]; k++) {
 		int next = at + 1;
 
@@ -316,6 +318,19 @@ out:
 	return err;
 }
 
+/* The 1-minute load average: the other work on this shared machine. */
+static double load1(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
+}
+
 /* Median, min and max of v (n values, sorted here) as "**M** (L to H)" with fmt. */
 static const char *mmm(char *buf, size_t size, const char *fmt, double *v, int n)
 {
@@ -335,7 +350,7 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 			 int nconds)
 {
 	static struct run runs[NR_CONDS][ROUNDS];
-	double v[ROUNDS], base, lost_med[NR_CONDS] = { 0 };
+	double v[ROUNDS], base, lost_med[NR_CONDS] = { 0 }, load0 = load1();
 	char a[64], b[64], l[64], d[64], e[64];
 	int round, k, i;
 
@@ -355,8 +370,9 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 		v[i] = runs[UNTRACED][i].rate;
 	bench_sort(v, ROUNDS);
 	base = v[ROUNDS / 2];
-	printf("\n%s, %d s a run, %d rounds (median, min to max). Untraced: %.1f rounds a CPU "
-	       "second (%.1f to %.1f).\n\n", w->name, SECS, ROUNDS, base, v[0], v[ROUNDS - 1]);
+	printf("\n%s, %d s a run, %d rounds (median, min to max; load average %.1f at the start, "
+	       "%.1f at the end). Untraced: %.1f rounds a CPU second (%.1f to %.1f).\n\n",
+	       w->name, SECS, ROUNDS, load0, load1(), base, v[0], v[ROUNDS - 1]);
 	printf("| tool | whole stacks |%s%s%s `%s` samples | throughput lost | tool CPU (s) | "
 	       "bytes a sample on disk |\n", w->part ? " reaching `" : "",
 	       w->part ? w->chain[w->part - 1] : "", w->part ? "` |" : "",
