@@ -351,7 +351,8 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 {
 	static struct run runs[NR_CONDS][ROUNDS];
 	double v[ROUNDS], base, lost_med[NR_CONDS] = { 0 }, load0 = load1();
-	char a[64], b[64], l[64], d[64], e[64];
+	double over[NR_CONDS][ROUNDS], d_perf[ROUNDS];
+	char a[64], b[64], l[64], o[64], d[64], e[64];
 	int round, k, i;
 
 	for (round = 0; round < ROUNDS; round++)
@@ -373,11 +374,11 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 	printf("\n%s, %d s a run, %d rounds (median, min to max; load average %.1f at the start, "
 	       "%.1f at the end). Untraced: %.1f rounds a CPU second (%.1f to %.1f).\n\n",
 	       w->name, SECS, ROUNDS, load0, load1(), base, v[0], v[ROUNDS - 1]);
-	printf("| tool | whole stacks |%s%s%s `%s` samples | throughput lost | tool CPU (s) | "
-	       "bytes a sample on disk |\n", w->part ? " reaching `" : "",
-	       w->part ? w->chain[w->part - 1] : "", w->part ? "` |" : "",
-	       w->leaf_in ? w->leaf_in : w->leaf);
-	printf("| --- | --- |%s --- | --- | --- | --- |\n", w->part ? " --- |" : "");
+	printf("| tool | whole stacks |%s%s%s `%s` samples | throughput lost | over frame "
+	       "pointers, per round (points) | tool CPU (s) | bytes a sample on disk |\n",
+	       w->part ? " reaching `" : "", w->part ? w->chain[w->part - 1] : "",
+	       w->part ? "` |" : "", w->leaf_in ? w->leaf_in : w->leaf);
+	printf("| --- | --- |%s --- | --- | --- | --- | --- |\n", w->part ? " --- |" : "");
 	for (k = 1; k < nconds; k++) {
 		double whole[ROUNDS], part[ROUNDS], n[ROUNDS], lost[ROUNDS], cpu[ROUNDS],
 			bytes[ROUNDS];
@@ -388,25 +389,40 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 			part[i] = 100 * runs[c][i].part;
 			n[i] = runs[c][i].leaf_samples;
 			lost[i] = 100 * (1 - runs[c][i].rate / base);
+			/* a round's two runs follow each other: the load's drift mostly cancels */
+			over[c][i] = 100 * (runs[JT_FP][i].rate - runs[c][i].rate) / base;
 			cpu[i] = runs[c][i].tool_cpu;
 			bytes[i] = runs[c][i].bytes;
 		}
 		bench_sort(n, ROUNDS);
 		mmm(l, sizeof(l), "%.1f%%", lost, ROUNDS);
 		lost_med[c] = lost[ROUNDS / 2];
-		printf("| %s | %s |%s%s%s %.0f | %s | %s | %s |\n", cond_name[c],
+		memcpy(v, over[c], sizeof(v));
+		printf("| %s | %s |%s%s%s %.0f | %s | %s | %s | %s |\n", cond_name[c],
 		       mmm(a, sizeof(a), "%.1f%%", whole, ROUNDS), w->part ? " " : "",
 		       w->part ? mmm(b, sizeof(b), "%.1f%%", part, ROUNDS) : "",
 		       w->part ? " |" : "", n[ROUNDS / 2], l,
+		       c == JT_FP ? "" : mmm(o, sizeof(o), "%+.1f", v, ROUNDS),
 		       mmm(d, sizeof(d), "%.2f", cpu, ROUNDS),
 		       mmm(e, sizeof(e), "%.0f", bytes, ROUNDS));
 	}
+	if (nconds != NR_MAIN)
+		return;
 	/* the targets: within a point of the frame-pointer walk, no worse than perf -g */
-	if (nconds == NR_MAIN &&
-	    (lost_med[JT_CFI] > lost_med[JT_FP] + 1 || lost_med[JT_CFI] > lost_med[PERF_FP]))
+	for (i = 0; i < ROUNDS; i++)
+		d_perf[i] = over[JT_CFI][i] - over[PERF_FP][i];
+	bench_sort(over[JT_CFI], ROUNDS);
+	printf("\nPer round, --unwind cfi's loss over perf -g's: %s points.\n",
+	       mmm(o, sizeof(o), "%+.1f", d_perf, ROUNDS));
+	if (lost_med[JT_CFI] > lost_med[JT_FP] + 1 || lost_med[JT_CFI] > lost_med[PERF_FP])
 		printf("MISSED: stacks, %s: --unwind cfi loses %.1f%% of throughput (target: within "
-		       "1 point of frame pointers' %.1f%% and <= perf -g's %.1f%%).\n", w->name,
-		       lost_med[JT_CFI], lost_med[JT_FP], lost_med[PERF_FP]);
+		       "1 point of frame pointers' %.1f%% and <= perf -g's %.1f%%); per round, "
+		       "%+.1f points over frame pointers (%+.1f to %+.1f) and %+.1f over perf -g "
+		       "(%+.1f to %+.1f): %s the rounds' spread.\n", w->name,
+		       lost_med[JT_CFI], lost_med[JT_FP], lost_med[PERF_FP],
+		       over[JT_CFI][ROUNDS / 2], over[JT_CFI][0], over[JT_CFI][ROUNDS - 1],
+		       d_perf[ROUNDS / 2], d_perf[0], d_perf[ROUNDS - 1],
+		       over[JT_CFI][0] <= 1 && d_perf[0] <= 0 ? "within" : "beyond");
 }
 
 /* Bytes of .eh_frame and .eh_frame_hdr in the ELF file at path (0: none, not ELF). */
