@@ -4,13 +4,14 @@
  * workload and what a sample takes on disk, for jitrace by frame pointers, jitrace
  * --unwind cfi, perf -g and perf --call-graph dwarf, side by side, at 999 Hz, on a C program
  * built -O2 -fomit-frame-pointer, Debian's python3 in a pure-Python loop, HotSpot without
- * -XX:+PreserveFramePointer and Node (bench_sampling's work.js); then the recorder's memory
- * at -a with the unwind tables it loads, beside what every mapped file's tables would take.
+ * -XX:+PreserveFramePointer, Mono and Node (bench_sampling's work.js); then the recorder's
+ * memory at -a with the unwind tables it loads, beside what every mapped file's tables
+ * would take.
  * As in bench_sampling, the workload runs pinned to one CPU at nice -20 in its own
  * autogroup and the tools' user space on the other, so that what is measured is what a
  * sample costs the sampled CPU, not a share of it taken by the recorder or other work.
- * Usage: bench_stacks JITRACE NOFP [c|python|java|node|copy|memory ...]   (the parts; all
- * but copy)
+ * Usage: bench_stacks JITRACE NOFP [c|python|java|mono|node|copy|memory ...]   (the parts;
+ * all but copy)
  */
 #include <dirent.h>
 #include <gelf.h>
@@ -31,6 +32,9 @@
 #define PY_LOOP "tests/runtimes/python/loop.py"
 #define JDK "/usr/lib/jvm/java-17-openjdk-amd64"
 #define DEEP "bench/workloads/Deep.java"
+#define MONO "/usr/bin/mono"
+#define MCS "/usr/bin/mcs"
+#define DEEP_CS "bench/workloads/Deep.cs"
 #define NODE_JS "bench/workloads/work.js"
 
 /* How a frame's name is matched against a workload's. */
@@ -552,7 +556,7 @@ static void memory_table(const char *jitrace)
 }
 
 /*
- * Whether part (c, python, java, node, copy, memory) is to run: named in argv[3..], or none
+ * Whether part (c, python, java, mono, node, copy, memory) is to run: named in argv[3..], or none
  * named and it is not copy (a diagnosis, 35 runs: only when asked for).
  */
 static bool wanted(int argc, char **argv, const char *part)
@@ -573,6 +577,21 @@ static int java_build(void)
 
 	if (access(JDK "/bin/java", X_OK) || run_timed(javac, "/dev/null", &cpu, NULL)) {
 		printf("MISSED: no %s or its javac of %s failed; no Java figures.\n", JDK, DEEP);
+		return -1;
+	}
+	return 0;
+}
+
+/* Deep.cs compiled into exe: 0, or -1 (said why). */
+static int mono_build(const char *exe)
+{
+	char out[128], *mcs[] = { MCS, "-optimize+", out, DEEP_CS, NULL };
+	double cpu;
+
+	snprintf(out, sizeof(out), "-out:%s", exe);
+	if (access(MONO, X_OK) || access(MCS, X_OK) || run_timed(mcs, "/dev/null", &cpu, NULL)) {
+		printf("MISSED: no %s or its %s of %s failed; no Mono figures.\n", MONO, MCS,
+		       DEEP_CS);
 		return -1;
 	}
 	return 0;
@@ -599,6 +618,14 @@ int main(int argc, char **argv)
 		.argv = { JDK "/bin/java", "-XX:CompileCommand=quiet",
 			  "-XX:CompileCommand=dontinline,Deep::*", "-XX:+UnlockDiagnosticVMOptions",
 			  "-XX:+DumpPerfMapAtExit", "-cp", tmp, "Deep" },
+	}, mono = {
+		.name = "Mono 6.8 --jitmap, no MONO_DEBUG (bench/workloads/Deep.cs)",
+		.leaf = "Deep:BurnA (long)",
+		.chain = { "Deep:Level3 (long)", "Deep:Level2 (long)", "Deep:Level1 (long)",
+			   "Deep:Main (string[])" },
+		.adjacent = true,
+		/* the perf map names the frames for jitrace and, after the run, perf script */
+		.argv = { MONO, "--jitmap", NULL, NULL },
 	}, node = {
 		.name = "Node, `node --perf-basic-prof` (bench/workloads/work.js, bench_sampling's "
 			"workload: 24 nested calls above the work)",
@@ -610,10 +637,11 @@ int main(int argc, char **argv)
 	static const enum cond main_conds[] = { UNTRACED, JT_FP, JT_CFI, PERF_FP, PERF_DWARF };
 	static const enum cond copy_conds[] = { UNTRACED, JT_FP,   COPY_512, COPY_1K,
 						COPY_2K,  COPY_4K, JT_CFI };
+	char deep_exe[96];
 
 	if (argc < 3) {
-		fprintf(stderr,
-			"usage: bench_stacks JITRACE NOFP [c|python|java|node|copy|memory ...]\n");
+		fprintf(stderr, "usage: bench_stacks JITRACE NOFP "
+				"[c|python|java|mono|node|copy|memory ...]\n");
 		return 2;
 	}
 	snprintf(tmp, sizeof(tmp), "/tmp/jt_bench_stacks.XXXXXX");
@@ -627,11 +655,15 @@ int main(int argc, char **argv)
 	python.argv[2] = secs;
 	java.argv[8] = secs;
 	node.argv[5] = secs;
+	snprintf(deep_exe, sizeof(deep_exe), "%s/Deep.exe", tmp);
+	mono.argv[2] = deep_exe;
+	mono.argv[3] = secs;
 	printf("## Stacks without frame pointers\n\n");
 	printf("Samples at %s Hz of a program built without frame pointers, each tool in turn "
 	       "(bench/bench_stacks.c). A stack is whole when the leaf's callers are all there: "
 	       "the C program's main > level1 > level2 > level3; python's Py_BytesMain (its "
 	       "main is a jump to it); Java's main > level1 > level2 > level3 above burnA; "
+	       "Mono's Main > Level1 > Level2 > Level3 above BurnA; "
 	       "Node's samples in the script (a frame of work.js) whole when they reach its "
 	       "outermost named JS frame (run) and node::Start (node's main is a jump to it). "
 	       "Throughput (rounds a second of the workload's main thread's CPU "
@@ -652,6 +684,10 @@ int main(int argc, char **argv)
 		stacks_table(&java, argv[1], main_conds, NR_MAIN);
 		snprintf(cls, sizeof(cls), "%s/Deep.class", tmp);
 		unlink(cls);
+	}
+	if (wanted(argc, argv, "mono") && !mono_build(deep_exe)) {
+		stacks_table(&mono, argv[1], main_conds, NR_MAIN);
+		unlink(deep_exe);
 	}
 	if (wanted(argc, argv, "node"))
 		stacks_table(&node, argv[1], main_conds, NR_MAIN);

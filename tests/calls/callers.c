@@ -48,7 +48,7 @@ struct opts {
 #define QUIET_PAIRS 1000
 
 static uint64_t id_main, id_inner, id_thread, id_child, id_burst, id_quiet, id_execed;
-static char code[320];	/* the "code" the methods are said to occupy (never run) */
+static char code[336];	/* the "code" the methods are said to occupy (never run) */
 
 /* This process's own region, from its maps, or NULL. */
 static const struct jt_callbuf_hdr *own_region(void)
@@ -282,6 +282,8 @@ static int child(const struct opts *o)
 	printf("child %d taken %d\n", (int)getpid(), taken);
 	fflush(stdout);
 	make_pairs(id_child, o->pairs);
+	/* a code load after the parent's, through the stub the parent hit (agent/stubs.S) */
+	make_pairs(jitrace_code_load(code + 320, 16, "callers_forkload"), 1);
 	return 0;
 }
 
@@ -376,6 +378,7 @@ int main(int argc, char **argv)
 	printf("calls callers_thread=%" PRIu64 "\n",
 	       ((uint64_t)o.waves * o.threads + o.crowd) * o.pairs);
 	printf("calls callers_child=%" PRIu64 "\n", o.fork_child ? o.pairs : 0);
+	printf("calls callers_forkload=%d\n", o.fork_child ? 1 : 0);
 	printf("calls callers_burst=%" PRIu64 "\n", o.stall);
 	printf("calls callers_quiet=%" PRIu64 "\n", o.stall ? (uint64_t)QUIET_PAIRS : 0);
 	if (o.exec_self) {

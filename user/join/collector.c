@@ -80,6 +80,7 @@ static void proc_reset(struct proc *p)
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
+	p->mono = 0;
 	p->has_agent = false;
 	free(p->cmdline);
 	p->cmdline = NULL;
@@ -231,6 +232,7 @@ static int on_mmap(struct jt_collector *c, struct proc *p, const struct jt_event
 		vma->file = jt_symbols__vdso(c->symbols);
 	vma->syms_looked = true;
 	p->vmas_read = true;	/* a miss still reads /proc, at most once a second */
+	p->mono = 0;		/* it may be Mono's runtime */
 	c->st.mmaps++;
 	return 0;
 }

@@ -42,7 +42,10 @@ struct proc {
 	struct jt_late late;	/* what a late perf-map line may name */
 	struct jt_hash threads;	/* tid -> its name as last written (JT_COMM_LEN bytes) */
 	struct jt_hash interp;	/* a JVM's Method * -> struct jt_method of its interpreted frames */
+	uint8_t mono;		/* 0: not looked up in its mappings since read, else PROC_*MONO */
 };
+
+enum { PROC_NOT_MONO = 1, PROC_MONO };
 
 /*
  * A perf-map line that named code samples had met unnamed, held until every line read
