@@ -637,7 +637,7 @@ int main(int argc, char **argv)
 	static const enum cond main_conds[] = { UNTRACED, JT_FP, JT_CFI, PERF_FP, PERF_DWARF };
 	static const enum cond copy_conds[] = { UNTRACED, JT_FP,   COPY_512, COPY_1K,
 						COPY_2K,  COPY_4K, JT_CFI };
-	char deep_exe[96];
+	char deep_exe[96], path[128];
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_stacks JITRACE NOFP "
@@ -699,6 +699,12 @@ int main(int argc, char **argv)
 	}
 	if (wanted(argc, argv, "memory"))
 		memory_table(argv[1]);
-	rmdir(tmp);
+	/* the last run's output and text stay in tmp: the directory goes only once they do */
+	snprintf(path, sizeof(path), "%s/out", tmp);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/text", tmp);
+	unlink(path);
+	if (rmdir(tmp))
+		fprintf(stderr, "bench_stacks: %s left behind: %s\n", tmp, strerror(errno));
 	return 0;
 }
