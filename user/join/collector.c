@@ -113,13 +113,11 @@ void jt_collector__free(struct jt_collector *c)
 	free(c);
 }
 
-static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
+/* pid's process, found (or made) in the table. */
+static struct proc *proc_find(struct jt_collector *c, uint32_t pid)
 {
-	struct proc *p;
+	struct proc *p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 
-	if (c->last && c->last->pid == pid)
-		return c->last;
-	p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 	if (!p) {
 		jt_err("out of memory");
 		return NULL;
@@ -128,6 +126,12 @@ static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
 	p->mem = c->mem;
 	c->last = p;
 	return p;
+}
+
+/* pid's process: most often the one found last (calls come in bursts of one process's). */
+static inline struct proc *proc_get(struct jt_collector *c, uint32_t pid)
+{
+	return c->last && c->last->pid == pid ? c->last : proc_find(c, pid);
 }
 
 /* Take pid's proc out of the table (NULL: none), to be freed by the caller. */
@@ -294,6 +298,8 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		if (err)
 			return err;
 	}
+	if (ev->type == JT_EV_ENTER || ev->type == JT_EV_LEAVE)
+		return jt_coll_on_call(c, p, ev);	/* by far the most, before the rest */
 	switch (ev->type) {
 	case JT_EV_CODE_LOAD:
 		return jt_coll_on_code_load(c, p, ev);

@@ -618,7 +618,9 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
 	bool summed = ev->type == JT_EV_CALL_SUM || ev->type == JT_EV_CALL_SPAN;
-	struct jt_method *m = method_by_id(c, p, summed ? ev->sum_of : ev->id, ev->ts);
+	uint64_t id = summed ? ev->sum_of : ev->id;
+	/* a method called before is known by its id and defined: the calls' way, by millions */
+	struct jt_method *m = id < p->ids.cap ? p->ids.dense[id] : NULL;
 	union {
 		struct jt_rec_call call;
 		struct jt_rec_callsum sum;
@@ -626,11 +628,14 @@ int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_even
 	} rec;
 	int err;
 
-	if (!m)
-		return -ENOMEM;
-	err = jt_coll_method_define(c, p, m, ev->ts);
-	if (err)
-		return err;
+	if (!m || !m->log_id) {
+		m = method_by_id(c, p, id, ev->ts);
+		if (!m)
+			return -ENOMEM;
+		err = jt_coll_method_define(c, p, m, ev->ts);
+		if (err)
+			return err;
+	}
 	if (ev->type == JT_EV_CALL_SUM)
 		rec.sum = (struct jt_rec_callsum){
 			.h = { .type = JT_REC_CALLSUM, .size = sizeof(rec.sum), .ts = ev->ts },

@@ -22,6 +22,9 @@
 /* How far up a process's parents the command is looked for. */
 #define ANCESTRY_MAX 64
 
+/* Enters and leaves handed to the pipeline at once (a run costs it what one call would). */
+#define RUN_MAX 256
+
 /* How many ticks a connection that has sent nothing yet is given. */
 #define WAIT_TICKS 10
 
@@ -56,6 +59,9 @@ struct jt_calls {
 	uint64_t spilled;		/* of regions dropped */
 	struct thread_lost *lost;	/* found since the last tick, one a thread */
 	int nr_lost, cap_lost;
+	/* enters and leaves of the drain under way, not yet handed on (JT_EVENT_CALL_LEN each) */
+	char *run;
+	size_t nr_run;
 };
 
 /*
@@ -85,9 +91,56 @@ static void on_lost(void *ctx, uint32_t tid, uint64_t n)
 	c->lost[c->nr_lost++] = (struct thread_lost){ tid, n };
 }
 
-static int emit_call(void *ctx, const struct jt_ev_hdr *h)
+/* Hand the run of calls gathered on: 0, or -errno when the log failed. */
+static int run_out(struct jt_calls *c)
 {
-	return jt_pipeline__raw(ctx, h, h->size);
+	size_t n = c->nr_run;
+
+	c->nr_run = 0;
+	return n ? jt_pipeline__calls(c->pl, c->run, n) : 0;
+}
+
+/* A drain's enter or leave, made an event at the end of the run. */
+static int take_call(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id, bool leave)
+{
+	struct jt_calls *c = ctx;
+	struct jt_event *to = (struct jt_event *)(c->run + c->nr_run * JT_EVENT_CALL_LEN);
+
+	/* its first JT_EVENT_CALL_LEN bytes only: the whole struct is longer */
+	to->ts = ts;
+	to->len = JT_EVENT_CALL_LEN;
+	to->type = leave ? JT_EV_LEAVE : JT_EV_ENTER;
+	to->src = 0;
+	to->pid = pid;
+	to->tid = tid;
+	to->str_len = 0;
+	to->flags = 0;
+	to->id = id;
+	return ++c->nr_run == RUN_MAX ? run_out(c) : 0;
+}
+
+/* A drain's other events (a span, sums): after the run before them, in the order drained. */
+static int emit_call(void *ctx, const struct jt_event *ev)
+{
+	struct jt_calls *c = ctx;
+
+	return run_out(c) ?: jt_pipeline__event(c->pl, ev);
+}
+
+/* Drain cb (max records at most) into the pipeline: the records taken, or -1 (log failed). */
+static long drain(struct jt_calls *c, struct jt_callbuf *cb, uint64_t max)
+{
+	long n = jt_callbuf__drain_calls(cb, max, take_call, emit_call, c);
+
+	return run_out(c) ? -1 : n;
+}
+
+/* What cb's threads summed since last read (timed at at at the latest): 0, or -EIO. */
+static int drain_sums(struct jt_calls *c, struct jt_callbuf *cb, uint64_t at)
+{
+	int err = jt_callbuf__drain_sums(cb, at, emit_call, c);
+
+	return run_out(c) || err ? -EIO : 0;
 }
 
 /*
@@ -101,8 +154,8 @@ static int drop_region(struct jt_calls *c, int i)
 	long n;
 
 	jt_callbuf__release(cb);
-	n = jt_callbuf__drain(cb, UINT64_MAX, emit_call, c->pl);
-	if (n >= 0 && c->sum && jt_callbuf__drain_sums(cb, 0, emit_call, c->pl))
+	n = drain(c, cb, UINT64_MAX);
+	if (n >= 0 && c->sum && drain_sums(c, cb, 0))
 		n = -1;
 	jt_callbuf__stats(cb, &st);
 	c->full += st.full;
@@ -298,11 +351,11 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 			continue;
 		}
 		/* once a second, what threads summed; an exited one's at once, by drain */
-		if (check && c->sum && jt_callbuf__drain_sums(c->v[i], 0, emit_call, c->pl)) {
+		if (check && c->sum && drain_sums(c, c->v[i], 0)) {
 			err = -EIO;
 			break;
 		}
-		n = jt_callbuf__drain(c->v[i], max, emit_call, c->pl);
+		n = drain(c, c->v[i], max);
 		if (n < 0)
 			err = -EIO;
 		else
@@ -336,8 +389,7 @@ static int drain_pid(struct jt_calls *c, uint32_t pid, uint64_t ts)
 			continue;
 		found = 1;
 		/* the sums first: drain would read exited threads' timed now, after the exit */
-		if ((c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl)) ||
-		    jt_callbuf__drain(c->v[i], UINT64_MAX, emit_call, c->pl) < 0)
+		if ((c->sum && drain_sums(c, c->v[i], ts)) || drain(c, c->v[i], UINT64_MAX) < 0)
 			return -EIO;
 	}
 	return found;
@@ -382,7 +434,7 @@ int jt_calls__exec(struct jt_calls *c, uint32_t pid, uint64_t ts)
 		if (jt_callbuf__pid(c->v[i]) != pid || !unmapped(c, i, pid))
 			continue;
 		/* timed before the exec, while the old image's methods are known */
-		if (c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl))
+		if (c->sum && drain_sums(c, c->v[i], ts))
 			err = -EIO;
 		err = err ?: drop_region(c, i--);
 	}
@@ -472,8 +524,14 @@ struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32
 		if (c->roots)
 			memcpy(c->roots, roots, nr_roots * sizeof(*roots));
 	}
-	if (!c || (nr_roots && !c->roots)) {
+	if (c)
+		c->run = malloc(RUN_MAX * JT_EVENT_CALL_LEN);
+	if (!c || (nr_roots && !c->roots) || !c->run) {
 		jt_err("out of memory");
+		if (c) {
+			free(c->roots);
+			free(c->run);
+		}
 		free(c);
 		return NULL;
 	}
@@ -502,6 +560,7 @@ void jt_calls__free(struct jt_calls *c)
 		jt_callbuf__close(c->v[--c->n]);
 	free(c->v);
 	free(c->lost);
+	free(c->run);
 	jt_tscclock__free(c->tsc);
 	free(c->roots);
 	free(c);

@@ -8,14 +8,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "jt_events.h"
+#include "base/event.h"
 
 /*
- * One enter or leave read from a region, shaped as the ring buffer's jt_ev_call so that it
- * goes through the same decoding (in summary mode also a jt_ev_callsum or a jt_ev_span);
- * h->size bytes. Return nonzero to stop the drain (the log failed).
+ * One enter or leave read from a region, as the pipeline's event (JT_EVENT_CALL_LEN bytes:
+ * the drain knows all it says, nothing is encoded to be decoded again); in summary mode also
+ * a JT_EV_CALL_SUM or JT_EV_CALL_SPAN. Return nonzero to stop the drain (the log failed).
  */
-typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_ev_hdr *h);
+typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_event *ev);
+/*
+ * The same for an enter or leave, typed: what the drain knows, in registers (an event built
+ * in memory and read back at once stalls on the fields just stored). Nonzero: stop.
+ */
+typedef int (*jt_callbuf_call)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id,
+			       bool leave);
 
 /* n calls thread tid (0: not known) lost to its full ring since it was last told. */
 typedef void (*jt_callbuf_lost)(void *ctx, uint32_t tid, uint64_t n);
@@ -70,6 +76,9 @@ int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid);
  * given back. Returns the records delivered, or -1 when the emitter said stop.
  */
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx);
+/* The same, each enter and leave told to call, the rest (spans, sums) to emit. */
+long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, jt_callbuf_call call,
+			     jt_callbuf_emit emit, void *ctx);
 /*
  * Summary mode: ask the agent to sum calls per method and thread in its slots (calls that
  * took min_ns or more still one by one, as spans; UINT64_MAX: none). -ENOTSUP when its
