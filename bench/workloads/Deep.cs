@@ -4,8 +4,9 @@
 // leaves the frame pointer out of all five (amd64 omit_fp) unless MONO_DEBUG=disable_omit_fp.
 //
 // Build: mcs -optimize+ -out:Deep.exe Deep.cs. Usage: mono --jitmap Deep.exe SECONDS
-// Works for SECONDS, then prints "rounds N" and "cpu_s S": the rounds of work done after a
-// second's warm-up and the process's CPU time over them.
+// Works for SECONDS, then prints "pid P" (bench_stacks removes its perf map), "rounds N" and
+// "cpu_s S": the rounds of work done after a second's warm-up and the process's CPU time over
+// them.
 using System;
 using System.Diagnostics;
 using System.Globalization;
@@ -85,6 +86,7 @@ class Deep
 		} while (clock.Elapsed.TotalSeconds < secs);
 		Sink = x;
 		self.Refresh();
+		Console.WriteLine("pid {0}", self.Id);
 		Console.WriteLine("rounds {0}", rounds);
 		Console.WriteLine("cpu_s {0}", (self.TotalProcessorTime - cpu0).TotalSeconds
 			.ToString(CultureInfo.InvariantCulture));
