@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "jitrace/agent.h"
 #include "cmd/liveopts.h"
@@ -29,6 +32,48 @@ static inline void bench_pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * The calling thread's own CPU time, ns: on this shared machine the wall clock also counts
+ * the time the thread waited for its CPU, often several times the work's own.
+ */
+static inline uint64_t bench_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * How many programs named name are loaded on the host; the newest one's run count and run
+ * time (counted while BPF_ENABLE_STATS is on) into *runs, *run_ns if not NULL, or with all
+ * every one's summed (where another tracer's copy may be newer than ours, but idle).
+ */
+static inline int bench_progs_named(const char *name, bool all, double *runs, double *run_ns)
+{
+	__u32 next = 0, newest = 0;
+	int n = 0;
+
+	while (!bpf_prog_get_next_id(next, &next)) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(next);
+
+		if (fd < 0)
+			continue;	/* unloaded meanwhile */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
+			n++;
+			if (runs && run_ns && (all || next > newest)) {
+				*runs = (all && n > 1 ? *runs : 0) + info.run_cnt;
+				*run_ns = (all && n > 1 ? *run_ns : 0) + info.run_time_ns;
+			}
+			newest = next > newest ? next : newest;
+		}
+		close(fd);
+	}
+	return n;
 }
 
 /*
