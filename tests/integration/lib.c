@@ -441,6 +441,29 @@ uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, c
 	return n;
 }
 
+uint64_t it_summed_calls(const struct it_log *log, uint32_t pid, const char *name,
+			 uint64_t *incl, uint64_t *excl)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	*incl = *excl = 0;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_callsum *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (c->h.type != JT_REC_CALLSUM || c->pid != pid)
+			continue;
+		m = it_method(log, c->id);
+		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len)) {
+			n += c->calls;
+			*incl += c->incl_ns;
+			*excl += c->excl_ns;
+		}
+	}
+	return n;
+}
+
 void it_toy_parse(const char *path, struct it_toy *t)
 {
 	FILE *f = fopen(path, "r");
