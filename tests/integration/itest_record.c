@@ -248,28 +248,14 @@ static void assert_nested_pair_exact(const char *const how[2])
 	free(out);
 }
 
-static void test_nested_pair_exact_through_buffers(void **state)
+static const char *const nested_buffers[2] = { "--calls", NULL };
+static const char *const nested_uprobes[2] = { "--calls-via", "uprobe" };
+static const char *const nested_summed[2] = { "--calls-summary", NULL };
+
+/* One test a path: its state the options naming it (nested_buffers, ...). */
+static void test_nested_pair_exact(void **state)
 {
-	static const char *const how[2] = { "--calls", NULL };
-
-	(void)state;
-	assert_nested_pair_exact(how);
-}
-
-static void test_nested_pair_exact_through_uprobes(void **state)
-{
-	static const char *const how[2] = { "--calls-via", "uprobe" };
-
-	(void)state;
-	assert_nested_pair_exact(how);
-}
-
-static void test_nested_pair_exact_summed(void **state)
-{
-	static const char *const how[2] = { "--calls-summary", NULL };
-
-	(void)state;
-	assert_nested_pair_exact(how);
+	assert_nested_pair_exact(*state);
 }
 
 /* A command that cannot be run fails the recording, says why, and never says "recording". */
@@ -596,9 +582,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls_are_counted_exactly),
-		cmocka_unit_test(test_nested_pair_exact_through_buffers),
-		cmocka_unit_test(test_nested_pair_exact_through_uprobes),
-		cmocka_unit_test(test_nested_pair_exact_summed),
+		{ "test_nested_pair_exact_through_buffers", test_nested_pair_exact, NULL, NULL,
+		  (void *)nested_buffers },
+		{ "test_nested_pair_exact_through_uprobes", test_nested_pair_exact, NULL, NULL,
+		  (void *)nested_uprobes },
+		{ "test_nested_pair_exact_summed", test_nested_pair_exact, NULL, NULL,
+		  (void *)nested_summed },
 		cmocka_unit_test(test_command_that_cannot_run_fails),
 		cmocka_unit_test(test_duration_says_it_stops_the_command),
 		cmocka_unit_test(test_samples_split_as_scripted),
