@@ -29,8 +29,7 @@
 #include "base/util.h"
 
 #define ROUNDS 7
-#define N_FAST 100000000	/* untraced, module without calls: ~2 ns a call, ~0.2 s */
-#define N_BATCHES 320000	/* `batches N`: calls on, recorded or not, 20 batches */
+#define N_BATCHES 320000	/* `batches N`: every condition, 40 batches */
 #define DN_BATCH_WARM 200000	/* calls Hot.cs (.NET) `batches N` makes before the timed ones */
 #define MONO_WARM 100000	/* the same in Hot.cs (Mono), and in the C loop */
 #define WORK_CPU "1"		/* the runtimes, at nice -20 */
@@ -143,7 +142,7 @@ static double all_recorded(struct ctx *c, enum cond k, const struct jt_pipeline_
  */
 static double measure(struct ctx *c, enum cond k)
 {
-	bool batches = k >= D_CALLS, mono = k == M_CALLS || k == M_REC;
+	bool mono = k == M_CALLS || k == M_REC;
 	bool rec = k == D_REC || k == M_REC || k == C_REC;
 	char n[16], *argv[16];
 	const char *name;
@@ -152,7 +151,7 @@ static double measure(struct ctx *c, enum cond k)
 	int a = 0, rc;
 	double ns;
 
-	snprintf(n, sizeof(n), "%d", k <= D_MODULE ? N_FAST : N_BATCHES);
+	snprintf(n, sizeof(n), "%d", N_BATCHES);
 	dn_env(c, k <= D_REC && k != D_NONE, k >= D_CALLS ? DN_CALLS_OPT : NULL);
 	argv[a++] = "nice";
 	argv[a++] = "-n";
@@ -171,7 +170,7 @@ static double measure(struct ctx *c, enum cond k)
 		argv[a++] = c->hot;
 	}
 	if (k != C_REC)
-		argv[a++] = batches ? "batches" : "bench";
+		argv[a++] = "batches";
 	argv[a++] = n;
 	argv[a] = NULL;
 	if (rec) {
@@ -348,14 +347,15 @@ static void print_section(struct ctx *c, double v[K_MAX][ROUNDS], double secs)
 	printf("Nanoseconds per call of an empty method, `%s` (tests/runtimes/dotnet/Hot.cs, "
 	       "built with `dotnet build -c Release`), .NET %s, and `%s` "
 	       "(tests/runtimes/mono/Hot.cs, `mono --profile=jitrace:calls`, the module found "
-	       "through LD_LIBRARY_PATH), Mono 6.8, %d interleaved rounds. Untraced and with "
-	       "the module loaded without calls, .NET runs `Hot bench %d` (timed inside with "
-	       "Stopwatch). With calls on, each runtime runs `batches %d`: warm-up calls (.NET "
+	       "through LD_LIBRARY_PATH), Mono 6.8, %d interleaved rounds. Each runtime runs "
+	       "`batches %d`: warm-up calls (.NET "
 	       "%d, Mono %d, rounded up to whole batches) and then the timed ones in batches of "
 	       "%d calls (%d enter and leave records, a quarter of a thread's ring of 65,536), "
 	       "%ld ms apart, only the batches timed, "
 	       "by the thread's CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID) through "
-	       "P/Invoke); once not recorded, and once recorded call by call through the agent's "
+	       "P/Invoke): .NET untraced, with the module and no calls, and with calls on; "
+	       "with calls on, each runtime once not recorded, and once recorded call by call "
+	       "through the agent's "
 	       "per-thread buffers by a session of `jitrace record --calls -- CMD` run in the "
 	       "bench's process (`-F 99` sampling as by default, the collector writing the log). "
 	       "A C loop of `jitrace_method_enter/leave` around one defined method, recorded the "
@@ -368,7 +368,7 @@ static void print_section(struct ctx *c, double v[K_MAX][ROUNDS], double secs)
 	       "module's perf map proves it was loaded. .NET's module is set by "
 	       "`CORECLR_ENABLE_PROFILING=1`, `CORECLR_PROFILER=%s`, "
 	       "`CORECLR_PROFILER_PATH=libjitrace-coreclr.so`, and `JITRACE_CORECLR=%s`.\n\n",
-	       DN_EMPTY, c->version, MONO_EMPTY, ROUNDS, N_FAST, N_BATCHES, DN_BATCH_WARM, MONO_WARM,
+	       DN_EMPTY, c->version, MONO_EMPTY, ROUNDS, N_BATCHES, DN_BATCH_WARM, MONO_WARM,
 	       BENCH_BATCH_CALLS, 2 * BENCH_BATCH_CALLS, BENCH_BATCH_PAUSE_NS / 1000000,
 	       WORK_CPU, WORK_CPU, TRACER_CPU, DN_CALLS_OPT, DN_GUID, DN_CALLS_OPT);
 	bench_table_head();
