@@ -102,30 +102,6 @@ static int threads_of(const struct it_log *log, uint32_t pid)
 	return n;
 }
 
-/* Calls of pid's method name the log summed (callsum records), and their times. */
-static uint64_t summed(const struct it_log *log, uint32_t pid, const char *name, uint64_t *incl,
-		       uint64_t *excl)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	*incl = *excl = 0;
-	for (i = 0; i < log->n; i++) {
-		const struct jt_rec_callsum *c = (const void *)log->recs[i];
-		const struct jt_rec_method *m;
-
-		if (c->h.type != JT_REC_CALLSUM || c->pid != pid)
-			continue;
-		m = it_method(log, c->id);
-		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len)) {
-			n += c->calls;
-			*incl += c->incl_ns;
-			*excl += c->excl_ns;
-		}
-	}
-	return n;
-}
-
 /*
  * The same program recorded call by call and in summary mode: every method's calls the
  * same in both, and what it made; the summary's log holds no enter or leave at all. The
@@ -160,7 +136,7 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 	assert_int_equal(it_drops_total(&sum), 0);
 	for (k = 0; k < 3; k++) {
 		n_each = it_count_calls(&each, re.toy.pid, JT_REC_ENTER, names[k]);
-		n_sum = summed(&sum, rs.toy.pid, names[k], &incl, &excl);
+		n_sum = it_summed_calls(&sum, rs.toy.pid, names[k], &incl, &excl);
 		print_message("%s: %llu calls one by one, %llu summed (%llu ns, %llu ns own), "
 			      "%llu made\n", names[k], (unsigned long long)n_each,
 			      (unsigned long long)n_sum, (unsigned long long)incl,
@@ -169,7 +145,7 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 		assert_int_equal(n_sum, n_each);
 		assert_true(incl > 0 && excl > 0 && excl <= incl);
 	}
-	assert_int_equal(summed(&sum, rs.child, "callers_child", &incl, &excl),
+	assert_int_equal(it_summed_calls(&sum, rs.child, "callers_child", &incl, &excl),
 			 made(&rs, "callers_child"));
 	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_ENTER), 0);
 	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_LEAVE), 0);
@@ -218,13 +194,13 @@ static void test_long_calls_are_logged_alone(void **state)
 		assert_true(sp->self_ns <= sp->h.ts - sp->enter_ts);
 		spans++;
 	}
-	n_main = summed(&log, r.toy.pid, "callers_main", &incl, &excl);
+	n_main = it_summed_calls(&log, r.toy.pid, "callers_main", &incl, &excl);
 	print_message("callers_main: %llu spans, %llu summed, %llu made\n",
 		      (unsigned long long)spans, (unsigned long long)n_main,
 		      (unsigned long long)made(&r, "callers_main"));
 	assert_true(spans >= 5);
 	assert_int_equal(spans + n_main, made(&r, "callers_main"));
-	assert_int_equal(summed(&log, r.toy.pid, "callers_inner", &incl, &excl),
+	assert_int_equal(it_summed_calls(&log, r.toy.pid, "callers_inner", &incl, &excl),
 			 made(&r, "callers_inner"));
 	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER), 0);
 	it_log_free(&log);
@@ -523,12 +499,12 @@ static void test_an_exec_in_summary_mode_names_both_sides(void **state)
 			      (unsigned long long)made(&r, before[k]));
 		assert_int_equal(calls_by_time(&log, r.toy.pid, before[k], at, true),
 				 made(&r, before[k]));
-		assert_int_equal(summed(&log, r.toy.pid, before[k], &incl, &excl),
+		assert_int_equal(it_summed_calls(&log, r.toy.pid, before[k], &incl, &excl),
 				 made(&r, before[k]));
 	}
 	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_execed", at, false),
 			 made(&r, "callers_execed"));
-	assert_int_equal(summed(&log, r.toy.pid, "callers_execed", &incl, &excl),
+	assert_int_equal(it_summed_calls(&log, r.toy.pid, "callers_execed", &incl, &excl),
 			 made(&r, "callers_execed"));
 	assert_int_equal(incl, excl);	/* it calls nothing: main's time is not in it */
 	assert_sums_before_exit(&log, r.toy.pid);
