@@ -72,6 +72,7 @@ static void proc_reset(struct proc *p)
 	while (jt_idmap__next(&ids, &pos, &key, &val))
 		jt_coll_method_let_go(p, val);
 	jt_idmap__fini(&ids);
+	jt_coll_unloaded_forget(p);
 	jt_hash__fini(&p->lines);	/* emptied as its methods went */
 	jt_coll_pieces_forget(p);
 	jt_late__fini(&p->late);

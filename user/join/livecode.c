@@ -91,7 +91,8 @@ bool jt_coll_in_ids(const struct proc *p, const struct jt_method *m)
 
 void jt_coll_method_let_go(struct proc *p, struct jt_method *m)
 {
-	if (jt_coll_in_ids(p, m) || jt_codemap__holds(&p->code, m) || m->late_pending)
+	if (jt_coll_in_ids(p, m) || jt_codemap__holds(&p->code, m) || m->late_pending ||
+	    m->unloaded)
 		return;
 	if (m->has_lines)
 		lines_free(p->mem, jt_hash__del(&p->lines, (uintptr_t)m));
@@ -587,7 +588,65 @@ int jt_coll_on_code_move(struct jt_collector *c, struct proc *p, const struct jt
 	return jt_coll_add_code(c, p, &k);
 }
 
-/* The method an agent id names; one that was loaded before recording began gets a stand-in. */
+/* Keep m, just unloaded, among p's last unloaded methods; the oldest of them goes. */
+static void keep_unloaded(struct proc *p, struct jt_method *m)
+{
+	unsigned int at = (p->unloaded_at + p->nr_unloaded) % JT_UNLOADED_KEPT;
+	struct jt_method *old;
+
+	if (!p->unloaded) {
+		p->unloaded = malloc(JT_UNLOADED_KEPT * sizeof(*p->unloaded));
+		if (!p->unloaded) {	/* a late call of it gets a stand-in, as before */
+			jt_coll_method_let_go(p, m);
+			return;
+		}
+	}
+	if (p->nr_unloaded == JT_UNLOADED_KEPT) {
+		old = p->unloaded[p->unloaded_at];
+		p->unloaded_at = (p->unloaded_at + 1) % JT_UNLOADED_KEPT;
+		p->nr_unloaded--;
+		old->unloaded = false;
+		jt_coll_method_let_go(p, old);
+	}
+	m->unloaded = true;
+	p->unloaded[at] = m;
+	p->nr_unloaded++;
+}
+
+/* The unloaded method agent id named last, or NULL. */
+static struct jt_method *find_unloaded(const struct proc *p, uint64_t id)
+{
+	unsigned int i;
+
+	for (i = p->nr_unloaded; i > 0; i--) {
+		struct jt_method *m = p->unloaded[(p->unloaded_at + i - 1) % JT_UNLOADED_KEPT];
+
+		if (m->agent_id == id)
+			return m;
+	}
+	return NULL;
+}
+
+void jt_coll_unloaded_forget(struct proc *p)
+{
+	struct jt_method *m;
+
+	while (p->nr_unloaded) {
+		m = p->unloaded[p->unloaded_at];
+		p->unloaded_at = (p->unloaded_at + 1) % JT_UNLOADED_KEPT;
+		p->nr_unloaded--;
+		m->unloaded = false;
+		jt_coll_method_let_go(p, m);
+	}
+	p->unloaded_at = 0;
+	free(p->unloaded);
+	p->unloaded = NULL;
+}
+
+/*
+ * The method an agent id names, or named until its unload; one that was loaded before
+ * recording began gets a stand-in.
+ */
 static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, uint64_t id,
 				      uint64_t ts)
 {
@@ -595,6 +654,8 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 	char name[48];
 	int n;
 
+	if (!m)
+		m = find_unloaded(p, id);
 	if (m)
 		return m;
 	c->st.unknown_ids++;
@@ -678,6 +739,9 @@ int jt_coll_on_unload(struct jt_collector *c, struct proc *p, const struct jt_ev
 		};
 		err = jt_sink__emit(&c->sink, &rec.h);
 	}
-	jt_coll_method_let_go(p, m);
+	if (m->agent_id == ev->id && !m->unloaded)
+		keep_unloaded(p, m);
+	else
+		jt_coll_method_let_go(p, m);
 	return err;
 }

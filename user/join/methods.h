@@ -23,8 +23,9 @@ struct jt_method {
 	 * sample in that span cannot be told apart (perf-map lines; 0 when exact). */
 	uint32_t unsure_us;
 	uint8_t src;		/* enum jt_src */
-	bool has_lines;		/* its process keeps its source lines until it is defined */
-	bool late_pending;	/* a late name of it waits to be written (livecode.c) */
+	bool has_lines:1;	/* its process keeps its source lines until it is defined */
+	bool late_pending:1;	/* a late name of it waits to be written (livecode.c) */
+	bool unloaded:1;	/* unloaded, kept for calls that name it late (livecode.c) */
 	/*
 	 * HotSpot's blob of this code (its kind + 1, 0: not read), or a Mono body's shape (a
 	 * process is one runtime or the other), read at its first walk while the process lived
