@@ -690,6 +690,239 @@ static void crafted_tables_cost_bounded_work_and_memory(void **state)
 	free(eh);
 }
 
+/* An entry of a CFI section at b + *at: its length, then body, padded with DW_CFA_nop to 8. */
+static void put_entry(uint8_t *b, size_t *at, const uint8_t *body, size_t len)
+{
+	size_t padded = len;
+
+	while ((padded + 4) % 8)
+		padded++;
+	put_le(b, at, padded, 4);
+	memcpy(b + *at, body, len);
+	memset(b + *at + len, 0, padded - len);
+	*at += padded;
+}
+
+/* A .debug_frame FDE with CIE pointer cie (an offset in the section), over [pc, pc + range). */
+static void put_debug_fde(uint8_t *b, size_t *at, uint32_t cie, uint64_t pc, uint64_t range,
+			  const uint8_t *insn, size_t len)
+{
+	uint8_t body[64];
+	size_t n = 0;
+
+	assert_true(len <= sizeof(body) - 20);
+	put_le(body, &n, cie, 4);
+	put_le(body, &n, pc, 8);
+	put_le(body, &n, range, 8);
+	memcpy(body + n, insn, len);
+	put_entry(b, at, body, n + len);
+}
+
+/*
+ * A .debug_frame as GCC writes it for -fno-asynchronous-unwind-tables code (CIE id all ones,
+ * version cie_version, absolute 8-byte addresses), its FDEs over [0x40, 0x80) and [0x90, 0xb0),
+ * and one over [0x80, 0x88) that an .eh_frame FDE also covers; into b, its length.
+ */
+static size_t debug_frame(uint8_t *b, uint8_t cie_version)
+{
+	/* CFA = rsp + 8, the return address (r16) at CFA - 8 */
+	static const uint8_t tail[] = { 1, 0x78, 16, 0x0c, 7, 8, 0x90, 1 };
+	static const uint8_t f1[] = { 0x44, 0x0e, 16, 0x50, 0x0e, 8 };
+	static const uint8_t f2[] = { 0x41, 0x0e, 16, 0x41, 0x86, 2, 0x41, 0x0c, 6, 16 };
+	static const uint8_t f3[] = { 0x0e, 32 };
+	uint8_t cie[32];
+	size_t at = 0, n = 0;
+
+	put_le(cie, &n, 0xffffffff, 4);
+	cie[n++] = cie_version;
+	cie[n++] = 0;	/* no augmentation */
+	if (cie_version == 4) {
+		cie[n++] = 8;	/* address size */
+		cie[n++] = 0;	/* segment selector size */
+	}
+	memcpy(cie + n, tail, sizeof(tail));
+	put_entry(b, &at, cie, n + sizeof(tail));
+	put_debug_fde(b, &at, 0, 0x40, 0x40, f1, sizeof(f1));
+	put_debug_fde(b, &at, 0, 0x90, 0x20, f2, sizeof(f2));
+	put_debug_fde(b, &at, 0, 0x80, 0x08, f3, sizeof(f3));
+	put_debug_fde(b, &at, 0x10000, 0xc0, 0x10, f3, sizeof(f3));	/* its CIE past the end */
+	return at;
+}
+
+/* An .eh_frame of one FDE over [0x80, 0x90), at address at_eh: CFA = rsp + 8, then + 16. */
+static size_t eh_frame_at(uint8_t *b, uint64_t at_eh)
+{
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+				       0x0c, 7, 8, 0x90, 1 };
+	uint8_t fde[32];
+	size_t at = 0, n = 0;
+
+	put_entry(b, &at, cie, sizeof(cie));
+	put_le(fde, &n, at + 4, 4);	/* back to the CIE at 0 */
+	put_le(fde, &n, (uint32_t)(0x80 - (at_eh + at + 8)), 4);	/* pc-relative */
+	put_le(fde, &n, 0x10, 4);
+	fde[n++] = 0;	/* no augmentation data */
+	fde[n++] = 0x41;	/* advance 1, CFA = rsp + 16 */
+	fde[n++] = 0x0e;
+	fde[n++] = 16;
+	put_entry(b, &at, fde, n);
+	put_le(b, &at, 0, 4);	/* the terminator */
+	return at;
+}
+
+static void assert_sp_rule(const struct jt_cfi *c, uint64_t off, int cfa_off)
+{
+	assert_rule(c, off, JT_CFI_SP, cfa_off, false, 0);
+}
+
+/*
+ * .debug_frame (versions 1, 3 and 4) read where .eh_frame has no FDE: its rows at each
+ * instruction, .eh_frame's winning where both cover an address, and an FDE whose CIE is past
+ * the section's end covering nothing.
+ */
+static void debug_frame_rows_where_eh_frame_has_none(void **state)
+{
+	static const uint8_t versions[] = { 1, 3, 4 };
+	uint8_t dbg[512], eh[128], *file;
+	struct jt_cfi_rule r;
+	size_t i, dbg_len, eh_len, len;
+	struct jt_cfi *c;
+	int err;
+
+	(void)state;
+	for (i = 0; i < sizeof(versions); i++) {
+		dbg_len = debug_frame(dbg, versions[i]);
+		/* the ELF file puts .eh_frame after .debug_frame, 8-aligned, at address = offset */
+		eh_len = eh_frame_at(eh, jt_test_align8(sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) +
+							dbg_len));
+		len = jt_test_cfi_elf(dbg, dbg_len, eh, eh_len, &file);
+		c = load_bytes(file, len, 0, &err);
+		free(file);
+		if (!c)
+			fail_msg("version %u: no table (%d)", versions[i], err);
+		assert_sp_rule(c, 0x40, 8);
+		assert_sp_rule(c, 0x43, 8);
+		assert_sp_rule(c, 0x44, 16);
+		assert_sp_rule(c, 0x53, 16);
+		assert_sp_rule(c, 0x54, 8);
+		assert_sp_rule(c, 0x7f, 8);
+		assert_sp_rule(c, 0x80, 8);	/* .eh_frame's, not .debug_frame's rsp + 32 */
+		assert_sp_rule(c, 0x81, 16);
+		assert_sp_rule(c, 0x8f, 16);
+		assert_int_equal(jt_cfi__rule(c, 0x3f, &r), -ENOENT);
+		assert_sp_rule(c, 0x90, 8);
+		assert_sp_rule(c, 0x91, 16);
+		assert_rule(c, 0x92, JT_CFI_SP, 16, true, -16);
+		assert_rule(c, 0x93, JT_CFI_BP, 16, true, -16);
+		assert_rule(c, 0xaf, JT_CFI_BP, 16, true, -16);
+		assert_int_equal(jt_cfi__rule(c, 0xb0, &r), -ENOENT);
+		assert_int_equal(jt_cfi__rule(c, 0xc0, &r), -ENOENT);	/* its CIE is not there */
+		jt_cfi__free(c);
+	}
+}
+
+/* A program built -fno-asynchronous-unwind-tables -g: CFI in .debug_frame only (make builds it) */
+#define DBGFRAME_PROG "build/tests/nofp-dbgframe"
+
+/* The file offset of the function name in the ELF file at path, by its symbol table. */
+static uint64_t symbol_off(const char *path, const char *name)
+{
+	char cmd[600], line[256];
+	unsigned long long vaddr = 0;
+	struct elf_info in;
+	uint64_t off = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char sym[128];
+
+		if (sscanf(line, "%llx %*s %127s", &vaddr, sym) == 2 && !strcmp(sym, name))
+			break;
+		vaddr = 0;
+	}
+	pclose(p);
+	if (!vaddr)
+		fail_msg("%s: no symbol %s", path, name);
+	elf_info(path, &in);
+	assert_true(vaddr_to_off(&in, vaddr, &off));
+	return off;
+}
+
+/*
+ * The real program: every row readelf prints of its two sections agrees; its functions have
+ * rules only from .debug_frame, which a copy without it lacks and gets back from its separate
+ * debug file (objcopy --only-keep-debug, as Debian's -dbgsym packages are made).
+ */
+static void debug_frame_of_a_program_and_of_its_debug_file(void **state)
+{
+	char dir[] = "/tmp/jt-cfi-dbg-XXXXXX", cmd[512], stripped[64], debug[64];
+	struct jt_cfi_rule r;
+	struct jt_cfi *c;
+	uint64_t leaf;
+	int fd, dfd, err;
+
+	(void)state;
+	if (system("readelf --version >/dev/null 2>&1 && objcopy --version >/dev/null 2>&1"))
+		skip();	/* binutils, the second opinion and the copier, is not installed */
+	if (access(DBGFRAME_PROG, R_OK))
+		fail_msg("%s is not built (make builds it)", DBGFRAME_PROG);
+	print_message("%zu rows of %s agree\n", check_against_readelf(DBGFRAME_PROG),
+		      DBGFRAME_PROG);
+	leaf = symbol_off(DBGFRAME_PROG, "leaf_work");
+	c = load_path(DBGFRAME_PROG);
+	assert_sp_rule(c, leaf, 8);
+	jt_cfi__free(c);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(stripped, sizeof(stripped), "%s/prog", dir);
+	snprintf(debug, sizeof(debug), "%s/prog.debug", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --only-keep-debug %s %s && objcopy --remove-section .debug_frame %s %s",
+		 DBGFRAME_PROG, debug, DBGFRAME_PROG, stripped);
+	assert_int_equal(system(cmd), 0);
+	fd = open(stripped, O_RDONLY);
+	dfd = open(debug, O_RDONLY);
+	assert_true(fd >= 0 && dfd >= 0);
+	c = jt_cfi__load(fd, &err);
+	assert_non_null(c);	/* its .eh_frame: _start and the PLT */
+	assert_int_equal(jt_cfi__rule(c, leaf, &r), -ENOENT);
+	jt_cfi__free(c);
+	c = jt_cfi__load_debug(fd, dfd, &err);
+	assert_non_null(c);
+	assert_sp_rule(c, leaf, 8);
+	jt_cfi__free(c);
+	close(fd);
+	close(dfd);
+	unlink(stripped);
+	unlink(debug);
+	rmdir(dir);
+}
+
+/*
+ * The table is compact: libc's rules in a few hundred distinct ones, its rows in less than
+ * its .eh_frame (which is freed), and a load that runs every FDE once in milliseconds.
+ */
+static void a_table_is_smaller_than_its_section(void **state)
+{
+	struct jt_cfi_stats st;
+	struct elf_info in;
+	struct jt_cfi *c;
+
+	(void)state;
+	elf_info(libc_path(), &in);
+	c = load_path(libc_path());
+	jt_cfi__stats(c, &st);
+	print_message("%s: .eh_frame %llu bytes, table %zu bytes (%zu rows, %zu rules)\n",
+		      libc_path(), (unsigned long long)in.eh.sh_size, st.bytes, st.rows, st.rules);
+	assert_true(st.rows > 10000);	/* readelf: 23,757 rows, fewer once equal ones merge */
+	assert_true(st.rules < 2000);
+	assert_true(st.bytes < in.eh.sh_size);
+	jt_cfi__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -701,6 +934,9 @@ int main(void)
 		cmocka_unit_test(mutated_sections_never_crash),
 		cmocka_unit_test(a_lookup_is_a_binary_search),
 		cmocka_unit_test(crafted_tables_cost_bounded_work_and_memory),
+		cmocka_unit_test(debug_frame_rows_where_eh_frame_has_none),
+		cmocka_unit_test(debug_frame_of_a_program_and_of_its_debug_file),
+		cmocka_unit_test(a_table_is_smaller_than_its_section),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

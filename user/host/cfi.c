@@ -3,7 +3,7 @@
  * DWARF call frame information (.eh_frame, and .debug_frame where .eh_frame has no row) of
  * one ELF file, turned at load into a compact table asked by file offset. Every FDE's
  * instructions are run once, their rows (the rule from each address on) deduplicated into a
- * small dictionary and kept as a sorted array of (address, rule number): 6 bytes a row, the
+ * small dictionary and kept as a sorted array of (address, rule number): 4 bytes a row, the
  * sections themselves freed. A lookup is a binary search. Every read of the sections is
  * bounds-checked and the work of a load is bounded: the file may be hostile.
  */
@@ -105,15 +105,24 @@ struct prule {
 
 enum { PR_BP_SAVED = 1, PR_BP_LOST = 2, PR_OUTERMOST = 4 };
 
-/* Rows: from address base + start[i] on, the rule numbered rule[i]; rule 0 is "no FDE". */
+/* Rows while built: from address base + start[i] on, rule number rule[i]; 0 is "no FDE". */
 struct rows {
 	uint32_t *start;
 	uint16_t *rule;
 	size_t nr, cap;
 };
 
+/*
+ * The table keeps a row in 4 bytes: the low 16 bits of its start and its rule number, and
+ * where each 64 KiB of addresses begins in the rows (libc's 28,000 rows take 110 KiB, its
+ * .eh_frame 150).
+ */
 struct jt_cfi {
-	struct rows rows;
+	uint16_t *low;		/* row i starts at base + (its page << 16 | low[i]) */
+	uint16_t *rule;
+	size_t nr_rows;
+	uint32_t *page;		/* page p's first row; nr_pages + 1 of them, the last nr_rows */
+	size_t nr_pages;
 	struct prule *rules;
 	size_t nr_rules;
 	uint64_t base;		/* the lowest loadable address: rows are 32-bit from it */
@@ -934,21 +943,54 @@ static void rows_free(struct rows *rows)
 	*rows = (struct rows){ 0 };
 }
 
-/* Shrink rows to their count: a table lives as long as the recorder. */
-static void rows_trim(struct rows *rows)
+/* The table's compact rows from rows (freed). */
+static int table_finish(struct jt_cfi *c, struct rows *rows)
 {
-	uint32_t *start;
+	size_t i, p = 0;
 	uint16_t *rule;
 
-	if (!rows->nr)
-		return;
-	start = realloc(rows->start, rows->nr * sizeof(*start));
-	if (start)
-		rows->start = start;
-	rule = realloc(rows->rule, rows->nr * sizeof(*rule));
-	if (rule)
-		rows->rule = rule;
-	rows->cap = rows->nr;
+	c->nr_rows = rows->nr;
+	c->nr_pages = rows->nr ? (rows->start[rows->nr - 1] >> 16) + 1 : 0;
+	c->page = malloc((c->nr_pages + 1) * sizeof(*c->page));
+	c->low = malloc((rows->nr ? rows->nr : 1) * sizeof(*c->low));
+	if (!c->page || !c->low)
+		return -ENOMEM;
+	for (i = 0; i < rows->nr; i++) {
+		while (p <= rows->start[i] >> 16)
+			c->page[p++] = i;
+		c->low[i] = rows->start[i];
+	}
+	c->page[c->nr_pages] = rows->nr;
+	/* the rule numbers as they are, their array shrunk to its count */
+	c->rule = rows->rule;
+	rows->rule = NULL;
+	if (rows->nr) {
+		rule = realloc(c->rule, rows->nr * sizeof(*rule));
+		if (rule)
+			c->rule = rule;
+	}
+	rows_free(rows);
+	return 0;
+}
+
+/* The rule number at rel: 0 before the first row. */
+static uint16_t table_at(const struct jt_cfi *c, uint32_t rel)
+{
+	size_t p = rel >> 16, lo, hi;
+
+	if (p >= c->nr_pages)
+		return c->nr_rows ? c->rule[c->nr_rows - 1] : 0;
+	lo = c->page[p];
+	hi = c->page[p + 1];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->low[mid] <= (rel & 0xffff))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? c->rule[lo - 1] : 0;	/* lo - 1 may be the last row of a page before */
 }
 
 static int build_table(struct jt_cfi *c, const struct sect *eh, const struct sect *dbg)
@@ -967,15 +1009,18 @@ static int build_table(struct jt_cfi *c, const struct sect *eh, const struct sec
 		b.rows = &dbg_rows;
 		err = build_section(&b, dbg);
 	}
-	if (!err && dbg_rows.nr)
-		err = rows_merge(&eh_rows, &dbg_rows, &c->rows);
-	else if (!err)
-		c->rows = eh_rows, eh_rows = (struct rows){ 0 };
+	if (!err && dbg_rows.nr) {
+		struct rows both = { 0 };
+
+		err = rows_merge(&eh_rows, &dbg_rows, &both) ?: table_finish(c, &both);
+		rows_free(&both);
+	} else if (!err) {
+		err = table_finish(c, &eh_rows);
+	}
 	rows_free(&eh_rows);
 	rows_free(&dbg_rows);
 	free(b.slots);
 	if (!err) {
-		rows_trim(&c->rows);
 		if (c->nr_rules) {
 			struct prule *rules = realloc(c->rules, c->nr_rules * sizeof(*rules));
 
@@ -1005,7 +1050,7 @@ int jt_cfi__rule(const struct jt_cfi *c, uint64_t off, struct jt_cfi_rule *r)
 
 	if (!to_vaddr(c, off, &vaddr) || vaddr < c->base || vaddr - c->base > UINT32_MAX)
 		return -ENOENT;
-	p = &c->rules[rows_at(&c->rows, vaddr - c->base)];
+	p = &c->rules[table_at(c, vaddr - c->base)];
 	if (p->err)
 		return p->err;
 	*r = (struct jt_cfi_rule){
@@ -1022,10 +1067,11 @@ int jt_cfi__rule(const struct jt_cfi *c, uint64_t off, struct jt_cfi_rule *r)
 
 void jt_cfi__stats(const struct jt_cfi *c, struct jt_cfi_stats *st)
 {
-	st->rows = c->rows.nr;
+	st->rows = c->nr_rows;
 	st->rules = c->nr_rules;
-	st->bytes = sizeof(*c) + c->rows.cap * (sizeof(*c->rows.start) + sizeof(*c->rows.rule)) +
-		    c->nr_rules * sizeof(*c->rules) + c->nr_segs * sizeof(*c->segs);
+	st->bytes = sizeof(*c) + c->nr_rows * (sizeof(*c->low) + sizeof(*c->rule)) +
+		    (c->nr_pages + 1) * sizeof(*c->page) + c->nr_rules * sizeof(*c->rules) +
+		    c->nr_segs * sizeof(*c->segs);
 }
 
 /* The bytes of section sh of the file at fd (size bytes) into *out. */
@@ -1177,7 +1223,9 @@ void jt_cfi__free(struct jt_cfi *c)
 {
 	if (!c)
 		return;
-	rows_free(&c->rows);
+	free(c->low);
+	free(c->rule);
+	free(c->page);
 	free(c->rules);
 	free(c->segs);
 	free(c);
