@@ -1104,15 +1104,18 @@ static int read_section(int fd, off_t size, const GElf_Shdr *sh, uint8_t **out)
 }
 
 /*
- * The section named name of the x86-64 ELF file open at fd into *s: 0, -ENOENT if it has none
- * (or an empty one), else why it cannot be read.
+ * The sections of the x86-64 ELF file open at fd: .eh_frame into *eh (NULL: not wanted) and
+ * .debug_frame into *dbg, each left empty if the file has none; its loadable segments into c
+ * (NULL: not wanted). Returns 0 or why the file or its .eh_frame cannot be read; why its
+ * .debug_frame cannot be into *dbg_err.
  */
-static int read_named(int fd, const char *name, struct sect *s)
+static int read_elf(int fd, struct jt_cfi *c, struct sect *eh, struct sect *dbg, int *dbg_err)
 {
+	GElf_Shdr eh_sh = { 0 }, dbg_sh = { 0 };
 	Elf_Scn *scn = NULL;
+	size_t i, n = 0, shstrndx;
 	struct stat st;
-	size_t shstrndx;
-	GElf_Ehdr eh;
+	GElf_Ehdr ehdr;
 	int err = -ENOEXEC;
 	Elf *elf;
 
@@ -1122,55 +1125,48 @@ static int read_named(int fd, const char *name, struct sect *s)
 	if (elf_version(EV_CURRENT) == EV_NONE || !(elf = elf_begin(fd, ELF_C_READ, NULL)))
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
-	    !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
-	    elf_getshdrstrndx(elf, &shstrndx))
+	    !gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &shstrndx) || (c && elf_getphdrnum(elf, &n)))
 		goto out;
-	err = -ENOENT;
+	if (c) {	/* to turn file offsets into the addresses CFI is written in */
+		err = -ENOMEM;
+		c->segs = calloc(n ? n : 1, sizeof(*c->segs));
+		if (!c->segs)
+			goto out;
+		c->base = UINT64_MAX;
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			c->segs[c->nr_segs++] = (struct seg){ ph.p_vaddr, ph.p_filesz,
+							      ph.p_offset };
+			if (ph.p_vaddr < c->base)
+				c->base = ph.p_vaddr;
+		}
+	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		const char *n;
+		const char *name;
 
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(n, name) || !sh.sh_size)
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_size ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		err = read_section(fd, st.st_size, &sh, &s->buf);
-		if (!err) {
-			s->len = sh.sh_size;
-			s->vaddr = sh.sh_addr;
-		}
-		break;
-	}
-out:
-	elf_end(elf);
-	return err;
-}
-
-/* The loadable segments, to turn file offsets into the addresses CFI is written in. */
-static int read_segs(int fd, struct jt_cfi *c)
-{
-	size_t i, n;
-	int err = -ENOEXEC;
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE || !(elf = elf_begin(fd, ELF_C_READ, NULL)))
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
-		goto out;
-	err = -ENOMEM;
-	c->segs = calloc(n ? n : 1, sizeof(*c->segs));
-	if (!c->segs)
-		goto out;
-	c->base = UINT64_MAX;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		c->segs[c->nr_segs++] = (struct seg){ ph.p_vaddr, ph.p_filesz, ph.p_offset };
-		if (ph.p_vaddr < c->base)
-			c->base = ph.p_vaddr;
+		if (eh && !strcmp(name, ".eh_frame") && !eh_sh.sh_size)
+			eh_sh = sh;
+		else if (!strcmp(name, ".debug_frame") && !dbg_sh.sh_size)
+			dbg_sh = sh;
 	}
 	err = 0;
+	if (eh_sh.sh_size) {
+		err = read_section(fd, st.st_size, &eh_sh, &eh->buf);
+		eh->len = err ? 0 : eh_sh.sh_size;
+		eh->vaddr = eh_sh.sh_addr;
+	}
+	if (!err && dbg_sh.sh_size) {
+		*dbg_err = read_section(fd, st.st_size, &dbg_sh, &dbg->buf);
+		dbg->len = *dbg_err ? 0 : dbg_sh.sh_size;
+	}
 out:
 	elf_end(elf);
 	return err;
@@ -1179,30 +1175,23 @@ out:
 struct jt_cfi *jt_cfi__load_debug(int fd, int debug_fd, int *err)
 {
 	struct sect eh = { 0 }, dbg = { .debug = true };
-	struct jt_cfi *c;
-	struct stat st;
-	int dbg_err;
+	struct jt_cfi *c = calloc(1, sizeof(*c));
+	int dbg_err = -ENOENT;
 
-	if (fstat(fd, &st)) {
-		*err = -errno;
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
 	if (!c) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*err = read_segs(fd, c);
-	if (!*err)
-		*err = read_named(fd, ".eh_frame", &eh);
+	*err = read_elf(fd, c, &eh, &dbg, &dbg_err);
 	/* the file's own .debug_frame, else its debug file's */
-	if (!*err || *err == -ENOENT) {
-		dbg_err = read_named(fd, ".debug_frame", &dbg);
-		if (dbg_err == -ENOENT && debug_fd >= 0)
-			dbg_err = read_named(debug_fd, ".debug_frame", &dbg);
-		if (*err)
-			*err = dbg_err;	/* .debug_frame alone */
+	if (!*err && !dbg.len && debug_fd >= 0) {
+		int derr = read_elf(debug_fd, NULL, NULL, &dbg, &dbg_err);
+
+		if (derr)
+			dbg_err = derr;
 	}
+	if (!*err && !eh.len && !dbg.len)
+		*err = dbg_err;	/* -ENOENT: neither section; else why .debug_frame is not read */
 	if (!*err)
 		*err = build_table(c, &eh, &dbg);
 	free(eh.buf);
