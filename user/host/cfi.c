@@ -96,7 +96,7 @@ struct seg {
  * its rows gives (-ENOENT: no FDE, -ENOTSUP, -EINVAL). No padding: rules compare as bytes.
  */
 struct prule {
-	int32_t cfa_off, bp_off, ra_off;
+	int32_t cfa_off, bp_off, ra_off;	/* (hashed as two 64-bit words) */
 	int8_t err;
 	uint8_t cfa_reg;
 	uint8_t flags;	/* PR_* */
@@ -558,33 +558,32 @@ struct build {
 	struct jt_cfi *c;
 	struct rows *rows;
 	uint32_t *slots;	/* the dictionary's hash: rule number + 1, 0 free */
-	size_t nr_slots;
+	unsigned int bits;	/* 1 << bits slots */
 	size_t rules_cap;
 	uint64_t hi;		/* rows at or past this address belong to the next FDE */
 	size_t ops;		/* instructions run in this file */
 	int err;		/* -ENOMEM or -E2BIG: the load fails */
 };
 
-static uint64_t prule_hash(const struct prule *p)
+/* A slot for p in a table of 1 << bits: the 16 bytes mixed by multiplication (Fibonacci). */
+static size_t prule_slot(const struct prule *p, unsigned int bits)
 {
-	const uint8_t *b = (const uint8_t *)p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
+	uint64_t w[2];
 
-	for (i = 0; i < sizeof(*p); i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
+	memcpy(w, p, sizeof(w));
+	return ((w[0] * 0x9e3779b97f4a7c15ULL) ^ w[1]) * 0xc2b2ae3d27d4eb4fULL >> (64 - bits);
 }
 
 static int slots_grow(struct build *b)
 {
-	size_t n = b->nr_slots ? 2 * b->nr_slots : 256, i;
+	unsigned int bits = b->bits ? b->bits + 1 : 8;
+	size_t n = (size_t)1 << bits, i;
 	uint32_t *slots = calloc(n, sizeof(*slots));
 
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < b->c->nr_rules; i++) {
-		size_t at = prule_hash(&b->c->rules[i]) & (n - 1);
+		size_t at = prule_slot(&b->c->rules[i], bits);
 
 		while (slots[at])
 			at = (at + 1) & (n - 1);
@@ -592,7 +591,7 @@ static int slots_grow(struct build *b)
 	}
 	free(b->slots);
 	b->slots = slots;
-	b->nr_slots = n;
+	b->bits = bits;
 	return 0;
 }
 
@@ -600,14 +599,14 @@ static int slots_grow(struct build *b)
 static int rule_number(struct build *b, const struct prule *p)
 {
 	struct jt_cfi *c = b->c;
-	size_t at;
+	size_t at, mask;
 
-	if (2 * (c->nr_rules + 1) > b->nr_slots && slots_grow(b)) {
+	if (2 * (c->nr_rules + 1) > ((size_t)1 << b->bits) && slots_grow(b)) {
 		b->err = -ENOMEM;
 		return -1;
 	}
-	for (at = prule_hash(p) & (b->nr_slots - 1); b->slots[at];
-	     at = (at + 1) & (b->nr_slots - 1))
+	mask = ((size_t)1 << b->bits) - 1;
+	for (at = prule_slot(p, b->bits); b->slots[at]; at = (at + 1) & mask)
 		if (!memcmp(&c->rules[b->slots[at] - 1], p, sizeof(*p)))
 			return b->slots[at] - 1;
 	if (c->nr_rules == RULES_MAX) {
