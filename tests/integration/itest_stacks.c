@@ -21,6 +21,7 @@
 #include "lib.h"
 
 #define NOFP "build/tests/nofp"
+#define NOFP_DBGFRAME "build/tests/nofp-dbgframe"
 #define PYTHON "/usr/bin/python3.11"
 #define PY_LOOP "tests/runtimes/python/loop.py"
 #define MONO "/usr/bin/mono"
@@ -87,22 +88,21 @@ static uint32_t record_chains(char *const argv[], const char *log_path, struct i
 }
 
 /*
- * main > level1 > level2 > level3 > leaf_work, none with a frame pointer: by frame pointers
- * each sample is leaf_work alone; by CFI at least 95% (as the issue asks) hold the whole
+ * main > level1 > level2 > level3 > leaf_work of prog (tests/native/nofp.c), none with a
+ * frame pointer: by CFI at least 95% of leaf_work's samples (as the issue asks) hold the whole
  * chain, and the log spends at most 200 bytes a sample (perf --call-graph dwarf: 8.5 KB).
  */
-static void test_c_program_without_frame_pointers(void **state)
+static void c_program_chains(const char *prog, const char *log_name)
 {
 	static const char *const chain[] = { "level3", "level2", "level1", "main" };
-	char *log_path = it_path_dup("nofp.jtl"), secs[16];
+	char *log_path = it_path_dup(log_name), secs[16];
 	char *argv[] = { IT_JITRACE, "record", "--unwind", "cfi", "-F", "999", "-f", "-o",
-			 log_path, "--", NOFP, it_scaled(secs, sizeof(secs), 3), NULL };
+			 log_path, "--", (char *)prog, it_scaled(secs, sizeof(secs), 3), NULL };
 	uint64_t n, whole, all;
 	struct it_log log;
 	uint32_t pid;
 
-	(void)state;
-	pid = record_chains(argv, log_path, &log, NOFP, "leaf_work", chain, 4, true, &n, &whole);
+	pid = record_chains(argv, log_path, &log, prog, "leaf_work", chain, 4, true, &n, &whole);
 	all = samples_of(&log, pid);
 	print_message("log %lld bytes, %llu samples\n", (long long)file_size(log_path),
 		      (unsigned long long)all);
@@ -111,6 +111,23 @@ static void test_c_program_without_frame_pointers(void **state)
 	assert_true(file_size(log_path) <= 200 * (off_t)all);
 	it_log_free(&log);
 	free(log_path);
+}
+
+/* Built -O2 -fomit-frame-pointer: by frame pointers each sample is leaf_work alone. */
+static void test_c_program_without_frame_pointers(void **state)
+{
+	(void)state;
+	c_program_chains(NOFP, "nofp.jtl");
+}
+
+/*
+ * Built -fno-asynchronous-unwind-tables -g besides: its functions' CFI is in .debug_frame
+ * only (its .eh_frame has _start's and the PLT's), read where .eh_frame has no row.
+ */
+static void test_c_program_with_debug_frame_only(void **state)
+{
+	(void)state;
+	c_program_chains(NOFP_DBGFRAME, "nofp-dbgframe.jtl");
 }
 
 /*
@@ -222,6 +239,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_c_program_without_frame_pointers),
+		cmocka_unit_test(test_c_program_with_debug_frame_only),
 		cmocka_unit_test(test_debian_python_reaches_main),
 		cmocka_unit_test(test_mono_runtime_and_jit_frames_in_one_walk),
 		cmocka_unit_test(test_dotnet_runtime_and_jit_frames_in_one_walk),
