@@ -923,6 +923,89 @@ static void a_table_is_smaller_than_its_section(void **state)
 	jt_cfi__free(c);
 }
 
+/*
+ * An .eh_frame at address 120 (as jt_test_cfi_elf puts it) of one CIE and nr FDEs, FDE i
+ * over [span i, span (i + 1)), each of reps times the instructions insn; into a new buffer,
+ * its length into *len.
+ */
+static uint8_t *eh_of_many(size_t nr, uint32_t span, const uint8_t *insn, size_t insn_len,
+			   size_t reps, size_t *len)
+{
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+				       0x0c, 7, 8, 0x90, 1 };
+	size_t fde_len = 4 + 4 + 4 + 1 + insn_len * reps, i, k, at = 0;
+	uint8_t *b = malloc(32 + nr * (fde_len + 12) + 4);
+
+	assert_non_null(b);
+	put_entry(b, &at, cie, sizeof(cie));
+	for (i = 0; i < nr; i++) {
+		size_t start = at;
+
+		put_le(b, &at, fde_len, 4);
+		put_le(b, &at, at, 4);	/* back to the CIE at 0 */
+		put_le(b, &at, (uint32_t)(span * i - (120 + at)), 4);	/* pc-relative */
+		put_le(b, &at, span, 4);
+		b[at++] = 0;	/* no augmentation data */
+		for (k = 0; k < reps; k++, at += insn_len)
+			memcpy(b + at, insn, insn_len);
+		assert_int_equal(at - start, 4 + fde_len);
+	}
+	put_le(b, &at, 0, 4);
+	*len = at;
+	return b;
+}
+
+/* The table of eh_of_many's section, loaded: NULL with *err if refused. */
+static struct jt_cfi *load_many(size_t nr, uint32_t span, const uint8_t *insn, size_t insn_len,
+				size_t reps, int *err)
+{
+	uint8_t *file = NULL, *eh;
+	struct jt_cfi *c;
+	size_t eh_len, len;
+
+	eh = eh_of_many(nr, span, insn, insn_len, reps, &eh_len);
+	len = jt_test_cfi_elf(NULL, 0, eh, eh_len, &file);
+	free(eh);
+	assert_true(len > 0);
+	c = load_bytes(file, len, 0, err);
+	free(file);
+	return c;
+}
+
+/*
+ * A file's load is bounded: 1,100 FDEs of 16,000 instructions each (17.6 million, over the
+ * budget of 16 Mi) are refused with -E2BIG, 1,000 of them are loaded; rows that alternate
+ * between two rules at each byte, past 4 Mi of them (the rows' budget), are refused too.
+ */
+static void a_file_over_the_budget_is_refused(void **state)
+{
+	static const uint8_t nop[] = { 0 }, two_rows[] = { 0x0e, 16, 0x41, 0x0e, 8, 0x41 };
+	struct jt_cfi_rule r;
+	struct jt_cfi *c;
+	int err = 0;
+
+	(void)state;
+	c = load_many(1000, 16, nop, 1, 16000, &err);
+	assert_non_null(c);
+	assert_sp_rule(c, 16 * 999, 8);
+	jt_cfi__free(c);
+	c = load_many(1100, 16, nop, 1, 16000, &err);
+	assert_null(c);
+	assert_int_equal(err, -E2BIG);
+
+	/* 8,001 rows an FDE over 8 KiB (within its 16,384 instructions), 530 FDEs: 4.24 million */
+	c = load_many(530, 8192, two_rows, sizeof(two_rows), 4000, &err);
+	assert_null(c);
+	assert_int_equal(err, -E2BIG);
+	c = load_many(500, 8192, two_rows, sizeof(two_rows), 4000, &err);
+	assert_non_null(c);
+	assert_int_equal(jt_cfi__rule(c, 8192 * 499, &r), 0);
+	assert_int_equal(r.cfa_off, 16);
+	assert_int_equal(jt_cfi__rule(c, 8192 * 499 + 1, &r), 0);	/* after one advance */
+	assert_int_equal(r.cfa_off, 8);
+	jt_cfi__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -937,6 +1020,7 @@ int main(void)
 		cmocka_unit_test(debug_frame_rows_where_eh_frame_has_none),
 		cmocka_unit_test(debug_frame_of_a_program_and_of_its_debug_file),
 		cmocka_unit_test(a_table_is_smaller_than_its_section),
+		cmocka_unit_test(a_file_over_the_budget_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
