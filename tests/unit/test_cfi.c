@@ -1033,6 +1033,25 @@ static void a_file_over_the_budget_is_refused(void **state)
 	jt_cfi__free(c);
 }
 
+/* An FDE far past the file's code (2 GiB up) adds no row: no 64 KiB pages of rows up to it. */
+static void a_far_fde_costs_no_memory(void **state)
+{
+	static const uint8_t nop[] = { 0 };
+	struct jt_cfi_stats st;
+	struct jt_cfi *c;
+	int err = 0;
+
+	(void)state;
+	c = load_many(2, 0x7ff00000, nop, 1, 1, &err);
+	assert_non_null(c);
+	jt_cfi__stats(c, &st);
+	print_message("%zu rows, %zu bytes\n", st.rows, st.bytes);
+	assert_true(st.rows <= 2);
+	assert_true(st.bytes < 4096);
+	assert_sp_rule(c, 0, 8);	/* the first FDE, at 0, is kept */
+	jt_cfi__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1048,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(debug_frame_of_a_program_and_of_its_debug_file),
 		cmocka_unit_test(a_table_is_smaller_than_its_section),
 		cmocka_unit_test(a_file_over_the_budget_is_refused),
+		cmocka_unit_test(a_far_fde_costs_no_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

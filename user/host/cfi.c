@@ -126,6 +126,7 @@ struct jt_cfi {
 	struct prule *rules;
 	size_t nr_rules;
 	uint64_t base;		/* the lowest loadable address: rows are 32-bit from it */
+	uint64_t top;		/* past the highest address in the file: no row from there */
 	struct seg *segs;
 	size_t nr_segs;
 };
@@ -650,12 +651,14 @@ static int rows_add(struct rows *rows, uint32_t start, uint16_t n)
 	return 0;
 }
 
-/* The row of rule p from vaddr on, if vaddr is in the current FDE and in the table's reach. */
+/* The row of rule p from vaddr on, if vaddr is in the current FDE and in the file's reach. */
 static void emit(struct build *b, uint64_t vaddr, const struct prule *p)
 {
 	int n;
 
-	if (b->err || vaddr >= b->hi || vaddr < b->c->base || vaddr - b->c->base > UINT32_MAX)
+	/* only addresses a lookup can ask: a crafted FDE far away costs no pages of rows */
+	if (b->err || vaddr >= b->hi || vaddr < b->c->base || vaddr >= b->c->top ||
+	    vaddr - b->c->base > UINT32_MAX)
 		return;
 	n = rule_number(b, p);
 	if (n >= 0)
@@ -1142,6 +1145,8 @@ static int read_elf(int fd, struct jt_cfi *c, struct sect *eh, struct sect *dbg,
 							      ph.p_offset };
 			if (ph.p_vaddr < c->base)
 				c->base = ph.p_vaddr;
+			if (ph.p_vaddr + ph.p_filesz > c->top && ph.p_vaddr + ph.p_filesz > ph.p_vaddr)
+				c->top = ph.p_vaddr + ph.p_filesz;
 		}
 	}
 	while ((scn = elf_nextscn(elf, scn))) {
