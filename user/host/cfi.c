@@ -96,12 +96,14 @@ struct seg {
  * its rows gives (-ENOENT: no FDE, -ENOTSUP, -EINVAL). No padding: rules compare as bytes.
  */
 struct prule {
-	int32_t cfa_off, bp_off, ra_off;	/* (hashed as two 64-bit words) */
+	int32_t cfa_off, bp_off, ra_off;
 	int8_t err;
 	uint8_t cfa_reg;
 	uint8_t flags;	/* PR_* */
 	uint8_t pad;
 };
+
+_Static_assert(sizeof(struct prule) == 16, "a rule is hashed as its two 64-bit words");
 
 enum { PR_BP_SAVED = 1, PR_BP_LOST = 2, PR_OUTERMOST = 4 };
 
@@ -850,7 +852,8 @@ static int build_section(struct build *b, const struct sect *s)
 
 	err = fde_refs(s, &refs, &nr);
 	for (i = 0; !err && i < nr; i++) {
-		struct exec x = { 0 };
+		struct exec x = { .b = b };
+		struct prule p;
 		struct fde f;
 		struct rd rd;
 
@@ -859,7 +862,6 @@ static int build_section(struct build *b, const struct sect *s)
 		if (parse_fde(s, refs[i].off, &f))
 			continue;	/* parsed when listed */
 		x.cie = &f.cie;
-		x.b = b;
 		if (f.cie_off != cie_off) {
 			cie_off = f.cie_off;
 			rd = (struct rd){ .buf = s->buf, .pos = f.cie.insn, .end = f.cie.insn_end,
@@ -867,31 +869,24 @@ static int build_section(struct build *b, const struct sect *s)
 			x.from = f.pc;
 			cie_err = run(&x, &rd);
 			init = x.s;
-			if (b->err)
-				break;
 		}
 		x.s = init;
 		x.init = &init;
 		x.emit = true;
 		x.from = f.pc;
+		/* up to its end, or to the next FDE's start if that is before */
 		b->hi = i + 1 < nr && refs[i + 1].pc < refs[i].end ? refs[i + 1].pc : refs[i].end;
-		if (cie_err) {
-			emit(b, x.from, &(struct prule){ .err = cie_err });
-		} else {
+		err = cie_err;
+		if (!err) {
 			rd = (struct rd){ .buf = s->buf, .pos = f.insn, .end = f.insn_end,
 					  .vaddr = s->vaddr };
 			err = run(&x, &rd);
-			if (err) {
-				emit(b, x.from, &(struct prule){ .err = err });
-			} else {
-				struct prule p = to_prule(&x.s);
-
-				emit(b, x.from, &p);
-			}
 		}
+		p = err ? (struct prule){ .err = err } : to_prule(&x.s);
+		emit(b, x.from, &p);
+		x.from = b->hi;
 		b->hi = UINT64_MAX;
-		emit(b, i + 1 < nr && refs[i + 1].pc < refs[i].end ? refs[i + 1].pc : refs[i].end,
-		     &none);
+		emit(b, x.from, &none);
 		err = b->err;
 	}
 	free(refs);
