@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "host/cfi.h"
 
 #define HZ "999"
 #define SECS 4		/* a workload's run */
@@ -430,17 +431,28 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 		       over[JT_CFI][0] <= 1 && d_perf[0] <= 0 ? "within" : "beyond");
 }
 
-/* Bytes of .eh_frame and .eh_frame_hdr in the ELF file at path (0: none, not ELF). */
-static uint64_t cfi_bytes(const char *path)
+/*
+ * Bytes of .eh_frame and .eh_frame_hdr in the ELF file at path (0: none, not ELF), and those
+ * its compact unwind table holds into *table.
+ */
+static uint64_t cfi_bytes(const char *path, uint64_t *table)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	struct jt_cfi_stats st;
 	uint64_t total = 0;
 	Elf_Scn *scn = NULL;
+	struct jt_cfi *c;
 	size_t shstrndx;
 	Elf *elf;
 
 	if (fd < 0)
 		return 0;
+	c = jt_cfi__load(fd, &err);
+	if (c) {
+		jt_cfi__stats(c, &st);
+		*table += st.bytes;
+		jt_cfi__free(c);
+	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf && !elf_getshdrstrndx(elf, &shstrndx))
 		while ((scn = elf_nextscn(elf, scn))) {
@@ -458,10 +470,11 @@ static uint64_t cfi_bytes(const char *path)
 }
 
 /*
- * Every file mapped executable by any process, once (by device and inode): how many, and
- * their CFI's bytes, which the recorder copies when a stack passes through them.
+ * Every file mapped executable by any process, once (by device and inode): how many, their
+ * CFI sections' bytes, and the bytes of the tables the recorder builds of them when a stack
+ * passes through them.
  */
-static void all_mapped_cfi(unsigned int *files, uint64_t *bytes)
+static void all_mapped_cfi(unsigned int *files, uint64_t *bytes, uint64_t *table)
 {
 	static uint64_t seen[8192][2];
 	unsigned int nr = 0;
@@ -470,6 +483,7 @@ static void all_mapped_cfi(unsigned int *files, uint64_t *bytes)
 
 	*files = 0;
 	*bytes = 0;
+	*table = 0;
 	elf_version(EV_CURRENT);
 	while (proc && (d = readdir(proc))) {
 		char path[800], line[1024], file[512];
@@ -495,7 +509,7 @@ static void all_mapped_cfi(unsigned int *files, uint64_t *bytes)
 			seen[nr][0] = (uint64_t)maj << 20 | min;
 			seen[nr++][1] = ino;
 			snprintf(path, sizeof(path), "/proc/%s/root%s", d->d_name, file);
-			*bytes += cfi_bytes(path);
+			*bytes += cfi_bytes(path, table);
 		}
 		if (f)
 			fclose(f);
@@ -510,7 +524,7 @@ static void memory_table(const char *jitrace)
 	double rss[2][ROUNDS];
 	char line[64];
 	unsigned int files, procs = 0;
-	uint64_t bytes;
+	uint64_t bytes, table;
 	struct dirent *d;
 	DIR *proc;
 	int round, c;
@@ -536,7 +550,7 @@ static void memory_table(const char *jitrace)
 			rss[c][round] = kb / 1024.0;
 			unlink(data);
 		}
-	all_mapped_cfi(&files, &bytes);
+	all_mapped_cfi(&files, &bytes, &table);
 	proc = opendir("/proc");
 	while (proc && (d = readdir(proc)))
 		procs += d->d_name[0] >= '1' && d->d_name[0] <= '9';
@@ -549,10 +563,10 @@ static void memory_table(const char *jitrace)
 	printf("| `--unwind fp` | %s |\n", mmm(line, sizeof(line), "%.1f", rss[0], ROUNDS));
 	printf("| `--unwind cfi` | %s |\n", mmm(line, sizeof(line), "%.1f", rss[1], ROUNDS));
 	printf("\nEvery file mapped executable by any process here: %u files, whose `.eh_frame` "
-	       "and `.eh_frame_hdr` hold %.1f MiB: what the tables would take if stacks passed "
-	       "through all of them (a table is a copy of these two sections, read at the first "
-	       "stack through the file, once per device and inode).\n", files,
-	       bytes / 1048576.0);
+	       "and `.eh_frame_hdr` hold %.1f MiB (what a copy of them took) and whose compact "
+	       "tables hold %.1f MiB: what the recorder keeps if stacks pass through all of them "
+	       "(a table is built at the first stack through the file, once per device and "
+	       "inode).\n", files, bytes / 1048576.0, table / 1048576.0);
 }
 
 /*
