@@ -969,6 +969,33 @@ static void thread_drops_name_the_thread_and_keep_the_total(void **state)
 	assert_ts_nondecreasing(f);
 }
 
+/*
+ * A kind's total told lower than what its threads were already named for (the source
+ * counts the two at different moments) is not a negative remainder: the named losses stand,
+ * no record goes back, and a later total above them adds only what is new.
+ */
+static void a_total_below_the_named_losses_writes_no_negative_count(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t[JT_DROP_MAX] = { 0 }, sum = 0;
+	size_t i;
+
+	assert_int_equal(jt_pipeline__thread_drops(f->pl, JT_DROP_CALLS_FULL, 77, 300), 0);
+	jt_pipeline__source_drops(f->pl, JT_DROP_CALLS_FULL, 100);
+	assert_int_equal(jt_pipeline__bpf_drops(f->pl, t), 0);
+	jt_pipeline__source_drops(f->pl, JT_DROP_CALLS_FULL, 310);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_drop *d = (const void *)f->cap.recs[i];
+
+		if (d->what != JT_DROP_CALLS_FULL)
+			continue;
+		assert_true(d->count <= 310);
+		sum += d->count;
+	}
+	assert_int_equal(sum, 310);
+}
+
 static void finish_lets_everything_out_before_the_drop_records(void **state)
 {
 	struct fx *f = *state;
@@ -1062,6 +1089,7 @@ int main(void)
 		T(finish_writes_a_drop_record_for_every_kind_even_when_zero),
 		T(finish_counts_only_what_was_not_logged_before),
 		T(thread_drops_name_the_thread_and_keep_the_total),
+		T(a_total_below_the_named_losses_writes_no_negative_count),
 		T(finish_lets_everything_out_before_the_drop_records),
 #undef T
 	};

@@ -344,8 +344,9 @@ int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals)
 
 void jt_pipeline__source_drops(struct jt_pipeline *pl, unsigned int what, uint64_t total)
 {
+	/* never below what threads were named for: those records are written */
 	if (what < JT_DROP_MAX)
-		pl->lost[what] = total;
+		pl->lost[what] = total > pl->logged[what] ? total : pl->logged[what];
 }
 
 int jt_pipeline__thread_drops(struct jt_pipeline *pl, unsigned int what, uint32_t tid,
