@@ -117,9 +117,9 @@ static void test_short_lived_natives_are_named(void **state)
 }
 
 /*
- * The same through a wrapper (env: a second exec of each pid), of a program whose code is
- * in its second executable segment, as node's is: the mappings taken at exec must hold it,
- * since each process is gone before /proc could be read.
+ * The same through a wrapper (env: a second exec of each pid), of blip built as split, its
+ * code in its second executable segment, as node's is: the mappings taken at exec must hold
+ * it, since each process is gone before /proc could be read.
  */
 static void test_wrapped_natives_are_named_from_their_second_segment(void **state)
 {
@@ -129,8 +129,8 @@ static void test_wrapped_natives_are_named_from_their_second_segment(void **stat
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "env " SPLIT " %s", it_scaled(ms, sizeof(ms), 60));
-	record_runs(log_path, cmd, "split", "split_spin", &split, &named, &pids);
-	it_assert_share_at_least("split samples named split_spin", named, split, 0.85,
+	record_runs(log_path, cmd, "split", "blip_spin", &split, &named, &pids);
+	it_assert_share_at_least("split samples named blip_spin", named, split, 0.85,
 				 "as blip's");
 	assert_true(split >= IT_MIN_SAMPLES);
 	free(log_path);
