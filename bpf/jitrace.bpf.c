@@ -919,19 +919,23 @@ int BPF_PROG(jt_maps, struct pt_regs *regs, long ret)
 /*
  * The new image's executable mappings: the program, its interpreter, the vdso. Found by
  * address with bpf_find_vma (5.17), not with the VMA iterator kfuncs (6.7), so that
- * Debian 12's 6.1 names a process that lives 10 ms too. The program's code holds
- * mm->start_code; the interpreter's is the first executable mapping from its base
- * (AT_BASE), walked mapping by mapping; the vdso is at mm->context.vdso.
+ * Debian 12's 6.1 names a process that lives 10 ms too. The program's code is every
+ * executable mapping from mm->start_code to mm->end_code: a program may have several
+ * executable segments, its text not the first (node's first is two pages of .init and
+ * .plt, its 26 MB of text the next, a page further), so the walk goes on past the first,
+ * over the unmapped pages between them. The interpreter's code is the first executable
+ * mapping from its base (AT_BASE); the vdso is at mm->context.vdso.
  */
 #define AT_BASE 7
 #define AUXV_PAIRS 24		/* AT_BASE comes within the first ten the kernel writes */
-#define EXEC_WALK 6		/* mappings walked from a base to its code */
+#define EXEC_WALK 16		/* mappings and unmapped pages walked from a base */
+#define EXEC_PAGE 4096
 
 struct exec_walk {
 	__u64 pid_tgid;
 	__u64 next;		/* the end of the mapping just looked at */
 	__u16 flags;		/* JT_MMAP_VDSO for the vdso, else 0 */
-	bool done;
+	bool done;		/* an executable mapping was found */
 };
 
 static long exec_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
@@ -947,15 +951,26 @@ static long exec_vma_found(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/*
+ * The executable mappings from addr: the first one only if end is 0, else every one that
+ * starts before end, stepping a page at a time over what is not mapped (bpf_find_vma
+ * finds only a mapping that holds the address).
+ */
 static __always_inline void emit_exec_map(struct task_struct *task, __u64 pid_tgid,
-					  __u64 addr, __u16 flags)
+					  __u64 addr, __u64 end, __u16 flags)
 {
 	struct exec_walk w = { .pid_tgid = pid_tgid, .flags = flags };
 	int i;
 
 	for (i = 0; i < EXEC_WALK && addr; i++) {
 		w.next = 0;
-		if (bpf_find_vma(task, addr, exec_vma_found, &w, 0) || w.done || !w.next)
+		if (bpf_find_vma(task, addr, exec_vma_found, &w, 0)) {
+			if (addr >= end)
+				return;
+			addr = (addr & ~(__u64)(EXEC_PAGE - 1)) + EXEC_PAGE;
+			continue;
+		}
+		if (!w.next || (w.done && w.next >= end))
 			return;
 		addr = w.next;
 	}
@@ -982,9 +997,10 @@ static __always_inline void emit_exec_maps(struct task_struct *task, __u64 pid_t
 
 	if (!mm)
 		return;
-	emit_exec_map(task, pid_tgid, BPF_CORE_READ(mm, start_code), 0);
-	emit_exec_map(task, pid_tgid, interp_base(mm), 0);
-	emit_exec_map(task, pid_tgid, (__u64)BPF_CORE_READ(mm, context.vdso), JT_MMAP_VDSO);
+	emit_exec_map(task, pid_tgid, BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code),
+		      0);
+	emit_exec_map(task, pid_tgid, interp_base(mm), 0, 0);
+	emit_exec_map(task, pid_tgid, (__u64)BPF_CORE_READ(mm, context.vdso), 0, JT_MMAP_VDSO);
 }
 
 /* The new image's first arguments, NUL-separated, from its own stack. */

@@ -19,6 +19,7 @@
 
 #define BLIP "build/tests/blip"
 #define BLIP_RUNS "20"
+#define SPLIT "build/tests/split"
 
 /* Whether pid was described (a proc record) under comm. */
 static bool proc_is(const struct it_log *log, uint32_t pid, const char *comm)
@@ -48,6 +49,43 @@ static void leaf_name(const struct it_log *log, const struct jt_rec_sample *s, c
 }
 
 /*
+ * Record cmd run BLIP_RUNS times in a row by sh into log_path; count the samples of the
+ * processes described under comm, their processes, and the samples whose user leaf is fn.
+ */
+static void record_runs(const char *log_path, const char *cmd, const char *comm,
+			const char *fn, uint64_t *samples, uint64_t *named, uint64_t *pids)
+{
+	char loop[256];
+	char *argv[] = { IT_JITRACE, "record", "-F", "999", "-f", "-o", (char *)log_path, "--",
+			 "sh", "-c", loop, NULL };
+	uint32_t last_pid = 0;
+	struct it_log log;
+	char name[256];
+	size_t i;
+
+	snprintf(loop, sizeof(loop), "for i in $(seq " BLIP_RUNS "); do %s; done", cmd);
+	assert_int_equal(it_run(argv, NULL, NULL), 0);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	*samples = *named = *pids = 0;
+	for (i = 0; i < log.n; i++) {
+		const struct jt_rec_sample *s = (const void *)log.recs[i];
+
+		if (s->h.type != JT_REC_SAMPLE || !proc_is(&log, s->pid, comm))
+			continue;
+		++*samples;
+		*pids += s->pid != last_pid;
+		last_pid = s->pid;
+		leaf_name(&log, s, name, sizeof(name));
+		*named += !strcmp(name, fn);
+	}
+	print_message("%llu samples in about %llu %s processes, %llu in %s\n",
+		      (unsigned long long)*samples, (unsigned long long)*pids, comm,
+		      (unsigned long long)*named, fn);
+	it_log_free(&log);
+}
+
+/*
  * A native program that spins 60 ms (times it_scale()) and exits, run 20 times: each is gone
  * long before its samples are joined, yet its frames carry its symbols (its mappings were
  * recorded as they were made, its file read while it could be), and report shows its comm
@@ -56,36 +94,15 @@ static void leaf_name(const struct it_log *log, const struct jt_rec_sample *s, c
 static void test_short_lived_natives_are_named(void **state)
 {
 	char *log_path = it_path_dup("blip.jtl"), *rep = it_path_dup("blip.txt");
-	char ms[16], cmd[64], loop[128], shown[80];
-	char *argv[] = { IT_JITRACE, "record", "-F", "999", "-f", "-o", log_path, "--", "sh", "-c",
-			 loop, NULL };
+	char ms[16], cmd[64], shown[80];
 	char *rargv[] = { IT_JITRACE, "report", log_path, NULL };
-	uint64_t blip = 0, named = 0, pids = 0;
-	uint32_t last_pid = 0;
-	struct it_log log;
-	char name[256], *text;
-	size_t i;
+	uint64_t blip, named, pids;
+	char *text;
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), BLIP " %s", it_scaled(ms, sizeof(ms), 60));
-	snprintf(loop, sizeof(loop), "for i in $(seq " BLIP_RUNS "); do %s; done", cmd);
 	snprintf(shown, sizeof(shown), "\n   %s\n", cmd);
-	assert_int_equal(it_run(argv, NULL, NULL), 0);
-	it_log_load(log_path, &log);
-	it_check_promises(&log);
-	for (i = 0; i < log.n; i++) {
-		const struct jt_rec_sample *s = (const void *)log.recs[i];
-
-		if (s->h.type != JT_REC_SAMPLE || !proc_is(&log, s->pid, "blip"))
-			continue;
-		blip++;
-		pids += s->pid != last_pid;
-		last_pid = s->pid;
-		leaf_name(&log, s, name, sizeof(name));
-		named += !strcmp(name, "blip_spin");
-	}
-	print_message("%llu samples in about %llu blip processes\n", (unsigned long long)blip,
-		      (unsigned long long)pids);
+	record_runs(log_path, cmd, "blip", "blip_spin", &blip, &named, &pids);
 	/* perf names 91% of the same run; what is not blip_spin is the loader and exec */
 	it_assert_share_at_least("blip samples named blip_spin", named, blip, 0.85,
 				 "the issue's floor");
@@ -95,8 +112,27 @@ static void test_short_lived_natives_are_named(void **state)
 	assert_non_null(strstr(text, "== blip ("));
 	assert_non_null(strstr(text, shown));	/* its command line */
 	free(text);
-	it_log_free(&log);
 	free(rep);
+	free(log_path);
+}
+
+/*
+ * The same through a wrapper (env: a second exec of each pid), of blip built as split, its
+ * code in its second executable segment, as node's is: the mappings taken at exec must hold
+ * it, since each process is gone before /proc could be read.
+ */
+static void test_wrapped_natives_are_named_from_their_second_segment(void **state)
+{
+	char *log_path = it_path_dup("split.jtl");
+	char ms[16], cmd[64];
+	uint64_t split, named, pids;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "env " SPLIT " %s", it_scaled(ms, sizeof(ms), 60));
+	record_runs(log_path, cmd, "split", "blip_spin", &split, &named, &pids);
+	it_assert_share_at_least("split samples named blip_spin", named, split, 0.85,
+				 "as blip's");
+	assert_true(split >= IT_MIN_SAMPLES);
 	free(log_path);
 }
 
@@ -663,6 +699,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_short_lived_natives_are_named),
+		cmocka_unit_test(test_wrapped_natives_are_named_from_their_second_segment),
 		cmocka_unit_test(test_unnamed_frames_aggregate_across_processes),
 		cmocka_unit_test(test_uprobe_trampoline_is_named),
 		cmocka_unit_test(test_anonymous_code_is_named_as_such),

@@ -21,3 +21,14 @@ $(OUT)/tests/nofp-dbgframe: tests/native/nofp.c
 	$(CC) -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables $(WARN) -o $@ $<
 # test_cfi reads its .debug_frame
 $(OUT)/tests/test_cfi: | $(OUT)/tests/nofp-dbgframe
+
+# ...and blip again as split, its functions in a second executable segment, after the first's
+# .init, .plt and .text, the read-only and the writable ones, a page apart (not
+# position-independent, as node is not), so that the program's first executable mapping
+# does not hold them
+$(OUT)/tests/split: tests/native/blip.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) '-DBLIP_CODE=__attribute__((section(".hot")))' \
+		-no-pie -Wl,--section-start=.hot=0x406000 -o $@ $<
+
+EXTRA_ALL += $(OUT)/tests/split

@@ -1917,6 +1917,30 @@ static void mappings_replace_what_they_overlap_and_forks_inherit_them(void **sta
 	assert_log_promises(f);
 }
 
+/*
+ * A program started through a wrapper (taskset, env, nice: a second exec of one pid). A miss
+ * in the wrapper's last second read /proc/PID/maps then; the new image's exec mappings leave
+ * out part of its code (node's text is its second executable segment). Its first miss must
+ * read /proc again at once, not a second after the wrapper's read.
+ */
+static void first_miss_after_exec_rereads_maps_at_once(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t s = 1000000000ULL;
+	struct self_file sf;
+
+	self_file(&sf);
+	sample_at(f, 2 * s, PID, LIBC_X + 0x10);	/* the wrapper's: /proc read */
+	sample_at(f, 2 * s + 1000, PID, 0x10000);	/* a miss: too soon to read again */
+	send(f, ev_exec(2 * s + 10000, PID, "jitapp\0\0\0\0\0\0\0\0\0", BIN));
+	/* what the exec program sent: a mapping, not the one the code runs in */
+	send(f, ev_mmap(2 * s + 10001, PID, MAP_AT, MAP_AT + 0x1000, 0, &sf, sf.st.st_ino));
+	sample_at(f, 2 * s + 20000, PID, BIN_X + 0x400);
+	assert_int_equal(JT_FRAME_KIND(nth_sample(f, 2)->frames[0].ref), JT_FRAME_MODULE);
+	assert_int_equal(nth_sample(f, 2)->frames[0].off, BIN_PGOFF + 0x400);
+	assert_log_promises(f);
+}
+
 #define MEMFD_JIT 0x7f3a50000000ULL	/* the fixture's memfd:doublemapper mapping */
 
 /*
@@ -2311,6 +2335,7 @@ int main(void)
 		T(mapping_of_a_replaced_file_stays_file_and_offset),
 		T(memfd_double_mapping_is_dotnet_jit_memory),
 		T(mappings_replace_what_they_overlap_and_forks_inherit_them),
+		T(first_miss_after_exec_rereads_maps_at_once),
 		T(frame_in_libc_is_a_module_frame_with_file_offset),
 		T(frames_in_one_module_share_one_module_record),
 		T(offcpu_record_joins_its_stack_and_keeps_its_times),

@@ -81,6 +81,8 @@ static void proc_reset(struct proc *p)
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
+	/* the old image's last read says nothing of the new one: its first miss reads again */
+	p->vmas_ts = 0;
 	p->mono = 0;
 	p->has_agent = false;
 	free(p->cmdline);
