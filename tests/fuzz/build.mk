@@ -15,7 +15,8 @@ FUZZ_DIR := $(OUT)/fuzz
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 # The modules each target needs, and nothing of libbpf.
-FUZZ_SRCS_fuzz_perfmap := user/sources/perfmap.c user/sources/safeopen.c user/base/trustwalk.c user/base/util.c
+FUZZ_SRCS_fuzz_perfmap := user/sources/perfmap.c user/sources/safeopen.c user/base/trustwalk.c user/host/procfs.c \
+	user/base/util.c
 FUZZ_SRCS_fuzz_log := user/log/read.c user/log/format.c user/log/view.c user/base/hash.c user/base/names.c user/base/util.c
 FUZZ_SRCS_fuzz_decode := user/sources/ring_decode.c user/base/event.c user/host/procfs.c user/base/util.c
 FUZZ_SRCS_fuzz_jitdump := user/sources/jitdump.c
