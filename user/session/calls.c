@@ -284,7 +284,8 @@ static int receive(struct jt_calls *c)
 	return err;
 }
 
-int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drained)
+int jt_calls__tick(struct jt_calls *c, uint64_t max, uint64_t upto, bool check,
+		   uint64_t *drained)
 {
 	uint64_t full = c->full, bad = c->bad;
 	struct jt_callbuf_stats st;
@@ -302,7 +303,7 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 			err = -EIO;
 			break;
 		}
-		n = jt_callbuf__drain(c->v[i], max, emit_call, c->pl);
+		n = jt_callbuf__drain_upto(c->v[i], max, upto, emit_call, c->pl);
 		if (n < 0)
 			err = -EIO;
 		else
@@ -458,7 +459,7 @@ int jt_calls__finish(struct jt_calls *c)
 		       "pairs %llu ns wide at most)", (unsigned long long)ts.points,
 		       (unsigned long long)ts.max_err_ns, (unsigned long long)ts.max_width_ns);
 	}
-	return err ?: jt_calls__tick(c, 0, false, &n);	/* the totals */
+	return err ?: jt_calls__tick(c, 0, UINT64_MAX, false, &n);	/* the totals */
 }
 
 struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,

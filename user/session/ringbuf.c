@@ -36,6 +36,7 @@ struct jt_rb {
 	size_t wrap_cap;
 	size_t page;
 	size_t publish_every;		/* bytes consumed between publications */
+	bool behind;			/* the last consume stopped short of the producers */
 };
 
 struct jt_rb *jt_rb__new(int map_fd, jt_rb_cb cb, void *ctx)
@@ -122,11 +123,14 @@ static long consume(struct jt_rb *r, bool chase, uint64_t until)
 	long n = 0;
 	int err;
 
+	r->behind = true;	/* until it reaches where the producers were */
 	while (again) {
 		again = chase;
 		prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
-		if (cons >= prod)
+		if (cons >= prod) {
+			r->behind = false;
 			break;
+		}
 		while (cons < prod) {
 			/* the 8-byte header never wraps: records are 8-aligned */
 			unsigned char *rec = r->data + (cons & r->mask);
@@ -156,6 +160,7 @@ static long consume(struct jt_rb *r, bool chase, uint64_t until)
 				published = cons;
 			}
 		}
+		r->behind = false;	/* where the producers were when looked at */
 	}
 out:
 	if (cons != published)
@@ -166,6 +171,11 @@ out:
 long jt_rb__consume_until(struct jt_rb *r, uint64_t until)
 {
 	return consume(r, false, until);
+}
+
+bool jt_rb__behind(const struct jt_rb *r)
+{
+	return r->behind;
 }
 
 long jt_rb__consume(struct jt_rb *r)

@@ -3,6 +3,7 @@
 #ifndef JT_RINGBUF_H
 #define JT_RINGBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +26,10 @@ long jt_rb__consume(struct jt_rb *r);
  * hold its caller's loop.
  */
 long jt_rb__consume_until(struct jt_rb *r, uint64_t until);
+/*
+ * Whether the last consume left records behind that it could see: stopped by until, or at
+ * one reserved and not yet submitted (which holds back every record after it).
+ */
+bool jt_rb__behind(const struct jt_rb *r);
 
 #endif

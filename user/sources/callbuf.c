@@ -467,6 +467,12 @@ static void sift_down(struct cursor **h, unsigned int n, unsigned int k)
  */
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
 {
+	return jt_callbuf__drain_upto(cb, max, UINT64_MAX, emit, ctx);
+}
+
+long jt_callbuf__drain_upto(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			    jt_callbuf_emit emit, void *ctx)
+{
 	struct jt_ev_call ev = { .h = { .size = sizeof(ev), .pid = cb->pid } };
 	struct jt_ev_span span = { .h = { .type = JT_EV_CALL_SPAN, .size = sizeof(span),
 					  .pid = cb->pid } };
@@ -491,6 +497,8 @@ long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit
 	while (n && (uint64_t)done < max && !stop) {
 		struct cursor *c = cb->heap[0];
 
+		if (c->ts > upto)	/* the oldest left: every other is later still */
+			break;
 		if (c->n == 2) {
 			span.h.ts = c->ts;
 			span.h.tid = c->tid;
