@@ -569,9 +569,10 @@ static void test_a_late_collector_finds_the_region(void **state)
 	char *err = it_path_dup("late.err");
 	char *prog[] = { CALLERS, "--wait-taken", "30000", "--pairs", "10000", "--threads", "2",
 			 "--waves", "2", "--fork", NULL };
-	char pid_arg[16];
-	char *rec[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-d", "3", "-p", pid_arg,
-			"-o", log_path, NULL };
+	char pid_arg[16], secs[24];
+	/* the workload's whole run within the recording: longer where it runs slower */
+	char *rec[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-d",
+			it_scaled(secs, sizeof(secs), 3), "-p", pid_arg, "-o", log_path, NULL };
 	struct it_log log;
 	struct run r;
 	pid_t p;
