@@ -14,15 +14,28 @@
 
 #include "jitrace/agent.h"
 #include "calls.h"
+#include "stubs.h"
 
 #define JT_API __attribute__((visibility("default")))
 #define JT_MAP_LINE_MAX 4096
 
-/* Defined in stubs.S; jitrace's uprobes read their arguments. */
-void jitrace_stub_code_load(uint64_t id, const void *code, uint64_t size, const char *name);
-void jitrace_stub_code_unload(uint64_t id);
-void jitrace_stub_code_inline(uint64_t id, const void *piece, uint32_t off, uint32_t len,
-			      uint32_t total);
+bool jt_agent_forked;
+
+static void on_fork_child(void)
+{
+	jt_agent_forked = true;
+}
+
+/*
+ * At load, before any stub can be hit: a process that forks after its first stub call must
+ * have its child on the twins (stubs.h) whatever else of the agent it used.
+ */
+__attribute__((constructor)) static void agent_init(void)
+{
+	if (pthread_atfork(NULL, NULL, on_fork_child))
+		fprintf(stderr, "jitrace-agent: no fork handler: a forked child that calls the "
+			"agent may fault under an optimized uprobe\n");
+}
 
 /*
  * The agent is loaded once into a runtime process, so its state is per process by nature:
@@ -172,7 +185,7 @@ JT_API uint64_t jitrace_code_load(const void *code, size_t size, const char *nam
 	jt_agent_calls_start();
 	if (size)	/* a definition for calls only covers no code: nothing for perf */
 		write_map_line(code, size, name);
-	jitrace_stub_code_load(id, code, size, name);
+	JT_STUB_CALL(jitrace_stub_code_load, id, code, size, name);
 	return id;
 }
 
@@ -186,9 +199,8 @@ JT_API void jitrace_code_inline(uint64_t method_id, const void *info, size_t len
 	if (!info || !len || len > UINT32_MAX)
 		return;
 	for (off = 0; off < len; off += JT_INLINE_PIECE)
-		jitrace_stub_code_inline(method_id, (const char *)info + off, off,
-					 len - off < JT_INLINE_PIECE ? len - off : JT_INLINE_PIECE,
-					 len);
+		JT_STUB_CALL(jitrace_stub_code_inline, method_id, (const char *)info + off, off,
+			     len - off < JT_INLINE_PIECE ? len - off : JT_INLINE_PIECE, len);
 }
 
 JT_API void jitrace_perfmap_off(void)
@@ -200,5 +212,5 @@ JT_API void jitrace_perfmap_off(void)
 
 JT_API void jitrace_code_unload(uint64_t method_id)
 {
-	jitrace_stub_code_unload(method_id);
+	JT_STUB_CALL(jitrace_stub_code_unload, method_id);
 }

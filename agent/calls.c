@@ -22,6 +22,7 @@
 #include "jitrace/agent.h"
 #include "jt_callbuf.h"
 #include "calls.h"
+#include "stubs.h"
 
 #define JT_API __attribute__((visibility("default")))
 /*
@@ -36,9 +37,7 @@
 #define RING_MIN (1u << 10)
 #define RING_MAX (1u << 22)
 
-/* Defined in stubs.S. */
-void jt_stub_enter_direct(uint64_t id);	/* jitrace_stub_method_enter */
-void jt_stub_leave_direct(uint64_t id);	/* jitrace_stub_method_leave */
+/* Defined in stubs.S; never a 5-byte NOP (see there), so one for parent and child. */
 void jitrace_stub_calls_region(const void *addr, uint64_t size);
 
 /*
@@ -307,9 +306,9 @@ static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uin
 	id &= ~JT_CALLBUF_KINDS;
 	if (__builtin_expect(!s, 0) && !(s = claim_slot(r))) {
 		if (leave)
-			jt_stub_leave_direct(id);
+			JT_STUB_CALL(jt_stub_leave_direct, id);
 		else
-			jt_stub_enter_direct(id);
+			JT_STUB_CALL(jt_stub_enter_direct, id);
 		return;
 	}
 	t = now_ticks();
@@ -331,7 +330,7 @@ JT_API void jitrace_method_enter(uint64_t method_id)
 	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, false);
 	else
-		jt_stub_enter_direct(method_id);
+		JT_STUB_CALL(jt_stub_enter_direct, method_id);
 }
 
 JT_API void jitrace_method_leave(uint64_t method_id)
@@ -341,7 +340,7 @@ JT_API void jitrace_method_leave(uint64_t method_id)
 	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, true);
 	else
-		jt_stub_leave_direct(method_id);
+		JT_STUB_CALL(jt_stub_leave_direct, method_id);
 }
 
 /*
@@ -467,6 +466,7 @@ static struct jt_callbuf_hdr *make_region(void)
 	r->slot_size = calls.slot_size;
 	r->nr_sums = JT_CALLBUF_SUMS;
 	r->min = UINT64_MAX;
+	r->made = monotonic_ns();	/* after any exec of ours: the collector tells images apart */
 	/* once a region: every record of it counts the one clock */
 	calls.tsc = tsc_clock();
 	r->clock = calls.tsc ? JT_CALLBUF_CLOCK_TSC : JT_CALLBUF_CLOCK_MONO;

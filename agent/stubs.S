@@ -15,6 +15,23 @@
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
 	ret
 	.size \name, . - \name
+	JT_STUB_FORKED \name\()_forked
+.endm
+
+/*
+ * Each stub's twin for a forked child (agent/stubs.h picks it there), which begins with a
+ * one-byte NOP: a uprobe on it takes the int3 path and is never optimized. A stub the parent
+ * hit under an optimized uprobe is a call into the parent's trampoline page, which the
+ * kernel (6.18) does not give a forked child: the child's first call there would fault.
+ */
+.macro JT_STUB_FORKED name
+	.globl \name
+	.type \name, @function
+	.p2align 4
+\name:
+	nop
+	ret
+	.size \name, . - \name
 .endm
 
 /*
@@ -24,13 +41,19 @@
  */
 JT_STUB jitrace_stub_method_enter	/* (uint64_t id) */
 JT_STUB jitrace_stub_method_leave	/* (uint64_t id) */
-/* The same two for agent.c's own calls: hidden names are reached without the PLT's jump. */
+/* The same four for agent.c's own calls: hidden names are reached without the PLT's jump. */
 	.globl jt_stub_enter_direct
 	.hidden jt_stub_enter_direct
 	.set jt_stub_enter_direct, jitrace_stub_method_enter
 	.globl jt_stub_leave_direct
 	.hidden jt_stub_leave_direct
 	.set jt_stub_leave_direct, jitrace_stub_method_leave
+	.globl jt_stub_enter_direct_forked
+	.hidden jt_stub_enter_direct_forked
+	.set jt_stub_enter_direct_forked, jitrace_stub_method_enter_forked
+	.globl jt_stub_leave_direct_forked
+	.hidden jt_stub_leave_direct_forked
+	.set jt_stub_leave_direct_forked, jitrace_stub_method_leave_forked
 /* Called by agent.c once the perf map line is written. */
 JT_STUB jitrace_stub_code_load		/* (uint64_t id, const void *code, uint64_t size, const char *name) */
 JT_STUB jitrace_stub_code_unload	/* (uint64_t id) */

@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "jitrace/agent.h"
 #include "cmd/liveopts.h"
@@ -29,6 +32,48 @@ static inline void bench_pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * The calling thread's own CPU time, ns: on this shared machine the wall clock also counts
+ * the time the thread waited for its CPU, often several times the work's own.
+ */
+static inline uint64_t bench_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * How many programs named name are loaded on the host; the newest one's run count and run
+ * time (counted while BPF_ENABLE_STATS is on) into *runs, *run_ns if not NULL, or with all
+ * every one's summed (where another tracer's copy may be newer than ours, but idle).
+ */
+static inline int bench_progs_named(const char *name, bool all, double *runs, double *run_ns)
+{
+	__u32 next = 0, newest = 0;
+	int n = 0;
+
+	while (!bpf_prog_get_next_id(next, &next)) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(next);
+
+		if (fd < 0)
+			continue;	/* unloaded meanwhile */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
+			n++;
+			if (runs && run_ns && (all || next > newest)) {
+				*runs = (all && n > 1 ? *runs : 0) + info.run_cnt;
+				*run_ns = (all && n > 1 ? *run_ns : 0) + info.run_time_ns;
+			}
+			newest = next > newest ? next : newest;
+		}
+		close(fd);
+	}
+	return n;
 }
 
 /*
@@ -117,11 +162,33 @@ static inline void bench_row(const char *what, const char *target, const char *f
  */
 
 /*
- * Run argv (execvp) with stdout and stderr into files; its exit status, or -1 (said why).
- * *ru (if not NULL) gets its resource use, its waited-for children's included.
+ * The calling process into its own session, hence its own scheduler autogroup, at nice -20
+ * (the autogroup too): on a host with other work the autogroups would otherwise split the
+ * CPU its workload is measured on. Children inherit it.
  */
-static inline int bench_run_ru(char *const argv[], const char *out, const char *err,
-			       struct rusage *ru)
+static inline void bench_boost(void)
+{
+	int fd;
+
+	setsid();
+	fd = open("/proc/self/autogroup", O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "-20", 3) != 3)
+			fprintf(stderr, "bench: /proc/self/autogroup: %s\n", strerror(errno));
+		close(fd);
+	}
+	if (setpriority(PRIO_PROCESS, 0, -20))
+		fprintf(stderr, "bench: nice -20: %s\n", strerror(errno));
+}
+
+/*
+ * Run argv (execvp) with stdout and stderr into files; its exit status, or -1 (said why).
+ * *ru (if not NULL) gets its resource use, its waited-for children's included. With cpu >=
+ * 0, argv runs boosted (bench_boost) and pinned to that CPU, its children too unless they
+ * move.
+ */
+static inline int bench_run_on(char *const argv[], const char *out, const char *err,
+			       struct rusage *ru, int cpu)
 {
 	struct rusage r;
 	int status;
@@ -137,6 +204,10 @@ static inline int bench_run_ru(char *const argv[], const char *out, const char *
 	if (pid == 0) {
 		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
 			_exit(127);
+		if (cpu >= 0) {
+			bench_boost();
+			bench_pin(cpu);
+		}
 		execvp(argv[0], argv);
 		fprintf(stderr, "bench: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -144,6 +215,12 @@ static inline int bench_run_ru(char *const argv[], const char *out, const char *
 	if (wait4(pid, &status, 0, ru ? ru : &r) < 0)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static inline int bench_run_ru(char *const argv[], const char *out, const char *err,
+			       struct rusage *ru)
+{
+	return bench_run_on(argv, out, err, ru, -1);
 }
 
 static inline int bench_run(char *const argv[], const char *out, const char *err)
@@ -201,27 +278,55 @@ static inline bool bench_map_names(const char *out, const char *method)
 }
 
 /*
+ * Batches of the runtimes' `batches N` mode (the Hot programs): calls logged one by one fit
+ * a thread's ring (65,536 records) when made 8,000 at a time (16,000 records), 25 ms apart:
+ * four pauses for the collector to come, at its 10 ms ticks, even on a busy machine.
+ */
+#define BENCH_BATCH_CALLS 8000
+#define BENCH_BATCH_PAUSE_NS 25000000L
+
+/* n pairs of the agent's stubs around id, in batches when batches: their CPU ns into *cpu. */
+static inline void bench_stub_pairs(uint64_t id, long n, bool batches, uint64_t *cpu)
+{
+	struct timespec pause = { 0, BENCH_BATCH_PAUSE_NS };
+	long i, b, per = batches ? BENCH_BATCH_CALLS : n;
+	uint64_t c0;
+
+	for (b = 0; b < n; b += per) {
+		c0 = bench_cpu_ns();
+		for (i = 0; i < per; i++) {
+			jitrace_method_enter(id);
+			jitrace_method_leave(id);
+		}
+		*cpu += bench_cpu_ns() - c0;
+		if (batches)
+			nanosleep(&pause, NULL);
+	}
+}
+
+/*
  * The C side of a runtime's call benchmark: the agent's stubs as a JIT calls them, around
  * one method defined as name (a stand-in range, never run), warm pairs first, then n timed;
- * printed as the Hot programs print theirs. Returns main's status.
+ * printed as the Hot programs print theirs (`bench N`, timed by the wall clock; with
+ * batches, `batches N`: warm-up and timed pairs in batches, timed by the thread's CPU time,
+ * n and warm rounded up to whole batches). Returns main's status.
  */
-static inline int bench_stub_loop(const char *name, long warm, long n)
+static inline int bench_stub_loop(const char *name, long warm, long n, bool batches)
 {
 	static const unsigned char code[64];
-	uint64_t id = jitrace_code_load(code, sizeof(code), name), t0;
-	long i;
+	uint64_t id = jitrace_code_load(code, sizeof(code), name), t0, cpu = 0;
 
-	for (i = 0; i < warm; i++) {
-		jitrace_method_enter(id);
-		jitrace_method_leave(id);
+	if (batches) {
+		warm = (warm + BENCH_BATCH_CALLS - 1) / BENCH_BATCH_CALLS * BENCH_BATCH_CALLS;
+		n = (n + BENCH_BATCH_CALLS - 1) / BENCH_BATCH_CALLS * BENCH_BATCH_CALLS;
 	}
+	bench_stub_pairs(id, warm, batches, &cpu);
+	cpu = 0;
 	t0 = jt_now_ns();
-	for (i = 0; i < n; i++) {
-		jitrace_method_enter(id);
-		jitrace_method_leave(id);
-	}
+	bench_stub_pairs(id, n, batches, &cpu);
 	printf("pid %d\n", (int)getpid());
-	printf("bench calls=%ld ns_per_call=%.2f\n", n, (double)(jt_now_ns() - t0) / n);
+	printf("bench calls=%ld warm=%ld ns_per_call=%.2f\n", n, warm,
+	       (double)(batches ? cpu : jt_now_ns() - t0) / n);
 	return 0;
 }
 

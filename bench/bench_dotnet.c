@@ -9,7 +9,7 @@
  * Usage: bench_dotnet AGENT CORECLR_MODULE MONO_MODULE DOTNET_SRC MONO_HOT_CS (run.sh
  * passes build/libjitrace-agent.so, build/libjitrace-coreclr.so,
  * build/libmono-profiler-jitrace.so, tests/runtimes/dotnet, tests/runtimes/mono/Hot.cs).
- * Internally, `bench_dotnet --stub-loop N` is the C side.
+ * Internally, `bench_dotnet --stub-batches N` is the C side.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,11 +29,13 @@
 #include "base/util.h"
 
 #define ROUNDS 7
-#define N_FAST 100000000	/* untraced, module without calls: ~2 ns a call, ~0.2 s */
-#define N_MID 10000000		/* calls on, not recorded: ~20-30 ns a call */
-#define N_SLOW 300000		/* recorded: two uprobe hits a call, ~0.5-6 us */
-#define DN_WARM 1000000		/* calls Hot.cs (.NET) makes before its clock starts */
+#define N_BATCHES 320000	/* `batches N`: every condition, 40 batches */
+#define DN_BATCH_WARM 200000	/* calls Hot.cs (.NET) `batches N` makes before the timed ones */
 #define MONO_WARM 100000	/* the same in Hot.cs (Mono), and in the C loop */
+#define WORK_CPU "1"		/* the runtimes, at nice -20 */
+#define TRACER_CPU 0		/* this process: the collector of the recorded runs */
+#define MAX_RETRIES 10		/* runs lost calls and run again, in all */
+#define LOSSY -2.0		/* measure(): the run lost calls, or met others' uprobes */
 #define NOT_RECORDED_MAX 200	/* ns: above it, uprobes must be on the stubs */
 #define DN_GUID "{8E2B7A41-5C3D-4F1E-9A6B-2D7C0E4F8A13}"
 #define DN_CALLS_OPT "calls=JitraceTest.Hot."
@@ -40,20 +43,22 @@
 #define MONO_EMPTY "Hot:Empty (int)"
 #define STUB_NAME "bench_dotnet:stub_loop"
 
-enum cond { D_NONE, D_MODULE, D_CALLS, D_REC, M_REC, C_REC, K_MAX };
+enum cond { D_NONE, D_MODULE, D_CALLS, D_REC, M_CALLS, M_REC, C_REC, K_MAX };
 
 static const char *const cond_name[K_MAX] = {
 	[D_NONE] = ".NET, untraced (no module)",
 	[D_MODULE] = ".NET, module loaded (no calls)",
-	[D_CALLS] = ".NET, module with `" DN_CALLS_OPT "`, not recorded",
-	[D_REC] = ".NET, module with `" DN_CALLS_OPT "`, recorded (--calls-summary)",
-	[M_REC] = "Mono, `--profile=jitrace:calls`, recorded (--calls-summary)",
-	[C_REC] = "C loop on the agent API, recorded (--calls-summary)",
+	[D_CALLS] = ".NET, module with `" DN_CALLS_OPT "`, not recorded (batches)",
+	[D_REC] = ".NET, module with `" DN_CALLS_OPT "`, recorded (--calls, batches)",
+	[M_CALLS] = "Mono, `--profile=jitrace:calls`, not recorded (batches)",
+	[M_REC] = "Mono, `--profile=jitrace:calls`, recorded (--calls, batches)",
+	[C_REC] = "C loop on the agent API, recorded (--calls, batches)",
 };
 
 struct ctx {
 	char agent[PATH_MAX], coreclr[PATH_MAX], mono_dir[PATH_MAX], self[PATH_MAX];
 	char dotnet[PATH_MAX], version[64];
+	int retries;		/* recorded runs that lost calls, run again */
 	char dir[64], hot[128], exe[128], out[128], err[128], log[128];
 	bool mono;
 };
@@ -98,55 +103,79 @@ static void dn_env(struct ctx *c, bool module, const char *opts)
 		setenv("JITRACE_CORECLR", opts, 1);
 }
 
-/* What a recorded run must show: every timed enter and leave in the log, none lost. */
-static bool all_recorded(struct ctx *c, enum cond k, const struct jt_pipeline_stats *st,
-			 long warm)
+/*
+ * What a recorded run must show: every enter and leave the program made (warm-up and timed,
+ * as it printed them) in the log, and no call lost, not even to a full ring: else the
+ * figure would time calls lost, which cost less than calls logged. The run's ns if so;
+ * LOSSY if calls were lost but all are accounted for (the collector starved: a run to
+ * make again); -1 otherwise (said why).
+ */
+static double all_recorded(struct ctx *c, enum cond k, const struct jt_pipeline_stats *st,
+			   double ns)
 {
-	uint64_t want = 2 * (uint64_t)(warm + N_SLOW);
+	double warm = bench_find_number(c->out, "warm=");
+	uint64_t want = 2 * (uint64_t)(warm + N_BATCHES);
+	/* what calls can be lost to (samples' stacks left unread, say, are not calls) */
 	uint64_t lost = st->lost[JT_DROP_RB_CALL] + st->lost[JT_DROP_REORDER] +
-			st->lost[JT_DROP_DECODE];
-
-	if (st->col.calls >= want && !lost)
-		return true;
+			st->lost[JT_DROP_DECODE] + st->lost[JT_DROP_CALLS_FULL] +
+			st->lost[JT_DROP_CALLS_BAD];
+	if (warm >= 0 && st->col.calls >= want && !lost)
+		return ns;
+	if (warm >= 0 && st->col.calls + lost >= want) {
+		fprintf(stderr, "bench_dotnet: %s: %llu records lost, %llu to full rings (the "
+			"collector was kept from its CPU longer than the pauses): run again\n",
+			cond_name[k], (unsigned long long)lost,
+			(unsigned long long)st->lost[JT_DROP_CALLS_FULL]);
+		return LOSSY;
+	}
 	fprintf(stderr, "bench_dotnet: %s: %llu enters and leaves recorded, expected at least "
-		"%llu; %llu lost\n", cond_name[k], (unsigned long long)st->col.calls,
-		(unsigned long long)want, (unsigned long long)lost);
+		"%llu; %llu lost (%llu to full rings)\n", cond_name[k],
+		(unsigned long long)st->col.calls, (unsigned long long)want,
+		(unsigned long long)lost, (unsigned long long)st->lost[JT_DROP_CALLS_FULL]);
 	show_failure(c, cond_name[k]);
-	return false;
+	return -1;
 }
 
-/* One run of condition k: ns per call, or -1 after saying why. */
+/*
+ * One run of condition k: ns per call, LOSSY, or -1 after saying why. The program runs on
+ * WORK_CPU at nice -20 (all its threads); the collector, in this process, on the other.
+ */
 static double measure(struct ctx *c, enum cond k)
 {
-	char n[16], *argv[8];
+	bool mono = k == M_CALLS || k == M_REC;
+	bool rec = k == D_REC || k == M_REC || k == C_REC;
+	char n[16], *argv[16];
 	const char *name;
 	struct jt_live_opts lo;
 	struct jt_pipeline_stats st;
 	int a = 0, rc;
 	double ns;
 
-	snprintf(n, sizeof(n), "%d", k <= D_MODULE ? N_FAST : k == D_CALLS ? N_MID : N_SLOW);
+	snprintf(n, sizeof(n), "%d", N_BATCHES);
 	dn_env(c, k <= D_REC && k != D_NONE, k >= D_CALLS ? DN_CALLS_OPT : NULL);
-	if (k == M_REC) {
+	argv[a++] = "nice";
+	argv[a++] = "-n";
+	argv[a++] = "-20";
+	argv[a++] = "taskset";
+	argv[a++] = "-c";
+	argv[a++] = WORK_CPU;
+	if (mono) {
 		argv[a++] = "mono";
 		argv[a++] = "--profile=jitrace:calls";
 		argv[a++] = c->exe;
 	} else if (k == C_REC) {
 		argv[a++] = c->self;
-		argv[a++] = "--stub-loop";
+		argv[a++] = "--stub-batches";
 	} else {
 		argv[a++] = c->hot;
 	}
 	if (k != C_REC)
-		argv[a++] = "bench";
+		argv[a++] = "batches";
 	argv[a++] = n;
 	argv[a] = NULL;
-	if (k == D_REC || k == M_REC || k == C_REC) {
-		jt_liveopts__init(&lo);	/* as `jitrace record --calls-summary -- CMD`: -F 99 */
+	if (rec) {
+		jt_liveopts__init(&lo);	/* as `jitrace record --calls -- CMD`: -F 99 */
 		lo.calls = true;
-		/* every call counted, none lost: at full speed a thread's ring of calls one by
-		 * one fills in a few ms, and a call lost costs less than one logged */
-		lo.calls_summary = true;
 		lo.agent_path = c->agent;
 		rc = bench_record(&lo, argv, c->log, c->out, c->err, &st);
 	} else {
@@ -158,7 +187,7 @@ static double measure(struct ctx *c, enum cond k)
 		show_failure(c, cond_name[k]);
 		return -1;
 	}
-	name = k == M_REC ? MONO_EMPTY : k == C_REC ? STUB_NAME : DN_EMPTY;
+	name = mono ? MONO_EMPTY : k == C_REC ? STUB_NAME : DN_EMPTY;
 	if (!bench_map_names(c->out, name) && k != D_NONE) {
 		fprintf(stderr, "bench_dotnet: %s: no %s in its perf map: the module or the agent "
 			"was not loaded\n", cond_name[k], name);
@@ -170,14 +199,13 @@ static double measure(struct ctx *c, enum cond k)
 		show_failure(c, cond_name[k]);
 		return -1;
 	}
-	if (k == D_CALLS && ns > NOT_RECORDED_MAX)
-		fprintf(stderr, "bench_dotnet: warning: %.0f ns a call not recorded: something "
-			"else is probing the agent's stubs (another jitrace record --calls?)\n", ns);
-	if (k == D_REC && !all_recorded(c, k, &st, DN_WARM))
-		return -1;
-	if ((k == M_REC || k == C_REC) && !all_recorded(c, k, &st, MONO_WARM))
-		return -1;
-	return ns;
+	if ((k == D_CALLS || k == M_CALLS) && ns > NOT_RECORDED_MAX) {
+		fprintf(stderr, "bench_dotnet: %s: %.0f ns a call: something else is probing the "
+			"agent's stubs (another jitrace record --calls-via uprobe?): run again\n",
+			cond_name[k], ns);
+		return LOSSY;
+	}
+	return rec ? all_recorded(c, k, &st, ns) : ns;
 }
 
 /* The newest Microsoft.NETCore.App the host knows (what Hot runs on), into c->version. */
@@ -301,58 +329,80 @@ static void cleanup(struct ctx *c)
 
 static void print_section(struct ctx *c, double v[K_MAX][ROUNDS], double secs)
 {
-	double calls_cost[ROUNDS], over[ROUNDS], to_c[ROUNDS], to_mono[ROUNDS], to_on[ROUNDS];
+	double calls_cost[ROUNDS], to_c[ROUNDS], to_mono[ROUNDS], to_on[ROUNDS];
+	double mono_on[ROUNDS];
 	int r, k;
 
-	for (r = 0; r < ROUNDS; r++) {	/* per round, so the spread of a difference is real */
+	for (r = 0; r < ROUNDS; r++) {	/* per round, so the spread of a ratio is real */
 		calls_cost[r] = v[D_CALLS][r] - v[D_NONE][r];
-		over[r] = v[D_REC][r] - v[D_NONE][r];
 		to_c[r] = v[D_REC][r] / v[C_REC][r];
 		to_mono[r] = c->mono ? v[D_REC][r] / v[M_REC][r] : NAN;
 		to_on[r] = v[D_REC][r] / v[D_CALLS][r];
+		mono_on[r] = c->mono ? v[M_REC][r] / v[M_CALLS][r] : NAN;
 	}
 	bench_sort(to_on, ROUNDS);
+	bench_sort(mono_on, ROUNDS);
 	printf("## Call tracing: .NET with the CLR profiler module, against the agent's stubs "
 	       "from C and Mono's module\n\n");
-	printf("Nanoseconds per call of an empty method, `%s` (tests/runtimes/dotnet/Hot.cs "
-	       "`bench N`, built with `dotnet build -c Release`: %d warm-up calls, then N calls "
-	       "timed inside the runtime with Stopwatch), .NET %s, %d interleaved rounds of: "
-	       "`Hot bench %d`; the same with the module loaded (`CORECLR_ENABLE_PROFILING=1`, "
-	       "`CORECLR_PROFILER=%s`, `CORECLR_PROFILER_PATH=libjitrace-coreclr.so`) and no "
-	       "calls; with `JITRACE_CORECLR=%s` too, `Hot bench %d`, not recorded; and that "
-	       "recorded, `Hot bench %d` run by a session of `jitrace record --calls-summary -- "
-	       "CMD` (every call counted in the process through the agent's buffers) "
-	       "(in the bench's process, `-F 99` sampling as by default, the collector writing "
-	       "the log). Beside it, recorded the same way with %d timed calls: Mono 6.8, "
-	       "`mono --profile=jitrace:calls Hot.exe bench %d` (tests/runtimes/mono/Hot.cs, "
-	       "%d warm-up calls of `%s`; the module found through LD_LIBRARY_PATH), and a C "
-	       "loop of `jitrace_method_enter/leave` around one defined method (%d warm-up "
-	       "pairs). Every recorded run is checked to have all its enters and leaves in the "
-	       "log, none lost; each module's perf map proves it was loaded.\n\n",
-	       DN_EMPTY, DN_WARM, c->version, ROUNDS, N_FAST, DN_GUID, DN_CALLS_OPT, N_MID,
-	       N_SLOW, N_SLOW, N_SLOW, MONO_WARM, MONO_EMPTY, MONO_WARM);
+	printf("Nanoseconds per call of an empty method, `%s` (tests/runtimes/dotnet/Hot.cs, "
+	       "built with `dotnet build -c Release`), .NET %s, and `%s` "
+	       "(tests/runtimes/mono/Hot.cs, `mono --profile=jitrace:calls`, the module found "
+	       "through LD_LIBRARY_PATH), Mono 6.8, %d interleaved rounds. Each runtime runs "
+	       "`batches %d`: warm-up calls (.NET "
+	       "%d, Mono %d, rounded up to whole batches) and then the timed ones in batches of "
+	       "%d calls (%d enter and leave records, a quarter of a thread's ring of 65,536), "
+	       "%ld ms apart, only the batches timed, "
+	       "by the thread's CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID) through "
+	       "P/Invoke): .NET untraced, with the module and no calls, and with calls on; "
+	       "with calls on, each runtime once not recorded, and once recorded call by call "
+	       "through the agent's "
+	       "per-thread buffers by a session of `jitrace record --calls -- CMD` run in the "
+	       "bench's process (`-F 99` sampling as by default, the collector writing the log). "
+	       "A C loop of `jitrace_method_enter/leave` around one defined method, recorded the "
+	       "same way in the same batches, is beside them. Every runtime runs pinned to CPU "
+	       "%s at nice -20 (`nice -n -20 taskset -c %s`), the collector on CPU %d, also at "
+	       "nice -20. Every recorded run is checked to have all its enters and leaves in "
+	       "the log (at least twice the calls it made, warm-up included: the traced prefix "
+	       "`%s` also catches "
+	       "Main and the loop's method) and no call lost, not even to a full ring; each "
+	       "module's perf map proves it was loaded. .NET's module is set by "
+	       "`CORECLR_ENABLE_PROFILING=1`, `CORECLR_PROFILER=%s`, "
+	       "`CORECLR_PROFILER_PATH=libjitrace-coreclr.so`, and `JITRACE_CORECLR=%s`.\n\n",
+	       DN_EMPTY, c->version, MONO_EMPTY, ROUNDS, N_BATCHES, DN_BATCH_WARM, MONO_WARM,
+	       BENCH_BATCH_CALLS, 2 * BENCH_BATCH_CALLS, BENCH_BATCH_PAUSE_NS / 1000000,
+	       WORK_CPU, WORK_CPU, TRACER_CPU, DN_CALLS_OPT, DN_GUID, DN_CALLS_OPT);
 	bench_table_head();
 	for (k = 0; k < K_MAX; k++)
-		if (k != M_REC || c->mono)
-			bench_row(cond_name[k], "", k >= D_REC ? "%.0f" : "%.1f", " ns", v[k],
-				  ROUNDS, "");
+		if ((k != M_REC && k != M_CALLS) || c->mono)
+			bench_row(cond_name[k], "", "%.1f", " ns", v[k], ROUNDS, "");
 	bench_row(".NET calls on, not recorded, minus untraced", "", "%.1f", " ns", calls_cost,
 		  ROUNDS, "");
-	bench_row(".NET recorded, minus untraced", "", "%.0f", " ns", over, ROUNDS, "");
-	bench_row("**.NET recorded / C stubs recorded**", "", "%.2f", "x", to_c, ROUNDS, "");
 	bench_row("**.NET recorded / calls on, not recorded**", "<= 3x", "%.2f", "x", to_on,
 		  ROUNDS, to_on[ROUNDS / 2] <= 3 ? "met" : "MISSED");
 	if (c->mono)
-		bench_row("**.NET recorded / Mono recorded**", "", "%.2f", "x", to_mono, ROUNDS,
-			  "");
+		bench_row("**Mono recorded / calls on, not recorded**", "<= 3x", "%.2f", "x",
+			  mono_on, ROUNDS, mono_on[ROUNDS / 2] <= 3 ? "met" : "MISSED");
+	bench_row(".NET recorded / C stubs recorded", "", "%.2f", "x", to_c, ROUNDS, "");
+	if (c->mono)
+		bench_row(".NET recorded / Mono recorded", "", "%.2f", "x", to_mono, ROUNDS, "");
 	else
 		printf("\nMono not measured: `mono` or `mcs` is not installed.\n");
 	printf("\nA recorded call in either runtime is one enter and one leave through the same "
-	       "agent API as the C loop, summed in the thread's slot (bench_calls gives the cost "
-	       "of a pair logged one by one). What .NET adds of its own is the "
-	       "\"not recorded\" cost, %.1f ns a call here: the runtime's enter and leave hooks "
-	       "(inlining off for the traced methods) and the module's per-thread call stack and "
-	       "two agent calls. Ratios are per round, so drift between rounds cancels. Took %.0f s.\n\n", calls_cost[ROUNDS / 2], secs);
+	       "agent API as the C loop, each a record in the thread's ring. What .NET adds of "
+	       "its own is the \"not recorded\" cost, %.1f ns a call here: the runtime's enter "
+	       "and leave hooks (inlining off for the traced methods) and the module's "
+	       "per-thread call stack and two agent calls. Ratios are per round, so drift "
+	       "between rounds cancels. Took %.0f s. %d run%s lost calls, mostly to full rings "
+	       "(the collector kept from its CPU longer than the pauses), or met another session's "
+	       "uprobes on the agent's stubs, and %s run again; the figures are those of runs "
+	       "that did neither.\n\n", calls_cost[ROUNDS / 2], secs,
+	       c->retries, c->retries == 1 ? "" : "s", c->retries == 1 ? "was" : "were");
+	if (to_on[ROUNDS / 2] > 3)
+		printf("MISSED: .NET, a call recorded one by one: %.2fx the same call not "
+		       "recorded (target <= 3x).\n\n", to_on[ROUNDS / 2]);
+	if (c->mono && mono_on[ROUNDS / 2] > 3)
+		printf("MISSED: Mono, a call recorded one by one: %.2fx the same call not "
+		       "recorded (target <= 3x).\n\n", mono_on[ROUNDS / 2]);
 }
 
 int main(int argc, char **argv)
@@ -362,8 +412,8 @@ int main(int argc, char **argv)
 	struct ctx c = { 0 };
 	int r, k, err = 0;
 
-	if (argc == 3 && !strcmp(argv[1], "--stub-loop"))
-		return bench_stub_loop(STUB_NAME, MONO_WARM, atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "--stub-batches"))
+		return bench_stub_loop(STUB_NAME, MONO_WARM, atol(argv[2]), true);
 	if (argc != 6) {
 		fprintf(stderr, "usage: bench_dotnet AGENT CORECLR_MODULE MONO_MODULE DOTNET_SRC "
 			"MONO_HOT_CS\n");
@@ -378,11 +428,22 @@ int main(int argc, char **argv)
 		cleanup(&c);
 		return 1;
 	}
+	bench_pin(TRACER_CPU);	/* the collector's CPU; the runtimes are put on the other */
+	/* the collector keeps up with the batches only if other work does not starve it */
+	if (setpriority(PRIO_PROCESS, 0, -20))
+		fprintf(stderr, "bench_dotnet: nice -20: %s\n", strerror(errno));
 	for (r = 0; r < ROUNDS && !err; r++) {	/* interleaved: drift hits every condition */
 		for (k = 0; k < K_MAX && !err; k++) {
-			if (k == M_REC && !c.mono)
+			if ((k == M_REC || k == M_CALLS) && !c.mono)
 				continue;
 			v[k][r] = measure(&c, k);
+			/* a run that lost calls (the collector starved for longer than the
+			 * pauses), or not recorded but through uprobes, is run again, and
+			 * counted */
+			while (v[k][r] == LOSSY && c.retries < MAX_RETRIES) {
+				c.retries++;
+				v[k][r] = measure(&c, k);
+			}
 			err = v[k][r] < 0;
 			if (!err)
 				fprintf(stderr, "bench_dotnet: round %d: %s: %.2f ns\n", r + 1,

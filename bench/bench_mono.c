@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 	int r, k, err = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "--stub-loop"))
-		return bench_stub_loop("bench_mono:stub_loop", 100000, atol(argv[2]));
+		return bench_stub_loop("bench_mono:stub_loop", 100000, atol(argv[2]), false);
 	if (argc != 4) {
 		fprintf(stderr, "usage: bench_mono JITRACE MONO_MODULE HOT_CS\n");
 		return 2;

@@ -157,26 +157,6 @@ static void pin(int cpu)
 }
 
 /*
- * The workload gets its own session, hence its own scheduler autogroup, at nice -20: on a
- * host with other work the autogroups would otherwise split its CPU.
- */
-static void boost(void)
-{
-	int fd;
-
-	setsid();
-	fd = open("/proc/self/autogroup", O_WRONLY);
-	if (fd >= 0) {
-		if (write(fd, "-20", 3) != 3)
-			fprintf(stderr, "bench_sampling: /proc/self/autogroup: %s\n",
-				strerror(errno));
-		close(fd);
-	}
-	if (setpriority(PRIO_PROCESS, 0, -20))
-		fprintf(stderr, "bench_sampling: nice -20: %s\n", strerror(errno));
-}
-
-/*
  * Start argv on cpu. to_child: where we write its stdin (NULL: /dev/null); from_child: where
  * we read its stdout, or its stderr when from_stderr (NULL: inherited).
  */
@@ -199,7 +179,7 @@ static pid_t spawn(char *const argv[], int cpu, bool boosted, int *to_child, int
 		int null = open("/dev/null", O_RDWR);
 
 		if (boosted)
-			boost();
+			bench_boost();
 		pin(cpu);
 		dup2(to_child ? in[0] : null, 0);
 		if (from_child && from_stderr) {

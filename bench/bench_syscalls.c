@@ -108,18 +108,6 @@ struct bench {
 
 /* ---- the loops ---- */
 
-/*
- * Timed by the thread's own CPU time: on this shared machine the wall clock also counts
- * the time the thread waited for its CPU, often several times the calls' own.
- */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void cheap_batch(long n)
 {
 	long i;
@@ -159,14 +147,14 @@ static void window_loops(double ns[NLOOP], double *wall)
 	for (l = 0; l < NLOOP; l++)
 		batch[l](n[l] / 10);
 	w0 = jt_now_ns();
-	c0 = cpu_ns();
+	c0 = bench_cpu_ns();
 	for (b = 0; b < BATCHES; b++)
 		for (l = 0; l < NLOOP; l++) {
-			c = cpu_ns();
+			c = bench_cpu_ns();
 			batch[l](n[l]);
-			v[l][b] = (double)(cpu_ns() - c) / n[l];
+			v[l][b] = (double)(bench_cpu_ns() - c) / n[l];
 		}
-	*wall = (double)(jt_now_ns() - w0) / (cpu_ns() - c0);
+	*wall = (double)(jt_now_ns() - w0) / (bench_cpu_ns() - c0);
 	for (l = 0; l < NLOOP; l++) {
 		bench_sort(v[l], BATCHES);
 		ns[l] = v[l][BATCHES / 2];
@@ -175,40 +163,11 @@ static void window_loops(double ns[NLOOP], double *wall)
 
 /* ---- BPF programs on the host ---- */
 
-/*
- * How many programs named name are loaded on the host; the newest one's run count and run
- * time (counted while BPF_ENABLE_STATS is on) into *runs, *run_ns if not NULL.
- */
-static int progs_named(const char *name, double *runs, double *run_ns)
-{
-	__u32 next = 0, newest = 0;
-	int n = 0;
-
-	while (!bpf_prog_get_next_id(next, &next)) {
-		struct bpf_prog_info info = { 0 };
-		__u32 len = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id(next);
-
-		if (fd < 0)
-			continue;	/* unloaded meanwhile */
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
-			n++;
-			if (next > newest && runs && run_ns) {
-				*runs = info.run_cnt;
-				*run_ns = info.run_time_ns;
-			}
-			newest = next > newest ? next : newest;
-		}
-		close(fd);
-	}
-	return n;
-}
-
 /* jitrace's programs on sys_exit loaded on the host: jt_maps, and --off-cpu's jt_sys_exit. */
 static int sys_exit_hooks(void)
 {
-	return progs_named("jt_maps", NULL, NULL) +
-	       progs_named("jt_sys_exit", NULL, NULL);
+	return bench_progs_named("jt_maps", false, NULL, NULL) +
+	       bench_progs_named("jt_sys_exit", false, NULL, NULL);
 }
 
 static void sleep_ms(unsigned int ms)
@@ -414,7 +373,8 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 	}
 	if (stats) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-		if (stats_fd < 0 || !progs_named(c->jt ? "jt_maps" : "bare_exit", &runs0, &t0)) {
+		if (stats_fd < 0 ||
+		    !bench_progs_named(c->jt ? "jt_maps" : "bare_exit", false, &runs0, &t0)) {
 			fprintf(stderr, "bench_syscalls: cannot time %s: %s\n", c->name,
 				stats_fd < 0 ? strerror(errno) : "its program is not loaded");
 			rc = -1;
@@ -424,7 +384,7 @@ static int window(struct bench *b, int k, bool stats, double ns[NLOOP], double *
 	if (!rc)
 		window_loops(ns, wall);
 	if (stats_fd >= 0) {
-		if (!rc && progs_named(c->jt ? "jt_maps" : "bare_exit", &runs1, &t1) &&
+		if (!rc && bench_progs_named(c->jt ? "jt_maps" : "bare_exit", false, &runs1, &t1) &&
 		    runs1 > runs0) {
 			run_ns = (t1 - t0) / (runs1 - runs0);
 			runs_s = (runs1 - runs0) / ((jt_now_ns() - w0) / 1e9);

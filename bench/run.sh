@@ -30,6 +30,7 @@ benches=(
 	"syscalls|$out/bench/bench_syscalls $out/jitrace"
 	"attach|$out/bench/bench_attach $out/jitrace"
 	"stacks|$out/bench/bench_stacks $out/jitrace $out/tests/nofp"
+	"cfi|$out/bench/bench_cfi /usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so /usr/bin/mono-sgen /usr/bin/python3 /lib/x86_64-linux-gnu/libc.so.6 $out/tests/nofp-dbgframe"
 )
 
 start=$(date +%s)

@@ -147,10 +147,15 @@ struct jt_callbuf_hdr {
 	uint32_t mode;		/* enum jt_callbuf_mode: the collector's */
 	uint32_t pad;
 	uint64_t min;		/* the collector's: summary mode logs calls this long one by one */
+	/*
+	 * CLOCK_MONOTONIC ns when the agent made it, set before magic; 0: an agent from before
+	 * the field. Which image of an exec'd pid a region is when the process is gone.
+	 */
+	uint64_t made;
 };
 
 _Static_assert(sizeof(struct jt_callbuf_rec) == 16, "jt_callbuf_rec layout");
-_Static_assert(sizeof(struct jt_callbuf_hdr) == 64, "jt_callbuf_hdr layout");
+_Static_assert(sizeof(struct jt_callbuf_hdr) == 72, "jt_callbuf_hdr layout");
 _Static_assert(__builtin_offsetof(struct jt_callbuf_slot, tail) == 64, "jt_callbuf_slot tail");
 _Static_assert(__builtin_offsetof(struct jt_callbuf_slot, recs) == 128,
 	       "jt_callbuf_slot layout");

@@ -5,7 +5,7 @@
  * stack of a sample in burnA holds all four callers.
  *
  * Usage: java Deep SECONDS
- * Works for SECONDS, then prints "rounds N" and "cpu_s S": the rounds of work done after a
+ * Works for SECONDS, then prints "pid P", "rounds N" and "cpu_s S": the rounds of work done after a
  * second's warm-up (the JIT's compiling) and the main thread's CPU time over them.
  */
 import java.lang.management.ManagementFactory;
@@ -47,6 +47,7 @@ public final class Deep {
 				rounds++;
 		} while (now < end);
 		sink = x;
+		System.out.println("pid " + ProcessHandle.current().pid());
 		System.out.println("rounds " + rounds);
 		System.out.println("cpu_s " + (tm.getCurrentThreadCpuTime() - cpu0) / 1e9);
 	}

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * CPU-bound workload for bench_sampling: the same mix as Work.java (hashing, sorting small
- * arrays, integer arithmetic) under a chain of nested frames, for V8's JIT tiers.
+ * CPU-bound workload for bench_sampling and bench_stacks: the same mix as Work.java (hashing,
+ * sorting small arrays, integer arithmetic) under a chain of nested frames, for V8's JIT tiers.
  *
  * Usage: node work.js WARMUP_MS WINDOW_MS
  * Works for WARMUP_MS, prints "ready", then for every line read on stdin works for
  * WINDOW_MS and prints "count N" (units of work done in the window); exits at EOF.
+ *
+ * Usage: node work.js --for SECONDS
+ * Works for SECONDS, then prints "pid P", "rounds N" and "cpu_s S": the units done after a second's
+ * warm-up (V8's tiers compiling) and the main thread's CPU time over them, as Deep.java and
+ * bench_stacks' other workloads do (throughput on a shared machine, the samples' interrupts
+ * charged to it).
  */
 'use strict';
 
@@ -96,6 +102,27 @@ function run(ms) {
 		n++;
 	}
 	return n;
+}
+
+/* The main thread's CPU time in seconds: its schedstat counts ns, where process.cpuUsage()
+ * would add V8's compiler and GC threads. */
+function thread_cpu_s() {
+	const f = `/proc/self/task/${process.pid}/schedstat`;
+
+	return Number(require('fs').readFileSync(f, 'utf8').split(' ')[0]) / 1e9;
+}
+
+function run_for(secs) {
+	run(1000);
+	const cpu0 = thread_cpu_s();
+	const n = run(secs * 1000 - 1000);
+
+	process.stdout.write(`pid ${process.pid}\nrounds ${n}\ncpu_s ${thread_cpu_s() - cpu0}\n`);
+}
+
+if (process.argv[2] === '--for') {
+	run_for(Number(process.argv[3]));
+	return;
 }
 
 const warmup = Number(process.argv[2]), window = Number(process.argv[3]);

@@ -10,8 +10,12 @@
  * another 1,000, then lets it go: the first loses exactly what its ring cannot hold, the
  * other none. With --exec it then execs itself as a program of other methods
  * (callers_execed, its pairs on the main thread and one other), whose new agent makes a new
- * region under the same pid. Prints what it did, as the toy JIT does: "pid N",
- * "calls NAME=COUNT", "child N taken T", "stall TID lost N", "done".
+ * region under the same pid. With --late-read N (root, tests only) each image, before its
+ * threads call, stops the collector in the middle of reading N records it put in its ring
+ * (loads of methods of no code: no perf map line), and lets it go on only once they have
+ * exited, right before the exec or the exit: the collector then finds the threads' sums
+ * after the exec or the exit, before the ring's record of it. Prints what it did, as the
+ * toy JIT does: "pid N", "calls NAME=COUNT", "child N taken T", "stall TID lost N", "done".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,13 +46,16 @@ struct opts {
 	uint64_t rate;		/* calls a second on the main thread (0: as fast as it can) */
 	double seconds;		/* with rate: for this long */
 	uint64_t stall;		/* pairs a thread makes while the collector is stopped */
+	uint64_t late_read;	/* --late-read's records (0: none) */
 };
 
 /* The pairs of --stall's quiet thread: 2,000 records, far fewer than a ring holds. */
 #define QUIET_PAIRS 1000
+/* --late-read: the collector's CPU time on its backlog before it is stopped again. */
+#define LATE_READ_NS 2000000ULL
 
 static uint64_t id_main, id_inner, id_thread, id_child, id_burst, id_quiet, id_execed;
-static char code[320];	/* the "code" the methods are said to occupy (never run) */
+static char code[336];	/* the "code" the methods are said to occupy (never run) */
 
 /* This process's own region, from its maps, or NULL. */
 static const struct jt_callbuf_hdr *own_region(void)
@@ -157,17 +164,12 @@ static bool all_stopped(pid_t pid)
 	return stopped;
 }
 
-/*
- * --stall: with the collector stopped, a burst thread overflows its ring by a known count
- * while a quiet one fits in its own; both are new threads, in empty slots.
- */
-static int stall(const struct opts *o)
+/* The collector that has our region, stopped (SIGSTOP) until told to go on: 0 if none. */
+static pid_t stop_collector(void)
 {
 	const struct jt_callbuf_hdr *r = own_region();
-	struct stall_thread burst = { id_burst, o->stall, 0 }, quiet = { id_quiet, QUIET_PAIRS, 0 };
 	struct timespec pause = { 0, 1000000 };
 	uint32_t col = 0;
-	pthread_t a, b;
 	int i;
 
 	/* the collector's own pid, once it has the region (not only on its way to it) */
@@ -178,21 +180,87 @@ static int stall(const struct opts *o)
 		nanosleep(&pause, NULL);
 	}
 	if (!r || !col || col == JT_CALLBUF_HANDED || kill((pid_t)col, SIGSTOP)) {
-		fprintf(stderr, "callers: no collector to stall\n");
-		return -1;
+		fprintf(stderr, "callers: no collector to stop\n");
+		return 0;
 	}
 	for (i = 0; i < 5000 && !all_stopped((pid_t)col); i++)
 		nanosleep(&pause, NULL);
+	return (pid_t)col;
+}
+
+/*
+ * --stall: with the collector stopped, a burst thread overflows its ring by a known count
+ * while a quiet one fits in its own; both are new threads, in empty slots.
+ */
+static int stall(const struct opts *o)
+{
+	struct stall_thread burst = { id_burst, o->stall, 0 }, quiet = { id_quiet, QUIET_PAIRS, 0 };
+	const struct jt_callbuf_hdr *r = own_region();
+	pid_t col = stop_collector();
+	pthread_t a, b;
+
+	if (!col)
+		return -1;
 	if (pthread_create(&a, NULL, stall_calls, &burst) == 0) {
 		pthread_join(a, NULL);
 		if (pthread_create(&b, NULL, stall_calls, &quiet) == 0)
 			pthread_join(b, NULL);
 	}
-	kill((pid_t)col, SIGCONT);
+	kill(col, SIGCONT);
 	printf("stall %d lost %" PRIu64 "\n", (int)burst.tid,
 	       2 * o->stall > r->nr_recs ? 2 * o->stall - r->nr_recs : 0);
 	printf("stall %d lost 0\n", (int)quiet.tid);
 	return burst.tid && quiet.tid ? 0 : -1;
+}
+
+/* Nanoseconds pid has run on a CPU (its main thread: the collector's loop), 0 if unknown. */
+static uint64_t cpu_ns(pid_t pid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/*
+ * --late-read: the collector stopped in the middle of reading n records of ours, which it
+ * found in its ring in one look: what happens until it goes on (late_read_go) is beyond
+ * that look, and it reads our region again before it looks at the ring again. Its pid, or
+ * 0 when there is no collector to stop.
+ */
+static pid_t late_read(uint64_t n)
+{
+	struct timespec pause = { 0, 100000 };
+	pid_t col = stop_collector();
+	uint64_t i, t;
+
+	if (!col)
+		return 0;
+	for (i = 0; i < n; i++)	/* a definition for calls only: a ring record, no map line */
+		jitrace_code_load(code, 0, "callers_backlog");
+	t = cpu_ns(col);
+	kill(col, SIGCONT);
+	/* once it has spent some of its CPU on them, it is well into the one look */
+	for (i = 0; i < 50000 && cpu_ns(col) - t < LATE_READ_NS; i++)
+		nanosleep(&pause, NULL);
+	kill(col, SIGSTOP);
+	for (i = 0; i < 50000 && !all_stopped(col); i++)
+		nanosleep(&pause, NULL);
+	return col;
+}
+
+static void late_read_go(pid_t col)
+{
+	if (col)
+		kill(col, SIGCONT);
 }
 
 static void *execed_calls(void *arg)
@@ -206,17 +274,22 @@ static void *execed_calls(void *arg)
 /* The program --exec makes of this one: other methods, a new agent, the same pid. */
 static int execed(const struct opts *o)
 {
+	pid_t col = 0;
 	pthread_t t;
 
 	id_execed = jitrace_code_load(code, 64, "callers_execed");
 	printf("execed %d\n", (int)getpid());
 	fflush(stdout);
+	if (o->late_read && !(col = late_read(o->late_read)))
+		return 1;
 	if (pthread_create(&t, NULL, execed_calls, (void *)o))
 		return 1;
 	execed_calls((void *)o);
 	pthread_join(t, NULL);
 	printf("calls callers_execed=%" PRIu64 "\n", 2 * o->pairs);
 	printf("done\n");
+	fflush(stdout);
+	late_read_go(col);	/* and exit at once */
 	return 0;
 }
 
@@ -282,6 +355,8 @@ static int child(const struct opts *o)
 	printf("child %d taken %d\n", (int)getpid(), taken);
 	fflush(stdout);
 	make_pairs(id_child, o->pairs);
+	/* a code load after the parent's, through the stub the parent hit (agent/stubs.S) */
+	make_pairs(jitrace_code_load(code + 320, 16, "callers_forkload"), 1);
 	return 0;
 }
 
@@ -290,7 +365,7 @@ int main(int argc, char **argv)
 	struct opts o = { .pairs = 1000 };
 	uint64_t t0, n_main;
 	int i, status, taken = 0;
-	pid_t pid;
+	pid_t pid, col = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "0";
@@ -327,6 +402,8 @@ int main(int argc, char **argv)
 			o.seconds = atof(v);
 		else if (!strcmp(a, "--stall"))
 			o.stall = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--late-read"))
+			o.late_read = strtoull(v, NULL, 10);
 		else {
 			fprintf(stderr, "callers: unknown option %s\n", a);
 			return 2;
@@ -350,6 +427,8 @@ int main(int argc, char **argv)
 	n_main = main_calls(&o);
 	printf("main %" PRIu64 " pairs in %.3f s\n", n_main, (now_ns() - t0) / 1e9);
 	if (o.stall && stall(&o))
+		return 1;
+	if (o.late_read && !(col = late_read(o.late_read)))
 		return 1;
 	for (i = 0; i < o.waves; i++)
 		if (run_threads(&o, o.threads))
@@ -376,18 +455,23 @@ int main(int argc, char **argv)
 	printf("calls callers_thread=%" PRIu64 "\n",
 	       ((uint64_t)o.waves * o.threads + o.crowd) * o.pairs);
 	printf("calls callers_child=%" PRIu64 "\n", o.fork_child ? o.pairs : 0);
+	printf("calls callers_forkload=%d\n", o.fork_child ? 1 : 0);
 	printf("calls callers_burst=%" PRIu64 "\n", o.stall);
 	printf("calls callers_quiet=%" PRIu64 "\n", o.stall ? (uint64_t)QUIET_PAIRS : 0);
 	if (o.exec_self) {
-		char pairs[32];
-		char *args[] = { argv[0], "--execed", "--pairs", pairs, NULL };
+		char pairs[32], late[32];
+		char *args[] = { argv[0], "--execed", "--pairs", pairs, "--late-read", late, NULL };
 
 		snprintf(pairs, sizeof(pairs), "%" PRIu64, o.pairs);
+		snprintf(late, sizeof(late), "%" PRIu64, o.late_read);
 		fflush(stdout);
+		late_read_go(col);	/* and exec at once */
 		execv("/proc/self/exe", args);
 		fprintf(stderr, "callers: exec /proc/self/exe: %s\n", strerror(errno));
 		return 1;
 	}
 	printf("done\n");
+	fflush(stdout);
+	late_read_go(col);
 	return 0;
 }

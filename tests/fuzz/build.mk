@@ -22,6 +22,7 @@ FUZZ_SRCS_fuzz_jitdump := user/sources/jitdump.c
 FUZZ_SRCS_fuzz_callbuf := user/sources/callbuf.c user/sources/tscclock.c user/base/util.c
 FUZZ_SRCS_fuzz_cfi := user/host/cfi.c user/base/util.c
 FUZZ_LIBS_fuzz_cfi := -lelf
+FUZZ_SRCS_fuzz_monocode := user/host/monocode.c
 # whole logs through every offline view: the modules the view commands link (not the pusher,
 # which needs libcurl)
 FUZZ_SRCS_fuzz_views := $(filter-out user/export/push.c,$(foreach s,$(STAGES),$(wildcard user/$(s)/*.c)))

@@ -45,29 +45,27 @@ static int tsc_pair(void *ctx, uint64_t *tsc, uint64_t *ns, uint64_t *width)
 }
 
 /* Every event well-formed: its size its type's, its times within the clock's. */
-static int check(void *ctx, const struct jt_ev_hdr *h)
+static int check(void *ctx, const struct jt_event *ev)
 {
-	const struct jt_ev_call *ev = (const void *)h;
-	const struct jt_ev_span *sp = (const void *)h;
-	const struct jt_ev_callsum *sum = (const void *)h;
 	struct count *c = ctx;
 
-	if (h->pid != PID || !h->tid || h->tid >= JT_PID_LIMIT || !h->ts || h->ts > NOW)
+	if (ev->pid != PID || !ev->tid || ev->tid >= JT_PID_LIMIT || !ev->ts || ev->ts > NOW)
 		__builtin_trap();
-	switch (h->type) {
+	switch (ev->type) {
 	case JT_EV_ENTER:
 	case JT_EV_LEAVE:
-		if (h->size != sizeof(*ev) || (ev->id & JT_CALLBUF_KINDS))
+		if (ev->len != JT_EVENT_CALL_LEN || (ev->id & JT_CALLBUF_KINDS))
 			__builtin_trap();
 		break;
-	case JT_EV_CALL_SPAN:
-		if (h->size != sizeof(*sp) || (sp->id & JT_CALLBUF_KINDS) || !sp->enter_ts ||
-		    sp->enter_ts > h->ts || sp->self_ns > h->ts - sp->enter_ts)
+	case JT_EV_CALL_SPAN:	/* its enter time and own time where the collector reads them */
+		if (ev->len != JT_EVENT_FIXED || (ev->sum_of & JT_CALLBUF_KINDS) ||
+		    !ev->sum_incl_ns || ev->sum_incl_ns > ev->ts ||
+		    ev->sum_excl_ns > ev->ts - ev->sum_incl_ns)
 			__builtin_trap();
 		break;
 	case JT_EV_CALL_SUM:
-		if (h->size != sizeof(*sum) || !sum->id || (sum->id & JT_CALLBUF_KINDS) ||
-		    !sum->calls + !sum->incl_ns + !sum->excl_ns == 3)
+		if (ev->len != JT_EVENT_FIXED || !ev->sum_of || (ev->sum_of & JT_CALLBUF_KINDS) ||
+		    !ev->sum_calls + !ev->sum_incl_ns + !ev->sum_excl_ns == 3)
 			__builtin_trap();
 		break;
 	default:

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: an ELF file's unwind table (user/host/cfi.h) from untrusted bytes. The input
- * is the bytes of .eh_frame_hdr (its length in the first two bytes) and of .eh_frame, put in
+ * is the bytes of .debug_frame (its length in the first two bytes) and of .eh_frame, put in
  * a well-formed x86-64 ELF file (one loadable segment at address = offset, so the table's
- * pointers land in it) written to a memfd, loaded as the collector loads a mapped file, and
- * asked for the rule at 256 offsets across the file. What it promises is checked: no crash, a
- * known error or a rule in rsp or rbp.
+ * pointers land in it) written to a memfd, loaded as the collector loads a mapped file (both
+ * sections' FDEs run into the compact table), and asked for the rule at 256 offsets across
+ * the file. What it promises is checked: no crash, a known error, a rule in rsp or rbp, and
+ * a table within the file's budget.
  */
 #include <elf.h>
 #include <errno.h>
@@ -23,20 +24,21 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t hdr_len, eh_len, len, off, step;
+	size_t dbg_len, eh_len, len, off, step;
+	struct jt_cfi_stats st;
 	struct jt_cfi *c;
 	uint8_t *file;
 	int fd, err;
 
 	if (size < 2)
 		return 0;
-	hdr_len = data[0] | (size_t)data[1] << 8;
-	if (hdr_len > size - 2)
-		hdr_len = size - 2;
-	eh_len = size - 2 - hdr_len;
-	if (hdr_len > MAX_SECTION || eh_len > MAX_SECTION)
+	dbg_len = data[0] | (size_t)data[1] << 8;
+	if (dbg_len > size - 2)
+		dbg_len = size - 2;
+	eh_len = size - 2 - dbg_len;
+	if (dbg_len > MAX_SECTION || eh_len > MAX_SECTION)
 		return 0;
-	len = jt_test_cfi_elf(data + 2, hdr_len, data + 2 + hdr_len, eh_len, &file);
+	len = jt_test_cfi_elf(data + 2, dbg_len, data + 2 + dbg_len, eh_len, &file);
 	if (!len)
 		return 0;
 	fd = memfd_create("fuzz_cfi", MFD_CLOEXEC);
@@ -46,10 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	free(file);
 	if (!c) {
-		if (err != -ENOENT && err != -ENOEXEC && err != -ENOMEM && err != -EFBIG)
+		if (err != -ENOENT && err != -ENOEXEC && err != -ENOMEM && err != -EFBIG &&
+		    err != -E2BIG)
 			__builtin_trap();
 		return 0;
 	}
+	/* a row takes at least one byte of a section, a distinct rule at least two */
+	jt_cfi__stats(c, &st);
+	if (!st.rules || st.rows > 2 * (dbg_len + eh_len) + 2 ||
+	    st.rules > 2 * (dbg_len + eh_len) + 2)
+		__builtin_trap();
 	step = len / 256 + 1;	/* 256 lookups an input: the executions go to new inputs */
 	for (off = 0; off < len + 64; off += step) {
 		struct jt_cfi_rule r;

@@ -114,30 +114,6 @@ static int threads_of(const struct it_log *log, uint32_t pid)
 	return n;
 }
 
-/* Calls of pid's method name the log summed (callsum records), and their times. */
-static uint64_t summed(const struct it_log *log, uint32_t pid, const char *name, uint64_t *incl,
-		       uint64_t *excl)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	*incl = *excl = 0;
-	for (i = 0; i < log->n; i++) {
-		const struct jt_rec_callsum *c = (const void *)log->recs[i];
-		const struct jt_rec_method *m;
-
-		if (c->h.type != JT_REC_CALLSUM || c->pid != pid)
-			continue;
-		m = it_method(log, c->id);
-		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len)) {
-			n += c->calls;
-			*incl += c->incl_ns;
-			*excl += c->excl_ns;
-		}
-	}
-	return n;
-}
-
 /*
  * The same program recorded call by call and in summary mode: every method's calls the
  * same in both, and what it made; the summary's log holds no enter or leave at all. The
@@ -172,7 +148,7 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 	assert_int_equal(it_drops_total(&sum), 0);
 	for (k = 0; k < 3; k++) {
 		n_each = it_count_calls(&each, re.toy.pid, JT_REC_ENTER, names[k]);
-		n_sum = summed(&sum, rs.toy.pid, names[k], &incl, &excl);
+		n_sum = it_summed_calls(&sum, rs.toy.pid, names[k], &incl, &excl);
 		print_message("%s: %llu calls one by one, %llu summed (%llu ns, %llu ns own), "
 			      "%llu made\n", names[k], (unsigned long long)n_each,
 			      (unsigned long long)n_sum, (unsigned long long)incl,
@@ -181,7 +157,7 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 		assert_int_equal(n_sum, n_each);
 		assert_true(incl > 0 && excl > 0 && excl <= incl);
 	}
-	assert_int_equal(summed(&sum, rs.child, "callers_child", &incl, &excl),
+	assert_int_equal(it_summed_calls(&sum, rs.child, "callers_child", &incl, &excl),
 			 made(&rs, "callers_child"));
 	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_ENTER), 0);
 	assert_int_equal(calls_of(&sum, rs.toy.pid, JT_REC_LEAVE), 0);
@@ -230,13 +206,13 @@ static void test_long_calls_are_logged_alone(void **state)
 		assert_true(sp->self_ns <= sp->h.ts - sp->enter_ts);
 		spans++;
 	}
-	n_main = summed(&log, r.toy.pid, "callers_main", &incl, &excl);
+	n_main = it_summed_calls(&log, r.toy.pid, "callers_main", &incl, &excl);
 	print_message("callers_main: %llu spans, %llu summed, %llu made\n",
 		      (unsigned long long)spans, (unsigned long long)n_main,
 		      (unsigned long long)made(&r, "callers_main"));
 	assert_true(spans >= 5);
 	assert_int_equal(spans + n_main, made(&r, "callers_main"));
-	assert_int_equal(summed(&log, r.toy.pid, "callers_inner", &incl, &excl),
+	assert_int_equal(it_summed_calls(&log, r.toy.pid, "callers_inner", &incl, &excl),
 			 made(&r, "callers_inner"));
 	assert_int_equal(calls_of(&log, r.toy.pid, JT_REC_ENTER), 0);
 	it_log_free(&log);
@@ -471,16 +447,48 @@ static void test_an_exec_keeps_both_sides_exact(void **state)
 }
 
 /*
+ * Every callsum of pid before its exit record (none after it, under a process of no name),
+ * each of a method the log defined for pid by its name (not an "[unknown method N]").
+ */
+static void assert_sums_before_exit(const struct it_log *log, uint32_t pid)
+{
+	bool exited = false;
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_callsum *c = (const void *)log->recs[i];
+		const struct jt_rec_method *m;
+
+		if (c->h.type == JT_REC_EXIT && ((const struct jt_rec_exit *)c)->pid == pid)
+			exited = true;
+		if (c->h.type != JT_REC_CALLSUM || c->pid != pid)
+			continue;
+		m = it_method(log, c->id);
+		if (exited || !m || m->start == 0)
+			fail_msg("callsum of tid %u (%llu calls) at record %zu: %s", c->tid,
+				 (unsigned long long)c->calls, i,
+				 exited ? "after its process's exit" : "of a method never loaded");
+	}
+	assert_true(exited);
+}
+
+/*
  * The same in summary mode: the old image's sums are read at its exec and logged before
  * it, named by its own methods (read later, they were named by the new image's methods of
- * the same agent ids); the new image's before its exit.
+ * the same agent ids); the new image's before its exit. With --late-read each image stops
+ * jitrace in the middle of one read of the ring, runs its threads and lets it go right
+ * before its exec or exit: jitrace reads the exited threads' sums before the exec's or
+ * exit's record, and timed them when it read them, after it, they went after it (named by
+ * the new image, or under a process of no name). The window is long: what the stopped
+ * jitrace reads late is not lost to it.
  */
 static void test_an_exec_in_summary_mode_names_both_sides(void **state)
 {
 	char *log_path = it_path_dup("execsum.jtl"), *out = it_path_dup("execsum.out");
-	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "-o", log_path,
-			 "--", CALLERS, "--wait-taken", wait_ms(), "--wait-sum", "--pairs", "3000",
-			 "--threads", "2", "--waves", "1", "--exec", NULL };
+	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "--window", "2000",
+			 "-o", log_path, "--", CALLERS, "--wait-taken", wait_ms(), "--wait-sum",
+			 "--pairs", "3000", "--threads", "2", "--waves", "1", "--exec",
+			 "--late-read", "50000", NULL };
 	static const char *const before[] = { "callers_main", "callers_inner", "callers_thread" };
 	uint64_t incl, excl;
 	size_t at;
@@ -503,14 +511,15 @@ static void test_an_exec_in_summary_mode_names_both_sides(void **state)
 			      (unsigned long long)made(&r, before[k]));
 		assert_int_equal(calls_by_time(&log, r.toy.pid, before[k], at, true),
 				 made(&r, before[k]));
-		assert_int_equal(summed(&log, r.toy.pid, before[k], &incl, &excl),
+		assert_int_equal(it_summed_calls(&log, r.toy.pid, before[k], &incl, &excl),
 				 made(&r, before[k]));
 	}
 	assert_int_equal(calls_by_time(&log, r.toy.pid, "callers_execed", at, false),
 			 made(&r, "callers_execed"));
-	assert_int_equal(summed(&log, r.toy.pid, "callers_execed", &incl, &excl),
+	assert_int_equal(it_summed_calls(&log, r.toy.pid, "callers_execed", &incl, &excl),
 			 made(&r, "callers_execed"));
 	assert_int_equal(incl, excl);	/* it calls nothing: main's time is not in it */
+	assert_sums_before_exit(&log, r.toy.pid);
 	it_log_free(&log);
 	free(log_path);
 	free(out);
@@ -595,21 +604,28 @@ static void test_a_late_collector_finds_the_region(void **state)
 			 made(&r, "callers_main") * 2 + made(&r, "callers_thread"));
 	/* its child wrote into a region of its own from its first call, taken when announced */
 	assert_int_equal(r.child_taken, 1);
-	assert_int_equal(calls_of(&log, r.child, JT_REC_ENTER), made(&r, "callers_child"));
-	assert_int_equal(calls_of(&log, r.child, JT_REC_LEAVE), made(&r, "callers_child"));
+	assert_int_equal(calls_of(&log, r.child, JT_REC_ENTER),
+			 made(&r, "callers_child") + made(&r, "callers_forkload"));
+	assert_int_equal(calls_of(&log, r.child, JT_REC_LEAVE),
+			 made(&r, "callers_child") + made(&r, "callers_forkload"));
 	it_log_free(&log);
 	free(log_path);
 	free(out);
 	free(err);
 }
 
-/* --calls-via uprobe: the region is left alone, every call goes through the stubs. */
+/*
+ * --calls-via uprobe: the region is left alone, every call goes through the stubs. The
+ * forked child calls the stubs its parent hit: where the kernel optimized those uprobes
+ * (6.18), the child's copy of the stubs calls into a trampoline page it was not given, so
+ * the agent has it call the twins (agent/stubs.S); before, the child died of SIGSEGV.
+ */
 static void test_the_uprobe_path_is_kept(void **state)
 {
 	char *log_path = it_path_dup("uprobe.jtl"), *out = it_path_dup("uprobe.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls-via", "uprobe", "-F", "0", "-o",
 			 log_path, "--", CALLERS, "--wait-taken", "300", "--pairs", "2000",
-			 "--threads", "2", "--waves", "1", NULL };
+			 "--threads", "2", "--waves", "1", "--fork", NULL };
 	struct it_log log;
 	struct run r;
 
@@ -622,6 +638,8 @@ static void test_the_uprobe_path_is_kept(void **state)
 	assert_int_equal(it_drops_total(&log), 0);
 	assert_exact(&log, r.toy.pid, "callers_main", made(&r, "callers_main"));
 	assert_exact(&log, r.toy.pid, "callers_thread", made(&r, "callers_thread"));
+	assert_exact(&log, r.child, "callers_child", made(&r, "callers_child"));
+	assert_exact(&log, r.child, "callers_forkload", made(&r, "callers_forkload"));
 	it_log_free(&log);
 	free(log_path);
 	free(out);

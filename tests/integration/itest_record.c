@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,109 @@ static void test_calls_are_counted_exactly(void **state)
 	free(log_path);
 	free(out);
 	free(err);
+}
+
+/* The calls of the nested pair in the toy JIT's `calls --nested N:1` run (issue 29's 12,345). */
+#define NESTED_CALLS 12345
+#define NESTED_ARG "12345:1"
+
+/* The CALLS column of name's line in the report of the log at path. */
+static uint64_t report_calls(const char *path, const char *name)
+{
+	char *rep = it_path_dup("nested.report"), want[80], *text, *p, *line;
+	char *argv[] = { IT_JITRACE, "report", (char *)path, NULL };
+	uint64_t n;
+
+	assert_int_equal(it_run(argv, rep, NULL), 0);
+	text = it_slurp(rep);
+	snprintf(want, sizeof(want), "  %s\n", name);
+	p = strstr(text, want);
+	if (!p)
+		fail_msg("no line for %s in the report of %s:\n%s", name, path, text);
+	for (line = p; line > text && line[-1] != '\n'; line--)
+		;
+	n = strtoull(line, NULL, 10);
+	free(text);
+	free(rep);
+	return n;
+}
+
+/*
+ * The toy JIT's nested pair, 12,345 calls each, recorded by `jitrace record HOW` (how[0],
+ * how[1] if not NULL): every enter and leave of each in the log (or summed, with
+ * --calls-summary), and in the report, exactly; nothing dropped.
+ */
+static void assert_nested_pair_exact(const char *const how[2])
+{
+	static const char *const pair[] = { "toy_outer", "toy_inner" };
+	char *log_path = it_path_dup("nested.jtl"), *out = it_path_dup("nested.out");
+	bool summary = !strcmp(how[0], "--calls-summary");
+	uint64_t in, left, sum, incl, excl, rep;
+	struct it_log log;
+	struct it_toy toy;
+	char *argv[16];
+	int a = 0, i;
+	size_t k;
+
+	argv[a++] = IT_JITRACE;
+	argv[a++] = "record";
+	argv[a++] = (char *)how[0];
+	if (how[1])
+		argv[a++] = (char *)how[1];
+	argv[a++] = "-F";
+	argv[a++] = "0";
+	argv[a++] = "-f";
+	argv[a++] = "-o";
+	argv[a++] = log_path;
+	argv[a++] = "--";
+	argv[a++] = IT_TOYJIT;
+	argv[a++] = "calls";
+	argv[a++] = "toy_a=0";		/* the pair alone */
+	argv[a++] = "--nested";
+	argv[a++] = NESTED_ARG;
+	argv[a] = NULL;
+	assert_int_equal(it_run(argv, out, NULL), 0);
+	it_toy_parse(out, &toy);
+	assert_true(toy.done);
+	it_log_load(log_path, &log);
+	it_check_promises(&log);
+	assert_int_equal(it_drops_total(&log), 0);
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < toy.nr_calls && strcmp(toy.names[i], pair[k]); i++)
+			;
+		assert_true(i < toy.nr_calls);
+		assert_int_equal(toy.calls[i], NESTED_CALLS);	/* as the toy counted them */
+		in = it_count_calls(&log, toy.pid, JT_REC_ENTER, pair[k]);
+		left = it_count_calls(&log, toy.pid, JT_REC_LEAVE, pair[k]);
+		sum = it_summed_calls(&log, toy.pid, pair[k], &incl, &excl);
+		print_message("%s%s%s: %s entered %llu, left %llu, summed %llu\n", how[0],
+			      how[1] ? " " : "", how[1] ? how[1] : "", pair[k],
+			      (unsigned long long)in, (unsigned long long)left,
+			      (unsigned long long)sum);
+		assert_int_equal(in, summary ? 0 : NESTED_CALLS);
+		assert_int_equal(left, summary ? 0 : NESTED_CALLS);
+		assert_int_equal(sum, summary ? NESTED_CALLS : 0);
+		rep = report_calls(log_path, pair[k]);
+		assert_int_equal(rep, NESTED_CALLS);
+	}
+	/* one source, one clock: through the buffers, the calls made before the collector
+	 * took the region came through the uprobes, and the two clocks may cross by the
+	 * TSC's conversion error at the handover */
+	if (how[1])
+		assert_calls_nest(&log, toy.pid);
+	it_log_free(&log);
+	free(log_path);
+	free(out);
+}
+
+static const char *const nested_buffers[2] = { "--calls", NULL };
+static const char *const nested_uprobes[2] = { "--calls-via", "uprobe" };
+static const char *const nested_summed[2] = { "--calls-summary", NULL };
+
+/* One test a path: its state the options naming it (nested_buffers, ...). */
+static void test_nested_pair_exact(void **state)
+{
+	assert_nested_pair_exact(*state);
 }
 
 /* A command that cannot be run fails the recording, says why, and never says "recording". */
@@ -478,6 +582,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls_are_counted_exactly),
+		{ "test_nested_pair_exact_through_buffers", test_nested_pair_exact, NULL, NULL,
+		  (void *)nested_buffers },
+		{ "test_nested_pair_exact_through_uprobes", test_nested_pair_exact, NULL, NULL,
+		  (void *)nested_uprobes },
+		{ "test_nested_pair_exact_summed", test_nested_pair_exact, NULL, NULL,
+		  (void *)nested_summed },
 		cmocka_unit_test(test_command_that_cannot_run_fails),
 		cmocka_unit_test(test_duration_says_it_stops_the_command),
 		cmocka_unit_test(test_samples_split_as_scripted),

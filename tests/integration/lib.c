@@ -423,6 +423,14 @@ void it_assert_share_at_least(const char *what, uint64_t k, uint64_t n, double f
 		fail_msg("%s: %.1f%% is under %.1f%%", what, 100 * got, 100 * least);
 }
 
+/* Whether the method the log defines as id is called name. */
+static bool method_named(const struct it_log *log, uint64_t id, const char *name)
+{
+	const struct jt_rec_method *m = it_method(log, id);
+
+	return m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len);
+}
+
 uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, const char *name)
 {
 	uint64_t n = 0;
@@ -430,13 +438,27 @@ uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, c
 
 	for (i = 0; i < log->n; i++) {
 		const struct jt_rec_call *c = (const void *)log->recs[i];
-		const struct jt_rec_method *m;
 
-		if (c->h.type != type || c->pid != pid)
+		n += c->h.type == type && c->pid == pid && method_named(log, c->id, name);
+	}
+	return n;
+}
+
+uint64_t it_summed_calls(const struct it_log *log, uint32_t pid, const char *name,
+			 uint64_t *incl, uint64_t *excl)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	*incl = *excl = 0;
+	for (i = 0; i < log->n; i++) {
+		const struct jt_rec_callsum *c = (const void *)log->recs[i];
+
+		if (c->h.type != JT_REC_CALLSUM || c->pid != pid || !method_named(log, c->id, name))
 			continue;
-		m = it_method(log, c->id);
-		if (m && m->name_len == strlen(name) && !memcmp(m->name, name, m->name_len))
-			n++;
+		n += c->calls;
+		*incl += c->incl_ns;
+		*excl += c->excl_ns;
 	}
 	return n;
 }

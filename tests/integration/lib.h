@@ -84,6 +84,9 @@ void it_assert_share_at_least(const char *what, uint64_t k, uint64_t n, double f
 			      const char *why);
 /* Count enter or leave records of pid whose method is called name. */
 uint64_t it_count_calls(const struct it_log *log, uint32_t pid, uint16_t type, const char *name);
+/* Calls of pid's method name the log summed (callsum records), and their times. */
+uint64_t it_summed_calls(const struct it_log *log, uint32_t pid, const char *name,
+			 uint64_t *incl, uint64_t *excl);
 
 /* What the toy JIT printed. */
 struct it_toy {

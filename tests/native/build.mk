@@ -12,3 +12,12 @@ EXTRA_ALL += $(NATIVE_PROGS)
 $(OUT)/tests/nofp: tests/native/nofp.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer $(WARN) -o $@ $<
+
+# ...and the same program with .debug_frame for its CFI, no .eh_frame rows for its functions
+# (as -fno-asynchronous-unwind-tables C code is built, kernel-style or for small images)
+NATIVE_PROGS += $(OUT)/tests/nofp-dbgframe
+$(OUT)/tests/nofp-dbgframe: tests/native/nofp.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables $(WARN) -o $@ $<
+# test_cfi reads its .debug_frame
+$(OUT)/tests/test_cfi: | $(OUT)/tests/nofp-dbgframe

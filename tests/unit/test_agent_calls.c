@@ -114,6 +114,7 @@ static int region_is_private_and_sealed(void)
 {
 	char path[64];
 	struct stat st;
+	struct timespec now;
 	uint64_t id;
 	struct jt_callbuf_hdr *r = start(&id);
 	int fd, seals;
@@ -122,6 +123,9 @@ static int region_is_private_and_sealed(void)
 	CHECK(r->magic == JT_CALLBUF_MAGIC && r->version == JT_CALLBUF_VERSION);
 	CHECK(r->nr_slots == JT_CALLBUF_SLOTS && r->nr_recs == JT_CALLBUF_RECS);
 	CHECK(r->owner == (uint32_t)getpid() && r->collector == 0);
+	/* when it was made, on the clock exec records count: a collector tells images apart */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	CHECK(r->made && r->made <= (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec);
 	/* the memfd itself, through our own mapping's link */
 	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)r,
 		 (unsigned long)r + JT_CALLBUF_SIZE);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unwind tables (user/host/cfi.h) of real files: this test program and the C library. Rules at
- * known instructions, every row of both files against binutils' own reading of them, the
- * built index against the linker's table, hostile copies of the sections, and the speed of a
- * lookup.
+ * known instructions, every row of both files against binutils' own reading of them, a copy
+ * without the linker's .eh_frame_hdr (not read: every FDE is run at load), hostile copies of
+ * the sections, the speed of a lookup, crafted .debug_frame sections and a program with one,
+ * and the bounds of a table's size and load.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -227,9 +228,13 @@ static void check_bp(const struct jt_cfi_rule *r, const char *cell, const char *
 	}
 }
 
-/* One row of readelf's table: the rule of this module at its address must say the same. */
-static void check_row(const struct jt_cfi *c, const struct elf_info *in, char *row, char **cols,
-		      int nr_cols, const char *path)
+/*
+ * One row of readelf's table: the rule of this module at its address must say the same.
+ * False for a row at or past the end of its FDE (end), which readelf prints when an FDE's last
+ * advance reaches its end (libcoreclr.so has them): no rule is the FDE's there.
+ */
+static bool check_row(const struct jt_cfi *c, const struct elf_info *in, char *row, char **cols,
+		      int nr_cols, uint64_t end, const char *path)
 {
 	const char *cfa = NULL, *ra = NULL, *bp = NULL;
 	char *tok, *save, where[600];
@@ -254,14 +259,17 @@ static void check_row(const struct jt_cfi *c, const struct elf_info *in, char *r
 	}
 	if (!cfa || !ra || !vaddr_to_off(in, loc, &off))
 		fail_msg("%s: a row not understood at %#llx", path, loc);
+	if (loc >= end)
+		return false;
 	snprintf(where, sizeof(where), "%s at %#llx (offset %#llx): CFA %s ra %s", path, loc,
 		 (unsigned long long)off, cfa, ra);
 	err = jt_cfi__rule(c, off, &r);
-	if ((strncmp(cfa, "rsp+", 4) && strncmp(cfa, "rbp+", 4)) ||
+	/* rsp+N or rbp+N, or -N (libcoreclr.so has an rsp-80, which the walk then refuses) */
+	if ((strncmp(cfa, "rsp", 3) && strncmp(cfa, "rbp", 3)) || (cfa[3] != '+' && cfa[3] != '-') ||
 	    (strcmp(ra, "u") && ra[0] != 'c')) {
 		if (err != -ENOTSUP)	/* an expression or another register (vfork's rdi) */
 			fail_msg("%s: got %d, not -ENOTSUP", where, err);
-		return;
+		return true;
 	}
 	if (!strcmp(ra, "u")) {
 		if (err || !r.outermost)
@@ -269,9 +277,10 @@ static void check_row(const struct jt_cfi *c, const struct elf_info *in, char *r
 	} else if (err || r.outermost || r.ra_off != atoi(ra + 1)) {
 		fail_msg("%s: got %d, ra at %d", where, err, r.ra_off);
 	}
-	if (r.cfa_reg != (cfa[1] == 's' ? JT_CFI_SP : JT_CFI_BP) || r.cfa_off != atoi(cfa + 4))
+	if (r.cfa_reg != (cfa[1] == 's' ? JT_CFI_SP : JT_CFI_BP) || r.cfa_off != atoi(cfa + 3))
 		fail_msg("%s: got CFA r%d%+d", where, r.cfa_reg, r.cfa_off);
 	check_bp(&r, bp, where);
+	return true;
 }
 
 /* Every row readelf prints for path's .eh_frame, checked; returns how many. */
@@ -280,6 +289,7 @@ static size_t check_against_readelf(const char *path)
 	char cmd[600], line[1024], header[1024], *cols[64];
 	struct elf_info in;
 	struct jt_cfi *c = load_path(path);
+	unsigned long long end = 0;
 	size_t rows = 0;
 	int nr_cols = 0;
 	FILE *p;
@@ -294,19 +304,35 @@ static size_t check_against_readelf(const char *path)
 
 		if (strstr(line, " FDE ") || strstr(line, " CIE ")) {
 			nr_cols = strstr(line, " FDE ") ? 0 : -1;	/* a CIE's rows: skipped */
+			tok = strstr(line, "..");
+			end = tok ? strtoull(tok + 2, NULL, 16) : 0;	/* pc=START..END */
 		} else if (!strncmp(line, "   LOC", 6) && nr_cols == 0) {
 			snprintf(header, sizeof(header), "%s", line);
 			for (tok = strtok_r(header + 6, " \n", &save); tok && nr_cols < 64;
 			     tok = strtok_r(NULL, " \n", &save))
 				cols[nr_cols++] = tok;
 		} else if (nr_cols > 0 && strlen(line) > 17 && line[16] == ' ') {
-			check_row(c, &in, line, cols, nr_cols, path);
-			rows++;
+			rows += check_row(c, &in, line, cols, nr_cols, end, path);
 		}
 	}
 	pclose(p);	/* not its status: readelf 2.40 exits 1 on libc, having printed it all */
 	jt_cfi__free(c);
 	return rows;
+}
+
+/* The files named in JT_TEST_CFI_FILES (colon-separated), checked too: libjvm.so, mono-sgen */
+static void more_files_agree_with_readelf(void)
+{
+	const char *env = getenv("JT_TEST_CFI_FILES");
+	char *list, *path, *save;
+
+	if (!env)
+		return;
+	list = strdup(env);
+	assert_non_null(list);
+	for (path = strtok_r(list, ":", &save); path; path = strtok_r(NULL, ":", &save))
+		print_message("%zu rows of %s agree\n", check_against_readelf(path), path);
+	free(list);
 }
 
 /* Every file mapped executable in this process: the program, libc, ld.so, libelf, ... */
@@ -345,6 +371,7 @@ static void every_row_agrees_with_readelf(void **state)
 	assert_true(nr_done >= 3);
 	assert_true(libc > 10000);
 	assert_true(total > libc + 1000);
+	more_files_agree_with_readelf();
 }
 
 static void plt_entries_are_expressions_not_followed(void **state)
@@ -430,7 +457,7 @@ static void rule_at(const struct jt_cfi *c, uint64_t off, int *err, struct jt_cf
 	*err = jt_cfi__rule(c, off, r);
 }
 
-static void built_index_gives_the_linker_tables_rules(void **state)
+static void eh_frame_hdr_changes_no_rule(void **state)
 {
 	struct jt_cfi *with, *without;
 	size_t n, found = 0;
@@ -690,6 +717,341 @@ static void crafted_tables_cost_bounded_work_and_memory(void **state)
 	free(eh);
 }
 
+/* An entry of a CFI section at b + *at: its length, then body, padded with DW_CFA_nop to 8. */
+static void put_entry(uint8_t *b, size_t *at, const uint8_t *body, size_t len)
+{
+	size_t padded = len;
+
+	while ((padded + 4) % 8)
+		padded++;
+	put_le(b, at, padded, 4);
+	memcpy(b + *at, body, len);
+	memset(b + *at + len, 0, padded - len);
+	*at += padded;
+}
+
+/* A .debug_frame FDE with CIE pointer cie (an offset in the section), over [pc, pc + range). */
+static void put_debug_fde(uint8_t *b, size_t *at, uint32_t cie, uint64_t pc, uint64_t range,
+			  const uint8_t *insn, size_t len)
+{
+	uint8_t body[64];
+	size_t n = 0;
+
+	assert_true(len <= sizeof(body) - 20);
+	put_le(body, &n, cie, 4);
+	put_le(body, &n, pc, 8);
+	put_le(body, &n, range, 8);
+	memcpy(body + n, insn, len);
+	put_entry(b, at, body, n + len);
+}
+
+/*
+ * A .debug_frame as GCC writes it for -fno-asynchronous-unwind-tables code (CIE id all ones,
+ * version cie_version, absolute 8-byte addresses), its FDEs over [0x40, 0x80) and [0x90, 0xb0),
+ * and one over [0x80, 0x88) that an .eh_frame FDE also covers; into b, its length.
+ */
+static size_t debug_frame(uint8_t *b, uint8_t cie_version)
+{
+	/* CFA = rsp + 8, the return address (r16) at CFA - 8 */
+	static const uint8_t tail[] = { 1, 0x78, 16, 0x0c, 7, 8, 0x90, 1 };
+	static const uint8_t f1[] = { 0x44, 0x0e, 16, 0x50, 0x0e, 8 };
+	static const uint8_t f2[] = { 0x41, 0x0e, 16, 0x41, 0x86, 2, 0x41, 0x0c, 6, 16 };
+	static const uint8_t f3[] = { 0x0e, 32 };
+	uint8_t cie[32];
+	size_t at = 0, n = 0;
+
+	put_le(cie, &n, 0xffffffff, 4);
+	cie[n++] = cie_version;
+	cie[n++] = 0;	/* no augmentation */
+	if (cie_version == 4) {
+		cie[n++] = 8;	/* address size */
+		cie[n++] = 0;	/* segment selector size */
+	}
+	memcpy(cie + n, tail, sizeof(tail));
+	put_entry(b, &at, cie, n + sizeof(tail));
+	put_debug_fde(b, &at, 0, 0x40, 0x40, f1, sizeof(f1));
+	put_debug_fde(b, &at, 0, 0x90, 0x20, f2, sizeof(f2));
+	put_debug_fde(b, &at, 0, 0x80, 0x08, f3, sizeof(f3));
+	put_debug_fde(b, &at, 0x10000, 0xc0, 0x10, f3, sizeof(f3));	/* its CIE past the end */
+	return at;
+}
+
+/* An .eh_frame of one FDE over [0x80, 0x90), at address at_eh: CFA = rsp + 8, then + 16. */
+static size_t eh_frame_at(uint8_t *b, uint64_t at_eh)
+{
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+				       0x0c, 7, 8, 0x90, 1 };
+	uint8_t fde[32];
+	size_t at = 0, n = 0;
+
+	put_entry(b, &at, cie, sizeof(cie));
+	put_le(fde, &n, at + 4, 4);	/* back to the CIE at 0 */
+	put_le(fde, &n, (uint32_t)(0x80 - (at_eh + at + 8)), 4);	/* pc-relative */
+	put_le(fde, &n, 0x10, 4);
+	fde[n++] = 0;	/* no augmentation data */
+	fde[n++] = 0x41;	/* advance 1, CFA = rsp + 16 */
+	fde[n++] = 0x0e;
+	fde[n++] = 16;
+	put_entry(b, &at, fde, n);
+	put_le(b, &at, 0, 4);	/* the terminator */
+	return at;
+}
+
+static void assert_sp_rule(const struct jt_cfi *c, uint64_t off, int cfa_off)
+{
+	assert_rule(c, off, JT_CFI_SP, cfa_off, false, 0);
+}
+
+/*
+ * .debug_frame (versions 1, 3 and 4) read where .eh_frame has no FDE: its rows at each
+ * instruction, .eh_frame's winning where both cover an address, and an FDE whose CIE is past
+ * the section's end covering nothing.
+ */
+static void debug_frame_rows_where_eh_frame_has_none(void **state)
+{
+	static const uint8_t versions[] = { 1, 3, 4 };
+	uint8_t dbg[512], eh[128], *file;
+	struct jt_cfi_rule r;
+	size_t i, dbg_len, eh_len, len;
+	struct jt_cfi *c;
+	int err;
+
+	(void)state;
+	for (i = 0; i < sizeof(versions); i++) {
+		dbg_len = debug_frame(dbg, versions[i]);
+		/* the ELF file puts .eh_frame after .debug_frame, 8-aligned, at address = offset */
+		eh_len = eh_frame_at(eh, jt_test_align8(sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) +
+							dbg_len));
+		len = jt_test_cfi_elf(dbg, dbg_len, eh, eh_len, &file);
+		c = load_bytes(file, len, 0, &err);
+		free(file);
+		if (!c)
+			fail_msg("version %u: no table (%d)", versions[i], err);
+		assert_sp_rule(c, 0x40, 8);
+		assert_sp_rule(c, 0x43, 8);
+		assert_sp_rule(c, 0x44, 16);
+		assert_sp_rule(c, 0x53, 16);
+		assert_sp_rule(c, 0x54, 8);
+		assert_sp_rule(c, 0x7f, 8);
+		assert_sp_rule(c, 0x80, 8);	/* .eh_frame's, not .debug_frame's rsp + 32 */
+		assert_sp_rule(c, 0x81, 16);
+		assert_sp_rule(c, 0x8f, 16);
+		assert_int_equal(jt_cfi__rule(c, 0x3f, &r), -ENOENT);
+		assert_sp_rule(c, 0x90, 8);
+		assert_sp_rule(c, 0x91, 16);
+		assert_rule(c, 0x92, JT_CFI_SP, 16, true, -16);
+		assert_rule(c, 0x93, JT_CFI_BP, 16, true, -16);
+		assert_rule(c, 0xaf, JT_CFI_BP, 16, true, -16);
+		assert_int_equal(jt_cfi__rule(c, 0xb0, &r), -ENOENT);
+		assert_int_equal(jt_cfi__rule(c, 0xc0, &r), -ENOENT);	/* its CIE is not there */
+		jt_cfi__free(c);
+	}
+}
+
+/* A program built -fno-asynchronous-unwind-tables -g: CFI in .debug_frame only (make builds it) */
+#define DBGFRAME_PROG "build/tests/nofp-dbgframe"
+
+/* The file offset of the function name in the ELF file at path, by its symbol table. */
+static uint64_t symbol_off(const char *path, const char *name)
+{
+	char cmd[600], line[256];
+	unsigned long long vaddr = 0;
+	struct elf_info in;
+	uint64_t off = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char sym[128];
+
+		if (sscanf(line, "%llx %*s %127s", &vaddr, sym) == 2 && !strcmp(sym, name))
+			break;
+		vaddr = 0;
+	}
+	pclose(p);
+	if (!vaddr)
+		fail_msg("%s: no symbol %s", path, name);
+	elf_info(path, &in);
+	assert_true(vaddr_to_off(&in, vaddr, &off));
+	return off;
+}
+
+/*
+ * The real program: every row readelf prints of its two sections agrees; its functions have
+ * rules only from .debug_frame, which a copy without it lacks and gets back from its separate
+ * debug file (objcopy --only-keep-debug, as Debian's -dbgsym packages are made).
+ */
+static void debug_frame_of_a_program_and_of_its_debug_file(void **state)
+{
+	char dir[] = "/tmp/jt-cfi-dbg-XXXXXX", cmd[512], stripped[64], debug[64];
+	struct jt_cfi_rule r;
+	struct jt_cfi *c;
+	uint64_t leaf;
+	int fd, dfd, err;
+
+	(void)state;
+	if (system("readelf --version >/dev/null 2>&1 && objcopy --version >/dev/null 2>&1"))
+		skip();	/* binutils, the second opinion and the copier, is not installed */
+	if (access(DBGFRAME_PROG, R_OK))
+		fail_msg("%s is not built (make builds it)", DBGFRAME_PROG);
+	print_message("%zu rows of %s agree\n", check_against_readelf(DBGFRAME_PROG),
+		      DBGFRAME_PROG);
+	leaf = symbol_off(DBGFRAME_PROG, "leaf_work");
+	c = load_path(DBGFRAME_PROG);
+	assert_sp_rule(c, leaf, 8);
+	jt_cfi__free(c);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(stripped, sizeof(stripped), "%s/prog", dir);
+	snprintf(debug, sizeof(debug), "%s/prog.debug", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --only-keep-debug %s %s && objcopy --remove-section .debug_frame %s %s",
+		 DBGFRAME_PROG, debug, DBGFRAME_PROG, stripped);
+	assert_int_equal(system(cmd), 0);
+	fd = open(stripped, O_RDONLY);
+	dfd = open(debug, O_RDONLY);
+	assert_true(fd >= 0 && dfd >= 0);
+	c = jt_cfi__load(fd, &err);
+	assert_non_null(c);	/* its .eh_frame: _start and the PLT */
+	assert_int_equal(jt_cfi__rule(c, leaf, &r), -ENOENT);
+	jt_cfi__free(c);
+	c = jt_cfi__load_debug(fd, dfd, &err);
+	assert_non_null(c);
+	assert_sp_rule(c, leaf, 8);
+	jt_cfi__free(c);
+	close(fd);
+	close(dfd);
+	unlink(stripped);
+	unlink(debug);
+	rmdir(dir);
+}
+
+/*
+ * The table is compact: libc's rules in a few hundred distinct ones, its rows in less than
+ * its .eh_frame (which is freed), and a load that runs every FDE once in milliseconds.
+ */
+static void a_table_is_smaller_than_its_section(void **state)
+{
+	struct jt_cfi_stats st;
+	struct elf_info in;
+	struct jt_cfi *c;
+
+	(void)state;
+	elf_info(libc_path(), &in);
+	c = load_path(libc_path());
+	jt_cfi__stats(c, &st);
+	print_message("%s: .eh_frame %llu bytes, table %zu bytes (%zu rows, %zu rules)\n",
+		      libc_path(), (unsigned long long)in.eh.sh_size, st.bytes, st.rows, st.rules);
+	assert_true(st.rows > 10000);	/* readelf prints 23,757; the table adds each FDE's end */
+	assert_true(st.rules < 2000);
+	assert_true(st.bytes < in.eh.sh_size);
+	jt_cfi__free(c);
+}
+
+/*
+ * An .eh_frame at address 120 (as jt_test_cfi_elf puts it) of one CIE and nr FDEs, FDE i
+ * over [span i, span (i + 1)), each of reps times the instructions insn; into a new buffer,
+ * its length into *len.
+ */
+static uint8_t *eh_of_many(size_t nr, uint32_t span, const uint8_t *insn, size_t insn_len,
+			   size_t reps, size_t *len)
+{
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+				       0x0c, 7, 8, 0x90, 1 };
+	size_t fde_len = 4 + 4 + 4 + 1 + insn_len * reps, i, k, at = 0;
+	uint8_t *b = malloc(32 + nr * (fde_len + 12) + 4);
+
+	assert_non_null(b);
+	put_entry(b, &at, cie, sizeof(cie));
+	for (i = 0; i < nr; i++) {
+		size_t start = at;
+
+		put_le(b, &at, fde_len, 4);
+		put_le(b, &at, at, 4);	/* back to the CIE at 0 */
+		put_le(b, &at, (uint32_t)(span * i - (120 + at)), 4);	/* pc-relative */
+		put_le(b, &at, span, 4);
+		b[at++] = 0;	/* no augmentation data */
+		for (k = 0; k < reps; k++, at += insn_len)
+			memcpy(b + at, insn, insn_len);
+		assert_int_equal(at - start, 4 + fde_len);
+	}
+	put_le(b, &at, 0, 4);
+	*len = at;
+	return b;
+}
+
+/* The table of eh_of_many's section, loaded: NULL with *err if refused. */
+static struct jt_cfi *load_many(size_t nr, uint32_t span, const uint8_t *insn, size_t insn_len,
+				size_t reps, int *err)
+{
+	uint8_t *file = NULL, *eh;
+	struct jt_cfi *c;
+	size_t eh_len, len;
+
+	eh = eh_of_many(nr, span, insn, insn_len, reps, &eh_len);
+	len = jt_test_cfi_elf(NULL, 0, eh, eh_len, &file);
+	free(eh);
+	assert_true(len > 0);
+	c = load_bytes(file, len, 0, err);
+	free(file);
+	return c;
+}
+
+/*
+ * A file's load is bounded: 1,100 FDEs of 16,000 instructions each (17.6 million, over the
+ * budget of 16 Mi) are refused with -E2BIG, 1,000 of them are loaded; rows that alternate
+ * between two rules at each byte, past 4 Mi of them (the rows' budget), are refused too.
+ */
+static void a_file_over_the_budget_is_refused(void **state)
+{
+	static const uint8_t nop[] = { 0 }, two_rows[] = { 0x0e, 16, 0x41, 0x0e, 8, 0x41 };
+	struct jt_cfi_rule r;
+	struct jt_cfi *c;
+	int err = 0;
+
+	(void)state;
+	c = load_many(1000, 16, nop, 1, 16000, &err);
+	assert_non_null(c);
+	assert_sp_rule(c, 16 * 999, 8);
+	jt_cfi__free(c);
+	c = load_many(1100, 16, nop, 1, 16000, &err);
+	assert_null(c);
+	assert_int_equal(err, -E2BIG);
+
+	/* 8,001 rows an FDE over 8 KiB (within its 16,384 instructions), 530 FDEs: 4.24 million */
+	c = load_many(530, 8192, two_rows, sizeof(two_rows), 4000, &err);
+	assert_null(c);
+	assert_int_equal(err, -E2BIG);
+	c = load_many(500, 8192, two_rows, sizeof(two_rows), 4000, &err);
+	assert_non_null(c);
+	assert_int_equal(jt_cfi__rule(c, 8192 * 499, &r), 0);
+	assert_int_equal(r.cfa_off, 16);
+	assert_int_equal(jt_cfi__rule(c, 8192 * 499 + 1, &r), 0);	/* after one advance */
+	assert_int_equal(r.cfa_off, 8);
+	jt_cfi__free(c);
+}
+
+/* An FDE far past the file's code (2 GiB up) adds no row: no 64 KiB pages of rows up to it. */
+static void a_far_fde_costs_no_memory(void **state)
+{
+	static const uint8_t nop[] = { 0 };
+	struct jt_cfi_stats st;
+	struct jt_cfi *c;
+	int err = 0;
+
+	(void)state;
+	c = load_many(2, 0x7ff00000, nop, 1, 1, &err);
+	assert_non_null(c);
+	jt_cfi__stats(c, &st);
+	print_message("%zu rows, %zu bytes\n", st.rows, st.bytes);
+	assert_true(st.rows <= 2);
+	assert_true(st.bytes < 4096);
+	assert_sp_rule(c, 0, 8);	/* the first FDE, at 0, is kept */
+	jt_cfi__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -697,10 +1059,15 @@ int main(void)
 		cmocka_unit_test(every_row_agrees_with_readelf),
 		cmocka_unit_test(plt_entries_are_expressions_not_followed),
 		cmocka_unit_test(load_reports_what_a_file_lacks),
-		cmocka_unit_test(built_index_gives_the_linker_tables_rules),
+		cmocka_unit_test(eh_frame_hdr_changes_no_rule),
 		cmocka_unit_test(mutated_sections_never_crash),
 		cmocka_unit_test(a_lookup_is_a_binary_search),
 		cmocka_unit_test(crafted_tables_cost_bounded_work_and_memory),
+		cmocka_unit_test(debug_frame_rows_where_eh_frame_has_none),
+		cmocka_unit_test(debug_frame_of_a_program_and_of_its_debug_file),
+		cmocka_unit_test(a_table_is_smaller_than_its_section),
+		cmocka_unit_test(a_file_over_the_budget_is_refused),
+		cmocka_unit_test(a_far_fde_costs_no_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1190,6 +1190,39 @@ static void unload_of_defined_method_writes_unload(void **state)
 	assert_log_promises(f);
 }
 
+/*
+ * A call can name its method after the unload: the leave of a call whose code went while
+ * it ran, a thread's sums read at its exit. It is filed under the method it named, not a
+ * stand-in "[unknown method N]", whether the method was defined before its unload or not.
+ */
+static void calls_after_an_unload_name_the_unloaded_method(void **state)
+{
+	struct fx *f = *state;
+	const struct jt_rec_call *enter, *leave;
+	const struct jt_rec_callsum *sum;
+	evbuf b;
+
+	send(f, ev_load(10, PID, 3, JIT, 0x40, JT_SRC_AGENT, "ran.while.unloaded"));
+	send(f, ev_load(11, PID, 4, JIT + 0x40, 0x40, JT_SRC_AGENT, "summed.after.unload"));
+	send(f, ev_call(JT_EV_ENTER, 20, PID, PID, 3));
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 30, PID, PID, 3));
+	send(f, ev_call(JT_EV_CODE_UNLOAD, 31, PID, PID, 4));
+	send(f, ev_call(JT_EV_LEAVE, 40, PID, PID, 3));
+	b = ev_base(50, JT_EV_CALL_SUM, PID, PID + 1);
+	b.ev.sum_of = 4;
+	b.ev.sum_calls = 7;
+	send(f, b);
+	enter = (const void *)f->cap.recs[nth_index(f, JT_REC_ENTER, 0)];
+	leave = (const void *)f->cap.recs[nth_index(f, JT_REC_LEAVE, 0)];
+	sum = (const void *)f->cap.recs[nth_index(f, JT_REC_CALLSUM, 0)];
+	assert_int_equal(leave->id, enter->id);
+	assert_method_named(f, enter->id, "ran.while.unloaded");
+	assert_method_named(f, sum->id, "summed.after.unload");
+	assert_int_equal(sum->calls, 7);
+	assert_int_equal(count_type(f, JT_REC_METHOD), 2);
+	assert_log_promises(f);
+}
+
 static void unload_of_undefined_method_writes_nothing(void **state)
 {
 	struct fx *f = *state;
@@ -1634,8 +1667,10 @@ static void methods_held_by_code_or_id_live_until_both_let_go(void **state)
 	enum { SLOTS = 8, IDS = 6, OPS = 20000, CHILD = 4343 };
 	struct fx *f = *state;
 	/* per slot and per id: the load (op number + 1) live there / named by it, 0: none;
-	 * an id named by a stand-in holds UINT64_MAX */
-	uint64_t slot[SLOTS] = { 0 }, id_of[IDS + 1] = { 0 }, ts = 1000, seed = 99;
+	 * an id named by a stand-in holds UINT64_MAX; gone[id]: what it named at its last
+	 * unload, which an enter of it names until it is loaded again (JT_UNLOADED_KEPT) */
+	uint64_t slot[SLOTS] = { 0 }, id_of[IDS + 1] = { 0 }, gone[IDS + 1] = { 0 };
+	uint64_t ts = 1000, seed = 99;
 	char (*want)[32] = calloc(OPS, sizeof(*want));	/* per sample/enter: its name, or "" */
 	size_t nwant = 0, op, i, w = 0;
 	char name[32];
@@ -1659,18 +1694,24 @@ static void methods_held_by_code_or_id_live_until_both_let_go(void **state)
 			for (j = 0; j < SLOTS; j++)
 				if (id_of[id] != UINT64_MAX && slot[j] == id_of[id])
 					slot[j] = 0;
+			if (id_of[id])
+				gone[id] = id_of[id];
 			id_of[id] = 0;
 			break;
-		case 5: case 6:	/* enter: the method the id names, or a stand-in for it */
+		case 5: case 6: {	/* enter: the method the id names or named, or a stand-in */
+			uint64_t named;
+
 			send(f, ev_call(JT_EV_ENTER, ts, PID, PID, id));
-			if (!id_of[id])
+			if (!id_of[id] && !gone[id])
 				id_of[id] = UINT64_MAX;
-			if (id_of[id] == UINT64_MAX)
+			named = id_of[id] ? id_of[id] : gone[id];
+			if (named == UINT64_MAX)
 				snprintf(want[nwant++], 32, "[unknown method %llu]",
 					 (unsigned long long)id);
 			else
-				snprintf(want[nwant++], 32, "m%llu", (unsigned long long)id_of[id]);
+				snprintf(want[nwant++], 32, "m%llu", (unsigned long long)named);
 			break;
+		}
 		case 7:		/* a child sees the live code, then is gone */
 			send(f, ev_fork(ts, PID, CHILD));
 			sample_at(f, ts, CHILD, base + 0x10);
@@ -1686,6 +1727,7 @@ static void methods_held_by_code_or_id_live_until_both_let_go(void **state)
 			send(f, ev_exec(ts, PID, "jitapp\0\0\0\0\0\0\0\0\0\0", BIN));
 			memset(slot, 0, sizeof(slot));
 			memset(id_of, 0, sizeof(id_of));
+			memset(gone, 0, sizeof(gone));
 			break;
 		default:
 			sample_at(f, ts, PID, base + 0x10);
@@ -2311,6 +2353,7 @@ int main(void)
 		T(enter_of_unknown_id_defines_a_stand_in_once),
 		T(load_after_a_stand_in_names_the_loaded_method),
 		T(unload_of_defined_method_writes_unload),
+		T(calls_after_an_unload_name_the_unloaded_method),
 		T(unload_of_undefined_method_writes_nothing),
 		T(each_method_is_defined_once_across_many_samples),
 		T(exec_resets_the_process_code),

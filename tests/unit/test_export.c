@@ -618,6 +618,36 @@ static void test_calls_balanced(void **state)
 	jt_xcalls__fini(&c);
 }
 
+/*
+ * A callsum or span record has the call records' head but is neither an enter nor a leave:
+ * read as a leave it would close the open call of its method (and those above it) early.
+ * It is counted for the closing message and changes nothing else.
+ */
+static void test_calls_summed_and_spans_are_not_leaves(void **state)
+{
+	struct jt_xcalls c = { 0 };
+	struct jt_rec_callsum sum = { .h = { .type = JT_REC_CALLSUM, .size = sizeof(sum),
+					     .ts = 4 }, .id = 1, .pid = 1, .tid = 1,
+				      .calls = 500 };
+	struct jt_rec_span span = { .h = { .type = JT_REC_SPAN, .size = sizeof(span), .ts = 5 },
+				    .id = 2, .pid = 1, .tid = 1, .enter_ts = 2 };
+	char log[256] = "";
+
+	(void)state;
+	call(&c, JT_REC_ENTER, 1, 1, 1, log);
+	call(&c, JT_REC_ENTER, 1, 2, 3, log);
+	assert_int_equal(jt_xcalls__feed(&c, (const void *)&sum, count, log), 0);
+	assert_int_equal(jt_xcalls__feed(&c, (const void *)&span, count, log), 0);
+	call(&c, JT_REC_LEAVE, 1, 2, 6, log);
+	call(&c, JT_REC_LEAVE, 1, 1, 7, log);
+	assert_int_equal(jt_xcalls__finish(&c, 8, count, log), 0);
+	assert_string_equal(log, "O1/1:1@1 O1/1:2@3 C1/1:2@6 C1/1:1@7 ");
+	assert_int_equal(c.orphan_leaves + c.implied_leaves + c.open_at_end, 0);
+	assert_int_equal(c.summed, 500);
+	assert_int_equal(c.spans, 1);
+	jt_xcalls__fini(&c);
+}
+
 static void test_json_escape(void **state)
 {
 	static const char in[] = "a\"b\\c\n\x1f<>\xe2\x82\xac\xed\xa0\x80\xc0\xaf\xf0\x9f\x98";
@@ -1534,6 +1564,7 @@ int main(void)
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_thread_names, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_calls_balanced),
+		cmocka_unit_test(test_calls_summed_and_spans_are_not_leaves),
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_json_escape_del_and_c1),
 		cmocka_unit_test(test_pb_lengths),

@@ -18,6 +18,7 @@
 #include "jt_log_format.h"
 #include "base/event.h"
 #include "join/pipeline.h"
+#include "join/reorder.h"
 #include "host/elfsyms.h"
 #include "base/sink.h"
 #include "base/util.h"
@@ -335,6 +336,99 @@ static void record_older_than_what_was_let_out_is_counted_not_emitted(void **sta
 }
 
 /* More than max_pending held: the oldest go early, and what then arrives late is lost. */
+/* A calls region's drain, in a run: enters (leaves with leave) of thread PID + 2. */
+static void run_of_calls(struct fx *f, const uint64_t *ts, size_t n, bool leave)
+{
+	uint64_t run[8 * JT_EVENT_CALL_LEN / sizeof(uint64_t)];
+	struct jt_event ev = { .len = JT_EVENT_CALL_LEN, .pid = PID, .tid = PID + 2, .id = 7 };
+	size_t i;
+
+	assert_true(n <= 8);
+	ev.type = leave ? JT_EV_LEAVE : JT_EV_ENTER;
+	for (i = 0; i < n; i++) {
+		ev.ts = ts[i];
+		memcpy((char *)run + i * JT_EVENT_CALL_LEN, &ev, JT_EVENT_CALL_LEN);
+	}
+	assert_int_equal(jt_pipeline__calls(f->pl, run, n), 0);
+}
+
+/* The enters and leaves logged, as (ts, tid) in log order, n at most. */
+static size_t logged_calls(const struct fx *f, uint64_t *ts, uint32_t *tid, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->cap.n && n < max; i++) {
+		const struct jt_rec_call *c = (const void *)f->cap.recs[i];
+
+		if (c->h.type != JT_REC_ENTER && c->h.type != JT_REC_LEAVE)
+			continue;
+		ts[n] = c->h.ts;
+		tid[n++] = c->tid;
+	}
+	return n;
+}
+
+/*
+ * A run of a region's calls and the ring's records go out in time order, and at equal times
+ * in the order they came: ring records before the run, the run, ring records after it.
+ */
+static void a_run_of_calls_keeps_time_order_with_ring_records(void **state)
+{
+	static const uint64_t run[] = { T0 + 5, T0 + 20, T0 + 20, T0 + 30 };
+	static const uint64_t want_ts[] = {
+		T0 + 5, T0 + 10, T0 + 20, T0 + 20, T0 + 20, T0 + 20, T0 + 25, T0 + 30,
+	};
+	static const uint32_t want_tid[] = {
+		PID + 2, PID + 1, PID + 1, PID + 2, PID + 2, PID + 1, PID + 1, PID + 2,
+	};
+	struct fx *f = *state;
+	uint64_t ts[16];
+	uint32_t tid[16];
+	size_t i;
+
+	raw_call(f, JT_EV_ENTER, T0 + 10, 7);
+	raw_call(f, JT_EV_LEAVE, T0 + 20, 7);
+	run_of_calls(f, run, 4, false);
+	raw_call(f, JT_EV_ENTER, T0 + 20, 7);
+	raw_call(f, JT_EV_LEAVE, T0 + 25, 7);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(logged_calls(f, ts, tid, 16), 8);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(ts[i], want_ts[i]);
+		assert_int_equal(tid[i], want_tid[i]);
+	}
+}
+
+/*
+ * A run's call older than what was let out is counted lost, as an event would be, and the
+ * rest of the run is logged; the bound holds at each run.
+ */
+static void a_run_of_calls_older_than_let_out_is_counted_and_bounded(void **state)
+{
+	static const uint64_t run[] = { T0 + 100, T0 + 300, T0 + 400 };
+	struct fx *f = fx_new(2);
+	struct jt_pipeline_stats st;
+	uint64_t ts[8];
+	uint32_t tid[8];
+
+	(void)state;
+	raw_call(f, JT_EV_ENTER, T0 + 200, 7);
+	raw_call(f, JT_EV_ENTER, T0 + 250, 7);
+	raw_call(f, JT_EV_ENTER, T0 + 260, 7);	/* over the bound of 2: 200 goes out */
+	run_of_calls(f, run, 3, true);		/* 100 is too late; 250 and 260 go out */
+	jt_pipeline__stats(f->pl, &st);
+	assert_int_equal(st.lost[JT_DROP_REORDER], 1);
+	assert_true(st.pending <= 2);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(logged_calls(f, ts, tid, 8), 5);
+	assert_int_equal(ts[0], T0 + 200);
+	assert_int_equal(ts[3], T0 + 300);
+	assert_int_equal(tid[3], PID + 2);
+	assert_int_equal(ts[4], T0 + 400);
+	assert_ts_nondecreasing(f);
+	fx_free(f);
+}
+
 static void max_pending_lets_the_oldest_out_early(void **state)
 {
 	struct fx *f = fx_new(2);
@@ -374,9 +468,8 @@ static void max_pending_holds_at_every_record_not_only_at_tick(void **state)
 	fx_free(f);
 }
 
-/* A sample with one frame is 40 bytes: held, it costs 64 for its copy and 24 for its slot. */
 /* What the reorder stage counts for holding a one-frame sample: the event and its slot. */
-#define SAMPLE_COST (jt_event__size(8) + 24)
+#define SAMPLE_COST (jt_event__size(8) + JT_REORDER_SLOT)
 
 static void max_pending_bytes_lets_the_oldest_out_early(void **state)
 {
@@ -876,6 +969,33 @@ static void thread_drops_name_the_thread_and_keep_the_total(void **state)
 	assert_ts_nondecreasing(f);
 }
 
+/*
+ * A kind's total told lower than what its threads were already named for (the source
+ * counts the two at different moments) is not a negative remainder: the named losses stand,
+ * no record goes back, and a later total above them adds only what is new.
+ */
+static void a_total_below_the_named_losses_writes_no_negative_count(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t[JT_DROP_MAX] = { 0 }, sum = 0;
+	size_t i;
+
+	assert_int_equal(jt_pipeline__thread_drops(f->pl, JT_DROP_CALLS_FULL, 77, 300), 0);
+	jt_pipeline__source_drops(f->pl, JT_DROP_CALLS_FULL, 100);
+	assert_int_equal(jt_pipeline__bpf_drops(f->pl, t), 0);
+	jt_pipeline__source_drops(f->pl, JT_DROP_CALLS_FULL, 310);
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	for (i = 0; i < f->cap.n; i++) {
+		const struct jt_rec_drop *d = (const void *)f->cap.recs[i];
+
+		if (d->what != JT_DROP_CALLS_FULL)
+			continue;
+		assert_true(d->count <= 310);
+		sum += d->count;
+	}
+	assert_int_equal(sum, 310);
+}
+
 static void finish_lets_everything_out_before_the_drop_records(void **state)
 {
 	struct fx *f = *state;
@@ -952,6 +1072,8 @@ int main(void)
 		T(malformed_records_are_counted_as_decode_drops),
 		T(record_older_than_what_was_let_out_is_counted_not_emitted),
 		cmocka_unit_test(max_pending_lets_the_oldest_out_early),
+		T(a_run_of_calls_keeps_time_order_with_ring_records),
+		cmocka_unit_test(a_run_of_calls_older_than_let_out_is_counted_and_bounded),
 		cmocka_unit_test(max_pending_holds_at_every_record_not_only_at_tick),
 		cmocka_unit_test(max_pending_bytes_lets_the_oldest_out_early),
 		cmocka_unit_test(perfmap_lines_of_an_agent_process_are_not_queued),
@@ -967,6 +1089,7 @@ int main(void)
 		T(finish_writes_a_drop_record_for_every_kind_even_when_zero),
 		T(finish_counts_only_what_was_not_logged_before),
 		T(thread_drops_name_the_thread_and_keep_the_total),
+		T(a_total_below_the_named_losses_writes_no_negative_count),
 		T(finish_lets_everything_out_before_the_drop_records),
 #undef T
 	};

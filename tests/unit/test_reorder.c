@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "base/event.h"
 #include "join/reorder.h"
 #include "base/util.h"
 
@@ -231,23 +232,208 @@ static void max_records_lets_the_oldest_out_early(void **state)
 	jt_reorder__free(r);
 }
 
-/* Each record costs its copy (JT_REORDER_SMALL bytes at least) and a 24-byte slot. */
-#define SMALL_COST (JT_REORDER_SMALL + 24)
+/*
+ * A record as short as an enter or leave is held in its slot and costs two of them (the array
+ * may be two slots a record held); it comes out as it went in, in order with the others.
+ */
+static void short_records_are_held_in_their_slot(void **state)
+{
+	struct jt_reorder *r = jt_reorder__new(100, 0);
+	struct out o = { 0 };
+
+	(void)state;
+	push(r, 30, 0, JT_REORDER_INLINE);
+	push(r, 10, 1, 40);
+	push(r, 20, 2, JT_REORDER_INLINE + 8);	/* pooled */
+	push(r, 20, 3, 16);
+	assert_int_equal(jt_reorder__bytes(r), 3 * 2 * JT_REORDER_SLOT +
+					       JT_REORDER_SMALL + JT_REORDER_SLOT);
+	assert_int_equal(jt_reorder__flush(r, 20, on_rec, &o), 3);
+	assert_int_equal(jt_reorder__bytes(r), 2 * JT_REORDER_SLOT);
+	assert_int_equal(o.last_seq, 3);
+	assert_int_equal(jt_reorder__flush(r, UINT64_MAX, on_rec, &o), 1);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	assert_false(o.bad_order);
+	assert_false(o.bad_bytes);
+	jt_reorder__free(r);
+}
+
+/*
+ * The slots are a ring: records let out as others come wrap it many times over, a record
+ * put a few places back across the wrap and the ring grown while wrapped keep every record
+ * and the order.
+ */
+static void the_ring_wraps_and_grows_wrapped_in_order(void **state)
+{
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
+	unsigned char *seen = calloc(30000, 1);
+	struct out o = { .seen = seen };
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(seen);
+	for (i = 0; i < 30000; i++) {
+		/* every third a few places back; from 20000 on nothing goes: the ring grows */
+		push(r, 100 + 10 * (uint64_t)i - (i % 3 == 0 ? 25 : 0), i, i % 2 ? 40 : 72);
+		if (i < 20000 && i % 7 == 0 && i > 200)
+			jt_reorder__flush(r, 10 * (uint64_t)(i - 150), on_rec, &o);
+	}
+	assert_true(jt_reorder__count(r) > 10000);
+	jt_reorder__flush(r, UINT64_MAX, on_rec, &o);
+	assert_int_equal(o.n, 30000);
+	for (i = 0; i < 30000; i++)
+		assert_int_equal(seen[i], 1);
+	assert_false(o.bad_order);
+	assert_false(o.bad_bytes);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	free(seen);
+	jt_reorder__free(r);
+}
+
+/* What left, in order: a run's call as its id, another record as 1000 + its seq. */
+struct mixed {
+	uint64_t ts[32];
+	uint64_t tag[32];
+	size_t n;
+};
+
+static void on_mixed(void *ctx, const void *rec, size_t len)
+{
+	struct mixed *m = ctx;
+	struct trec t;
+
+	assert_true(m->n < 32);
+	if (len == JT_EVENT_CALL_LEN) {
+		const struct jt_event *ev = rec;
+
+		assert_int_equal(ev->len, JT_EVENT_CALL_LEN);
+		assert_int_equal(ev->type, JT_EV_LEAVE);
+		assert_int_equal(ev->pid, 42);
+		assert_int_equal(ev->tid, 43);
+		m->ts[m->n] = ev->ts;
+		m->tag[m->n++] = ev->id;
+		return;
+	}
+	memcpy(&t, rec, sizeof(t));
+	m->ts[m->n] = t.ts;
+	m->tag[m->n++] = 1000 + t.seq;
+}
+
+/* A run of n leaves at ts[], ids id0, id0 + 1, ... */
+static long run(struct jt_reorder *r, const uint64_t *ts, size_t n, uint64_t id0)
+{
+	char buf[8 * JT_EVENT_CALL_LEN];
+	struct jt_event ev = { .len = JT_EVENT_CALL_LEN, .type = JT_EV_LEAVE, .pid = 42,
+			       .tid = 43 };
+	size_t i;
+
+	assert_true(n <= 8);
+	for (i = 0; i < n; i++) {
+		ev.ts = ts[i];
+		ev.id = id0 + i;
+		memcpy(buf + i * JT_EVENT_CALL_LEN, &ev, JT_EVENT_CALL_LEN);
+	}
+	return jt_reorder__push_run(r, buf, n, JT_EVENT_CALL_LEN);
+}
+
+/*
+ * A run's calls in the lane and records pushed one by one go out by time, at equal times in
+ * the order they came; a run's call older than the lane's last goes the other way, in order
+ * all the same; one older than what went out is refused.
+ */
+static void a_runs_lane_merges_with_other_records_by_time_and_arrival(void **state)
+{
+	static const uint64_t first[] = { 10, 20, 20, 35 }, second[] = { 25, 40 };
+	static const uint64_t want_ts[] = { 10, 20, 20, 20, 20, 25, 30, 35, 40 };
+	static const uint64_t want_tag[] = { 1, 1000, 2, 3, 1005, 5, 1006, 4, 6 };
+	struct jt_reorder *r = jt_reorder__new(100, 0);
+	struct mixed m = { .n = 0 };
+	size_t i;
+
+	(void)state;
+	push(r, 20, 0, 64);
+	assert_int_equal(run(r, first, 4, 1), 0);
+	push(r, 20, 5, 64);
+	push(r, 30, 6, 24);
+	assert_int_equal(run(r, second, 2, 5), 0);
+	assert_int_equal(jt_reorder__count(r), 9);
+	/* 5 calls in the lane (64 each), 25 and one of 24 bytes held in their slots, two of
+	 * 64 bytes pooled */
+	assert_int_equal(jt_reorder__bytes(r), 5 * 64 + 2 * 2 * JT_REORDER_SLOT +
+					       2 * (JT_REORDER_SMALL + JT_REORDER_SLOT));
+	assert_int_equal(jt_reorder__flush(r, 20, on_mixed, &m), 5);
+	assert_int_equal(run(r, (const uint64_t[]){ 15, 50 }, 2, 7), 1);	/* 15: too late */
+	assert_int_equal(jt_reorder__flush(r, UINT64_MAX, on_mixed, &m), 5);
+	assert_int_equal(m.n, 10);
+	for (i = 0; i < 9; i++) {
+		assert_int_equal(m.ts[i], want_ts[i]);
+		assert_int_equal(m.tag[i], want_tag[i]);
+	}
+	assert_int_equal(m.tag[9], 8);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	jt_reorder__free(r);
+}
+
+/* Calls let out: how many, and whether their times and ids kept their order. */
+struct lane_out {
+	size_t n;
+	uint64_t last_ts, last_id;
+	bool bad;
+};
+
+static void on_lane(void *ctx, const void *rec, size_t len)
+{
+	const struct jt_event *ev = rec;
+	struct lane_out *o = ctx;
+
+	if (len != JT_EVENT_CALL_LEN || (o->n && (ev->ts < o->last_ts || ev->id != o->last_id + 1)))
+		o->bad = true;
+	o->last_ts = ev->ts;
+	o->last_id = ev->id;
+	o->n++;
+}
+
+/* The lane wraps as calls go out while others come, and grows wrapped, losing none. */
+static void the_lane_wraps_and_grows_wrapped_in_order(void **state)
+{
+	struct jt_reorder *r = jt_reorder__new(1 << 20, 0);
+	struct lane_out o = { 0 };
+	uint64_t ts[8];
+	uint32_t i, k;
+
+	(void)state;
+	for (i = 0; i < 40000; i += 8) {
+		for (k = 0; k < 8; k++)
+			ts[k] = 100 + 10 * (uint64_t)(i + k);
+		assert_int_equal(run(r, ts, 8, 1 + i), 0);
+		if (i < 25000 && i % 64 == 0 && i > 800)
+			jt_reorder__flush(r, 10 * (uint64_t)(i - 600), on_lane, &o);
+	}
+	assert_true(jt_reorder__count(r) > 10000);
+	jt_reorder__flush(r, UINT64_MAX, on_lane, &o);
+	assert_int_equal(o.n, 40000);
+	assert_false(o.bad);
+	assert_int_equal(jt_reorder__bytes(r), 0);
+	jt_reorder__free(r);
+}
+
+/* Each record costs its copy (JT_REORDER_SMALL bytes at least) and its slot. */
+#define SMALL_COST (JT_REORDER_SMALL + JT_REORDER_SLOT)
 static void max_bytes_lets_the_oldest_out_early(void **state)
 {
-	struct jt_reorder *r = jt_reorder__new(100, 3 * SMALL_COST + 200 + 24);
+	struct jt_reorder *r = jt_reorder__new(100, 3 * SMALL_COST + 200 + JT_REORDER_SLOT);
 	uint32_t seqs[8];
 	struct out o = { .seqs = seqs, .max = 8 };
 
 	(void)state;
-	push(r, 50, 0, 16);
+	push(r, 50, 0, 56);
 	push(r, 10, 1, 200);
-	assert_int_equal(jt_reorder__bytes(r), SMALL_COST + 224);
-	push(r, 40, 2, 16);
+	assert_int_equal(jt_reorder__bytes(r), SMALL_COST + 200 + JT_REORDER_SLOT);
+	push(r, 40, 2, 56);
 	push(r, 20, 3, 64);
 	assert_false(jt_reorder__over(r));	/* 3 small and one of 200: just fits */
 	assert_int_equal(jt_reorder__flush(r, 0, on_rec, &o), 0);
-	push(r, 30, 4, 16);
+	push(r, 30, 4, 56);
 	assert_true(jt_reorder__over(r));
 	/* the oldest goes, and it is large: that is enough */
 	assert_int_equal(jt_reorder__flush(r, 0, on_rec, &o), 1);
@@ -460,6 +646,10 @@ int main(void)
 		cmocka_unit_test(push_older_than_last_let_out_returns_erange),
 		cmocka_unit_test(max_records_lets_the_oldest_out_early),
 		cmocka_unit_test(max_bytes_lets_the_oldest_out_early),
+		cmocka_unit_test(short_records_are_held_in_their_slot),
+		cmocka_unit_test(the_ring_wraps_and_grows_wrapped_in_order),
+		cmocka_unit_test(a_runs_lane_merges_with_other_records_by_time_and_arrival),
+		cmocka_unit_test(the_lane_wraps_and_grows_wrapped_in_order),
 		cmocka_unit_test(records_far_back_go_in_at_the_front_in_arrival_order),
 		cmocka_unit_test(near_and_far_records_mixed_come_out_in_order),
 		cmocka_unit_test(records_of_every_size_are_copied_intact),

@@ -416,6 +416,44 @@ static void test_report_says_which_threads_lost_calls(void **state)
 	free(got);
 }
 
+/*
+ * Calls summed in the process and calls logged alone for their length count as the
+ * method's calls, in the totals and, said apart, in the text's and the JSON's call lines.
+ */
+static void test_report_counts_summed_calls_and_spans(void **state)
+{
+	struct vl_tmp *t = *state;
+	struct jt_log_header h = { .start_ns = VL_T0, .sample_hz = 99, .flags = JT_LOG_F_CALLS };
+	struct jt_log_writer *w = jt_logw__create(t->log, &h, true);
+	struct jt_rec_callsum *cs;
+	struct jt_rec_span *sp;
+	union vl_buf rb;
+	char *got;
+
+	assert_non_null(w);
+	vl_proc(w, 0, 7, "app", "app");
+	vl_method(w, 0, 1, 7, "Hot.spin()");
+	cs = vl_rec(&rb, JT_REC_CALLSUM, sizeof(*cs), 0, 2 * VL_MS);
+	*cs = (struct jt_rec_callsum){ .h = cs->h, .id = 1, .pid = 7, .tid = 8, .calls = 1000,
+				       .incl_ns = 5 * VL_MS, .excl_ns = 4 * VL_MS };
+	vl_add(w, &rb);
+	sp = vl_rec(&rb, JT_REC_SPAN, sizeof(*sp), 0, 9 * VL_MS);
+	*sp = (struct jt_rec_span){ .h = sp->h, .id = 1, .pid = 7, .tid = 8,
+				    .enter_ts = VL_T0 + 3 * VL_MS, .self_ns = 6 * VL_MS };
+	vl_add(w, &rb);
+	assert_int_equal(jt_logw__close(w), 0);
+	got = report_of(t->log, false);
+	assert_non_null(strstr(got, "calls summed in the process: 1000; logged alone for their "
+				    "length: 1\n"));
+	free(got);
+	got = report_of(t->log, true);
+	assert_non_null(strstr(got, "\"summed_in_process\": 1000, \"logged_for_length\": 1}"));
+	/* 1000 summed (5 ms, 4 ms own) and the 6 ms span (6 ms own) */
+	assert_non_null(strstr(got, "\"calls\": 1001, \"incl_ns\": 11000000, "
+				    "\"excl_ns\": 10000000"));
+	free(got);
+}
+
 /* Past eight threads the lost line sums the rest; a log naming none has no list. */
 static void test_report_sums_threads_past_eight(void **state)
 {
@@ -548,6 +586,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_text_escapes_control_bytes, vl_setup,
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_says_which_threads_lost_calls, vl_setup,
+						vl_teardown),
+		cmocka_unit_test_setup_teardown(test_report_counts_summed_calls_and_spans, vl_setup,
 						vl_teardown),
 		cmocka_unit_test_setup_teardown(test_report_sums_threads_past_eight, vl_setup,
 						vl_teardown),

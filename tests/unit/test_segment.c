@@ -300,10 +300,18 @@ static void definitions_come_again_before_their_first_use(void **state)
 	assert_int_equal(st.rewritten, 6);
 	assert_int_equal(st.missing, 0);
 
-	/* an unload forgets the method, an exit the process and all it defined */
+	/*
+	 * An unload keeps the method for calls that name it late (the collector's
+	 * JT_UNLOADED_KEPT), in a later segment too; an exit forgets the process and all it
+	 * defined.
+	 */
 	capture_free(&two);
 	jt_segdefs__begin(d, &s2);
 	call(d, JT_REC_UNLOAD, 30, 2, 42);
+	capture_free(&two);
+	jt_segdefs__begin(d, &s2);
+	call(d, JT_REC_LEAVE, 30, 2, 42);
+	assert_string_equal(types(&two, buf), "PMX");
 	pid_rec(d, JT_REC_EXIT, 31, 42);
 	jt_segdefs__stats(d, &st);
 	assert_int_equal(st.held, 1);	/* the kernel's symbol */

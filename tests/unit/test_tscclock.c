@@ -176,6 +176,76 @@ static void test_real_pairs_put_the_tsc_on_the_clock(void **state)
 	jt_tscclock__free(c);
 }
 
+/* x on the line through (t0, n0) and (t1, n1), by a 128-bit division: what the clock gives. */
+static uint64_t divided(uint64_t t0, uint64_t n0, uint64_t t1, uint64_t n1, uint64_t x)
+{
+	unsigned __int128 d;
+
+	if (x >= t0) {
+		d = (unsigned __int128)(x - t0) * (n1 - n0) / (t1 - t0);
+		return d > UINT64_MAX - n0 ? UINT64_MAX : n0 + (uint64_t)d;
+	}
+	d = (unsigned __int128)(t0 - x) * (n1 - n0) / (t1 - t0);
+	return d >= n0 ? 0 : n0 - (uint64_t)d;
+}
+
+/*
+ * The multiply that stands for the division gives the division's ns exactly, inside each
+ * segment and on the line beyond the points, for slopes from a GHz TSC's to ones no TSC has
+ * (a tick worth more than a ns, a line that does not rise), and far out.
+ */
+static void test_the_multiply_gives_the_division_exactly(void **state)
+{
+	/* ticks and ns between points, made uneven below */
+	static const uint64_t gaps[][2] = {
+		{ 3000000, 1000000 }, { 2194871, 1000003 }, { 1000, 1000000 },
+		{ 1, 4000000000ULL }, { 5000000, 0 }, { 1ULL << 40, (1ULL << 40) - 1 },
+	};
+	uint64_t tsc[8], ns[8], x;
+	unsigned int g, i, k;
+
+	(void)state;
+	srandom(29);
+	for (g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
+		struct jt_tscclock *c = jt_tscclock__new(fake_pair, &(struct pairs){ 0 });
+
+		tsc[0] = 123456789ULL * (g + 1);
+		ns[0] = 987654321ULL;
+		for (i = 1; i < 8; i++) {
+			tsc[i] = tsc[i - 1] + gaps[g][0] + (gaps[g][0] > 1 ? random() % 97 : 0);
+			ns[i] = ns[i - 1] + gaps[g][1] + (gaps[g][1] ? random() % 89 : 0);
+		}
+		for (i = 0; i < 8; i++)
+			jt_tscclock__add(c, tsc[i], ns[i], 1);
+		for (i = 0; i < 7; i++) {	/* in order, as drains give them */
+			for (k = 0; k < 5000; k++) {
+				x = tsc[i] + (uint64_t)((double)(tsc[i + 1] - tsc[i]) * k / 5000);
+				assert_int_equal(jt_tscclock__ns(c, x),
+						 divided(tsc[i], ns[i], tsc[i + 1], ns[i + 1], x));
+			}
+		}
+		for (k = 0; k < 5000; k++) {	/* out of order, and the segment's ends */
+			i = random() % 7;
+			x = tsc[i] + random() % (tsc[i + 1] - tsc[i] + 1);
+			assert_int_equal(jt_tscclock__ns(c, x),
+					 divided(tsc[i], ns[i], tsc[i + 1], ns[i + 1], x));
+		}
+		/* before the first point, near and far, on the line through first and last */
+		for (k = 0; k < 64; k++) {
+			x = k < 63 ? tsc[0] - (tsc[0] >> k) : 0;
+			assert_int_equal(jt_tscclock__ns(c, x),
+					 divided(tsc[0], ns[0], tsc[7], ns[7], x));
+		}
+		/* after the last (each pinned, which only moves later points) */
+		for (k = 0; k < 64; k++) {
+			x = tsc[7] + (k < 63 ? 1ULL << k : UINT64_MAX - tsc[7]);
+			assert_int_equal(jt_tscclock__ns(c, x),
+					 divided(tsc[0], ns[0], tsc[7], ns[7], x));
+		}
+		jt_tscclock__free(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_the_ring_of_points_wraps),
 		cmocka_unit_test(test_now_takes_two_points_first_then_one_a_ms),
 		cmocka_unit_test(test_real_pairs_put_the_tsc_on_the_clock),
+		cmocka_unit_test(test_the_multiply_gives_the_division_exactly),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,10 +56,23 @@ int jt_xcalls__see(struct jt_xcalls *c, uint32_t pid, uint32_t tid)
 int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec, jt_xcalls_fn *fn,
 		    void *ctx)
 {
-	struct xstack *st = stack_of(c, thread_key(rec->pid, rec->tid));
+	struct xstack *st;
 	size_t i;
 	int err;
 
+	/*
+	 * Summed calls have no times of their own, and a span comes at its leave, after the
+	 * calls it contains: neither is an enter or a leave of the nesting built here.
+	 */
+	if (rec->h.type == JT_REC_CALLSUM) {
+		c->summed += ((const struct jt_rec_callsum *)rec)->calls;
+		return 0;
+	}
+	if (rec->h.type == JT_REC_SPAN) {
+		c->spans++;
+		return 0;
+	}
+	st = stack_of(c, thread_key(rec->pid, rec->tid));
 	if (!st)
 		return -ENOMEM;
 	if (rec->h.type == JT_REC_ENTER) {
@@ -122,6 +135,10 @@ void jt_xcalls__report(const struct jt_xcalls *c, const char *path)
 	if (c->open_at_end)
 		jt_err("%s: %" PRIu64 " call(s) still open at the end: closed at the last "
 		       "timestamp", path, c->open_at_end);
+	if (c->summed || c->spans)
+		jt_err("%s: not exported: %" PRIu64 " call(s) summed in the process and %" PRIu64
+		       " logged alone for their length (see jitrace report)", path, c->summed,
+		       c->spans);
 }
 
 void jt_xcalls__fini(struct jt_xcalls *c)

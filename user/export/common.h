@@ -29,6 +29,9 @@ struct jt_xcalls {
 	uint64_t orphan_leaves;		/* a leave whose enter was before recording: dropped */
 	uint64_t implied_leaves;	/* calls closed because a caller's leave came first */
 	uint64_t open_at_end;		/* calls still open at the end: closed at the last time */
+	/* calls the log has without an enter and a leave of their own: not exported, said */
+	uint64_t summed;		/* in JT_REC_CALLSUM records (--calls-summary, -min) */
+	uint64_t spans;			/* JT_REC_SPAN records (--calls-min) */
 };
 
 /*
@@ -36,7 +39,10 @@ struct jt_xcalls {
  * export that lists threads with calls and with something else, off-CPU waits). 0 or -ENOMEM.
  */
 int jt_xcalls__see(struct jt_xcalls *c, uint32_t pid, uint32_t tid);
-/* Feed one enter or leave record. Returns 0, -ENOMEM, or what a callback returned. */
+/*
+ * Feed one enter or leave record (a callsum or span record is counted, not exported).
+ * Returns 0, -ENOMEM, or what a callback returned.
+ */
 int jt_xcalls__feed(struct jt_xcalls *c, const struct jt_rec_call *rec, jt_xcalls_fn *fn,
 		    void *ctx);
 /* Close every call still open, at ts, innermost first, threads in order of first sight. */

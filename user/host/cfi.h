@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* One ELF file's unwind table (.eh_frame CFI), asked by file offset: how to find a caller. */
+/* One ELF file's unwind table (.eh_frame, .debug_frame) by file offset: how to find a caller. */
 #ifndef JT_CFI_H
 #define JT_CFI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct jt_cfi;
 
 /*
- * Read the CFI of the x86-64 ELF file open at fd: .eh_frame, searched through
- * .eh_frame_hdr's sorted table when it has a usable one, else through an index sorted here.
- * The sections are copied (pread): fd may be closed after. Addresses are file offsets, as
- * in elfsyms.h. Returns NULL with *err = -errno, -ENOEXEC (not an x86-64 ELF file),
- * -ENOENT (no .eh_frame) or -EFBIG (a section over 64 MiB: not copied), and reports nothing:
- * a file without CFI is normal. A lookup runs at most 16,384 instructions of a table.
+ * Read the CFI of the x86-64 ELF file open at fd: its .eh_frame, and its .debug_frame (else
+ * that of its separate debug file open at debug_fd, -1: none) for the addresses .eh_frame
+ * has no FDE for. Every FDE's instructions are run here, once, into a compact table: fd may
+ * be closed after. Addresses are file offsets, as in elfsyms.h. Returns NULL with *err =
+ * -errno, -ENOEXEC (not an x86-64 ELF file), -ENOENT (neither section), -EFBIG (a section
+ * over 64 MiB: not read), -ENOTSUP (a compressed .debug_frame alone) or -E2BIG (over a file's
+ * budget: 16 Mi instructions run, 4 Mi rows or 65,535 distinct rules kept), and reports
+ * nothing: a file without CFI is normal. A .debug_frame that cannot be read is left out when
+ * .eh_frame is there. One FDE's run takes at most 16,384 instructions; past them its rule is
+ * not followed.
  */
+struct jt_cfi *jt_cfi__load_debug(int fd, int debug_fd, int *err);
+/* jt_cfi__load_debug without a debug file */
 struct jt_cfi *jt_cfi__load(int fd, int *err);
 void jt_cfi__free(struct jt_cfi *c);
 
@@ -35,10 +42,20 @@ struct jt_cfi_rule {
 };
 
 /*
- * The rule at file offset off: 0; -ENOENT if no FDE covers off; -ENOTSUP if its CFA or
- * return address rule is one this does not follow (an expression, another register, an
- * unknown instruction); -EINVAL if its entry is malformed (cut short, a bad encoding).
+ * The rule at file offset off, by a binary search: 0; -ENOENT if no FDE covers off; -ENOTSUP
+ * if its CFA or return address rule is one this does not follow (an expression, another
+ * register, an unknown instruction, a run over its bound); -EINVAL if its entry is malformed
+ * (cut short, a bad encoding).
  */
 int jt_cfi__rule(const struct jt_cfi *c, uint64_t off, struct jt_cfi_rule *r);
+
+/* A table's size: for the recorder's memory figures and the tests. */
+struct jt_cfi_stats {
+	size_t rows;	/* spans of addresses with one rule (or none, or one not followed) */
+	size_t rules;	/* distinct rules */
+	size_t bytes;	/* held */
+};
+
+void jt_cfi__stats(const struct jt_cfi *c, struct jt_cfi_stats *st);
 
 #endif

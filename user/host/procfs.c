@@ -33,6 +33,18 @@ int jt_procfs__read_raw(const char *proc_root, uint32_t pid, const char *what, c
 	return n;
 }
 
+int jt_procfs__stat_num(const char *stat, unsigned int n, unsigned long long *v)
+{
+	const char *p = strrchr(stat, ')');
+	unsigned int i;
+
+	if (n < 3)
+		return -EINVAL;
+	for (i = 2; p && i < n; i++)	/* the space before field i + 1 */
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p, " %llu", v) == 1 ? 0 : -EINVAL;
+}
+
 int jt_procfs__read_cmdline(const char *proc_root, uint32_t pid, char *buf, size_t len)
 {
 	int i, n = jt_procfs__read_raw(proc_root, pid, "cmdline", buf, len);

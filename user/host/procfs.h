@@ -57,6 +57,12 @@ int jt_vmas__copy(struct jt_vmas *dst, const struct jt_vmas *src);
  * read, what /proc gives at once (a page or more). Returns their count or -errno. */
 int jt_procfs__read_raw(const char *proc_root, uint32_t pid, const char *what, char *buf,
 			size_t len);
+/*
+ * Field n of a /proc/PID/stat text as a number, numbered as proc(5) does (4 ppid, 22
+ * starttime in clock ticks); n >= 3, the fields after the command's name, which may hold
+ * anything but the last ')'. 0, or -EINVAL when the text has no such number.
+ */
+int jt_procfs__stat_num(const char *stat, unsigned int n, unsigned long long *v);
 /* PROC_ROOT/PID/cmdline with NULs turned into spaces, NUL-terminated. Returns its length
  * or -errno. */
 int jt_procfs__read_cmdline(const char *proc_root, uint32_t pid, char *buf, size_t len);

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "host/procfs.h"
 #include "host/share.h"
 #include "base/util.h"
 
@@ -46,24 +47,10 @@ static void gate_unlock(int gate)
 /* PROC_ROOT/PID's start time (field 22 of its stat): 0, or -errno (-ESRCH: gone). */
 static int start_of(const char *proc_root, uint32_t pid, unsigned long long *start)
 {
-	char path[PATH_MAX], buf[1024], *p;
-	ssize_t n;
-	int fd, i;
+	char buf[1024];
+	int n = jt_procfs__read_raw(proc_root, pid, "stat", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	i = errno;
-	close(fd);
-	if (n < 0)
-		return -i;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the command's name may hold anything but the last ')' */
-	for (i = 0; p && i < 20; i++)	/* starttime is the 20th field after it */
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p, " %llu", start) == 1 ? 0 : -EINVAL;
+	return n < 0 ? n : jt_procfs__stat_num(buf, 22, start);
 }
 
 static void share_path(const char *lock_dir, const char *kind, uint32_t pid,

@@ -14,6 +14,7 @@
 
 #include "host/cfi.h"
 #include "base/hash.h"
+#include "base/trustwalk.h"
 #include "host/symbols.h"
 #include "base/util.h"
 
@@ -112,27 +113,46 @@ static bool same_file(const struct file_syms *f, const struct stat *st)
 /*
  * The separate debug file of the ELF file at fd, found by its build id where Debian's
  * -dbg packages put it (the id names the exact build, so the host's copy serves a
- * container's file too). Returns an fd or -1.
+ * container's file too). trusted: only by root's symlinks, and only a file root owns and no
+ * one else may write (its unwind rules are followed as the file's own: a wrong rule is a
+ * wrong frame). Returns an fd or -1.
  */
-static int open_debug_file(int fd)
+static int open_debug_file(int fd, bool trusted)
 {
 	char id[2 * 64 + 1], path[sizeof(DEBUG_DIR) + sizeof(id) + 16];
+	struct jt_trustwalk w = { .uid = 0 };
+	struct stat st;
+	int dfd;
 
 	if (jt_elfsyms__build_id(fd, id, sizeof(id)) < 2)
 		return -1;
 	snprintf(path, sizeof(path), "%s/%.2s/%s.debug", DEBUG_DIR, id, id + 2);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	if (!trusted)
+		return open(path, O_RDONLY | O_CLOEXEC);
+	dfd = jt_trustwalk__open(&w, AT_FDCWD, path, false);
+	if (dfd >= 0 && (fstat(dfd, &st) || !S_ISREG(st.st_mode) || st.st_uid ||
+			 (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		close(dfd);
+		return -1;
+	}
+	return dfd;
 }
 
-/* The unwind table of the file open at fd, into f, if wanted and not read yet. */
+/*
+ * The unwind table of the file open at fd, into f, if wanted and not read yet: its
+ * .eh_frame, and the .debug_frame of it or of its debug file.
+ */
 static void cfi_of(struct jt_symbols *s, int fd, struct file_syms *f)
 {
-	int err;
+	int dfd, err;
 
 	if (!s->want_cfi || f->cfi_read)
 		return;
 	f->cfi_read = true;
-	f->info.cfi = jt_cfi__load(fd, &err);
+	dfd = open_debug_file(fd, true);
+	f->info.cfi = jt_cfi__load_debug(fd, dfd, &err);
+	if (dfd >= 0)
+		close(dfd);
 }
 
 /* What the file open at fd (closed here) holds, loaded at its first use. */
@@ -158,7 +178,7 @@ static const struct jt_file_info *info_of(struct jt_symbols *s, int fd, const st
 	f->ino = st->st_ino;
 	f->size = st->st_size;
 	f->mtime = st->st_mtim;
-	dfd = open_debug_file(fd);
+	dfd = open_debug_file(fd, false);
 	f->info.syms = jt_elfsyms__load(fd, dfd, &err);
 	if (dfd >= 0)
 		close(dfd);

@@ -72,6 +72,7 @@ static void proc_reset(struct proc *p)
 	while (jt_idmap__next(&ids, &pos, &key, &val))
 		jt_coll_method_let_go(p, val);
 	jt_idmap__fini(&ids);
+	jt_coll_unloaded_forget(p);
 	jt_hash__fini(&p->lines);	/* emptied as its methods went */
 	jt_coll_pieces_forget(p);
 	jt_late__fini(&p->late);
@@ -80,6 +81,7 @@ static void proc_reset(struct proc *p)
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);
 	p->vmas_read = false;
+	p->mono = 0;
 	p->has_agent = false;
 	free(p->cmdline);
 	p->cmdline = NULL;
@@ -112,13 +114,11 @@ void jt_collector__free(struct jt_collector *c)
 	free(c);
 }
 
-static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
+/* pid's process, found (or made) in the table. */
+static struct proc *proc_find(struct jt_collector *c, uint32_t pid)
 {
-	struct proc *p;
+	struct proc *p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 
-	if (c->last && c->last->pid == pid)
-		return c->last;
-	p = jt_hash__get_new(&c->procs, pid, sizeof(*p), NULL);
 	if (!p) {
 		jt_err("out of memory");
 		return NULL;
@@ -127,6 +127,12 @@ static struct proc *proc_get(struct jt_collector *c, uint32_t pid)
 	p->mem = c->mem;
 	c->last = p;
 	return p;
+}
+
+/* pid's process: most often the one found last (calls come in bursts of one process's). */
+static inline struct proc *proc_get(struct jt_collector *c, uint32_t pid)
+{
+	return c->last && c->last->pid == pid ? c->last : proc_find(c, pid);
 }
 
 /* Take pid's proc out of the table (NULL: none), to be freed by the caller. */
@@ -231,6 +237,7 @@ static int on_mmap(struct jt_collector *c, struct proc *p, const struct jt_event
 		vma->file = jt_symbols__vdso(c->symbols);
 	vma->syms_looked = true;
 	p->vmas_read = true;	/* a miss still reads /proc, at most once a second */
+	p->mono = 0;		/* it may be Mono's runtime */
 	c->st.mmaps++;
 	return 0;
 }
@@ -292,6 +299,8 @@ int jt_collector__event(struct jt_collector *c, const struct jt_event *ev)
 		if (err)
 			return err;
 	}
+	if (ev->type == JT_EV_ENTER || ev->type == JT_EV_LEAVE)
+		return jt_coll_on_call(c, p, ev);	/* by far the most, before the rest */
 	switch (ev->type) {
 	case JT_EV_CODE_LOAD:
 		return jt_coll_on_code_load(c, p, ev);

@@ -21,6 +21,14 @@
 struct jt_symbols;
 struct jt_membound;
 
+/*
+ * Unloaded methods a process's calls may still name, the last ones of each process: a
+ * call can come after its method's unload (a sum read at its thread's exit, the leave of a
+ * call whose code was replaced while it ran) and is filed under the method's definition.
+ * A segmented log keeps as many definitions after their unload (log/segment_defs.c).
+ */
+#define JT_UNLOADED_KEPT 256
+
 struct jt_collector_opts {
 	const char *proc_root;	/* "/proc"; tests point it at a fixture tree */
 	/* live perf-map methods one process may hold (0: JT_PERFMAP_METHODS_MAX) */

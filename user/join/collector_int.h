@@ -42,7 +42,14 @@ struct proc {
 	struct jt_late late;	/* what a late perf-map line may name */
 	struct jt_hash threads;	/* tid -> its name as last written (JT_COMM_LEN bytes) */
 	struct jt_hash interp;	/* a JVM's Method * -> struct jt_method of its interpreted frames */
+	uint8_t mono;		/* 0: not looked up in its mappings since read, else PROC_*MONO */
+	/* its last JT_UNLOADED_KEPT unloaded agent methods, oldest first from unloaded_at
+	 * (NULL until its first unload) */
+	struct jt_method **unloaded;
+	unsigned int nr_unloaded, unloaded_at;
 };
+
+enum { PROC_NOT_MONO = 1, PROC_MONO };
 
 /*
  * A perf-map line that named code samples had met unnamed, held until every line read
@@ -122,6 +129,8 @@ int jt_coll_on_unload(struct jt_collector *c, struct proc *p, const struct jt_ev
 
 /* frames.c: a sample's or off-CPU record's stack */
 void jt_coll_interp_forget(struct proc *p);
+/* Let go of the unloaded methods p keeps for late calls (livecode.c). */
+void jt_coll_unloaded_forget(struct proc *p);
 int jt_coll_stack_build(struct jt_collector *c, struct proc *p, const struct jt_event *ev,
 			struct jt_rec_sample *rec);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "join/collector_int.h"
+#include "host/monocode.h"
 #include "host/unwind.h"
 #include "host/procfs.h"
 #include "host/symbols.h"
@@ -93,6 +94,7 @@ static void reread_vmas(struct jt_collector *c, struct proc *p)
 	}
 	jt_vmas__free(&p->vmas);
 	p->vmas = fresh;
+	p->mono = 0;	/* looked up again in what it maps now */
 }
 
 static struct jt_vma *find_vma(struct jt_collector *c, struct proc *p, uint64_t addr,
@@ -333,6 +335,7 @@ struct unwind_ctx {
 	bool hs_asked;		/* hs is what jt_hotspots gave, once a walk */
 	struct jt_hotspot *hs;	/* the process's JVM, NULL: none */
 	unsigned int k;		/* find's calls so far: the k-th asks for frame k */
+	bool mono_cut;		/* a Mono frame was not stepped */
 	bool interp[JT_MAX_FRAMES];	/* frame k is HotSpot's interpreter */
 };
 
@@ -379,11 +382,52 @@ static int hs_code(struct unwind_ctx *u, uint64_t ip, struct jt_hs_code *hc)
 	return err;
 }
 
+/* Whether p runs Mono: its program or a library it maps is Mono's runtime. */
+static bool runs_mono(struct proc *p)
+{
+	static const char *const runtimes[] = { "mono-sgen", "libmonosgen-2.0.so" };
+	size_t i, j;
+
+	if (p->mono)
+		return p->mono == PROC_MONO;
+	p->mono = PROC_NOT_MONO;
+	for (i = 0; i < p->vmas.n; i++) {
+		const char *base = strrchr(p->vmas.v[i].path, '/');
+
+		for (j = 0; base && j < JT_ARRAY_SIZE(runtimes); j++)
+			if (!strncmp(base + 1, runtimes[j], strlen(runtimes[j])))
+				p->mono = PROC_MONO;
+	}
+	return p->mono == PROC_MONO;
+}
+
+/*
+ * Mono's JIT code at ip: stepped by the rule its body's shape gives (monocode.h), read from
+ * the process at the first walk through its code record and kept with it. False where no
+ * rule is sure: a body of no known shape, code no record names (a line not yet read), a
+ * record that may not be the code of the sample's time. Mono leaves the frame pointer out
+ * of most methods, so frame pointers there would skip their callers.
+ */
+static bool mono_find(struct unwind_ctx *u, uint64_t ip, bool leaf, struct jt_unwind_code *code)
+{
+	struct jt_method *m = jt_codemap__find(&u->p->code, ip);
+
+	if (m && (!m->unsure_us || u->ts >= m->load_ts + m->unsure_us * 1000ULL)) {
+		if (m->mono.kind == JT_MONO_UNREAD)	/* else kept, or no shape (a freed body) */
+			jt_monocode__read(u->c->proc_root, u->p->pid, m->start, m->size, &m->mono);
+		if (!jt_monocode__unwind_code(&m->mono, ip - m->start, leaf, code))
+			return true;
+	}
+	u->mono_cut = true;
+	return false;
+}
+
 /*
  * How JIT code at ip is stepped: a JVM's by HotSpot's knowledge of its frames (compiled code
  * and stubs by their frame sizes, the interpreter by frame pointers and the sender sp it
- * keeps), any other's by frame pointers. False where a HotSpot frame cannot be stepped (a
- * prologue, a blob that cannot be): frame pointers there could name frames not the thread's.
+ * keeps), Mono's by its bodies' shapes, any other's by frame pointers. False where a HotSpot
+ * or Mono frame cannot be stepped (a prologue, a blob that cannot be, a body of no known
+ * shape): frame pointers there could name frames not the thread's.
  */
 static bool jit_find(struct unwind_ctx *u, uint64_t ip, bool leaf, unsigned int k,
 		     struct jt_unwind_code *code)
@@ -392,6 +436,8 @@ static bool jit_find(struct unwind_ctx *u, uint64_t ip, bool leaf, unsigned int 
 	struct jt_hs_code hc;
 	int err;
 
+	if (!hs && runs_mono(u->p))
+		return mono_find(u, ip, leaf, code);
 	if (!hs || !jt_hotspot__in_code_cache(hs, ip))
 		return true;
 	err = hs_code(u, ip, &hc);
@@ -440,12 +486,13 @@ static int stack_copy_read(void *ctx, uint64_t addr, void *buf, size_t len)
 /*
  * A sample's or off-CPU stack's user frames into out: unwound through the copy of its stack
  * by the code's unwind tables (the C library, Debian's programs, mono-sgen: built without
- * frame pointers), JIT code by its frame pointers or HotSpot's frame sizes, the kernel's
- * frame-pointer walk spliced on where the copy ends. methods[i] gets the Method * frame i
- * runs where it is HotSpot's interpreter (read from the copy at its frame pointer), else 0;
- * *hs the process's JVM. *broken says the walk stopped where it could not go on (a rule not
- * followed, an address nothing maps, the copy's end with no walk to splice): a guess there
- * could name frames that are not the thread's.
+ * frame pointers), JIT code by its frame pointers, HotSpot's frame sizes or Mono's code
+ * shapes, the kernel's frame-pointer walk spliced on where the copy ends (not where a Mono
+ * frame could not be stepped: that walk would skip its callers). methods[i] gets the
+ * Method * frame i runs where it is HotSpot's interpreter (read from the copy at its frame
+ * pointer), else 0; *hs the process's JVM. *broken says the walk stopped where it could not
+ * go on (a rule not followed, an address nothing maps, a Mono frame not stepped, the copy's
+ * end with no walk to splice): a guess there could name frames that are not the thread's.
  */
 static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 				    const struct jt_event *ev, uint64_t *out, uint64_t *methods,
@@ -461,8 +508,15 @@ static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 
 	n = jt_unwind(&regs, copy.stack, copy.base, copy.len, unwind_find, &u, ips, bps,
 		      JT_MAX_FRAMES, &end);
-	out_n = jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
-	*broken = n > 1 && (end == JT_UNWIND_LOST || (end == JT_UNWIND_SLICE && out_n <= n));
+	if (u.mono_cut) {	/* the kernel's walk, by frame pointers, would skip Mono's frames */
+		out_n = n;
+		memcpy(out, ips, n * sizeof(*out));
+		*broken = true;
+	} else {
+		out_n = jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
+		*broken = n > 1 &&
+			  (end == JT_UNWIND_LOST || (end == JT_UNWIND_SLICE && out_n <= n));
+	}
 	*hs = u.hs;
 	for (i = 0; i < out_n; i++) {
 		methods[i] = 0;

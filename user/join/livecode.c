@@ -91,7 +91,8 @@ bool jt_coll_in_ids(const struct proc *p, const struct jt_method *m)
 
 void jt_coll_method_let_go(struct proc *p, struct jt_method *m)
 {
-	if (jt_coll_in_ids(p, m) || jt_codemap__holds(&p->code, m) || m->late_pending)
+	if (jt_coll_in_ids(p, m) || jt_codemap__holds(&p->code, m) || m->late_pending ||
+	    m->unloaded)
 		return;
 	if (m->has_lines)
 		lines_free(p->mem, jt_hash__del(&p->lines, (uintptr_t)m));
@@ -591,7 +592,65 @@ int jt_coll_on_code_move(struct jt_collector *c, struct proc *p, const struct jt
 	return jt_coll_add_code(c, p, &k);
 }
 
-/* The method an agent id names; one that was loaded before recording began gets a stand-in. */
+/* Keep m, just unloaded, among p's last unloaded methods; the oldest of them goes. */
+static void keep_unloaded(struct proc *p, struct jt_method *m)
+{
+	unsigned int at = (p->unloaded_at + p->nr_unloaded) % JT_UNLOADED_KEPT;
+	struct jt_method *old;
+
+	if (!p->unloaded) {
+		p->unloaded = malloc(JT_UNLOADED_KEPT * sizeof(*p->unloaded));
+		if (!p->unloaded) {	/* a late call of it gets a stand-in, as before */
+			jt_coll_method_let_go(p, m);
+			return;
+		}
+	}
+	if (p->nr_unloaded == JT_UNLOADED_KEPT) {
+		old = p->unloaded[p->unloaded_at];
+		p->unloaded_at = (p->unloaded_at + 1) % JT_UNLOADED_KEPT;
+		p->nr_unloaded--;
+		old->unloaded = false;
+		jt_coll_method_let_go(p, old);
+	}
+	m->unloaded = true;
+	p->unloaded[at] = m;
+	p->nr_unloaded++;
+}
+
+/* The unloaded method agent id named last, or NULL. */
+static struct jt_method *find_unloaded(const struct proc *p, uint64_t id)
+{
+	unsigned int i;
+
+	for (i = p->nr_unloaded; i > 0; i--) {
+		struct jt_method *m = p->unloaded[(p->unloaded_at + i - 1) % JT_UNLOADED_KEPT];
+
+		if (m->agent_id == id)
+			return m;
+	}
+	return NULL;
+}
+
+void jt_coll_unloaded_forget(struct proc *p)
+{
+	struct jt_method *m;
+
+	while (p->nr_unloaded) {
+		m = p->unloaded[p->unloaded_at];
+		p->unloaded_at = (p->unloaded_at + 1) % JT_UNLOADED_KEPT;
+		p->nr_unloaded--;
+		m->unloaded = false;
+		jt_coll_method_let_go(p, m);
+	}
+	p->unloaded_at = 0;
+	free(p->unloaded);
+	p->unloaded = NULL;
+}
+
+/*
+ * The method an agent id names, or named until its unload; one that was loaded before
+ * recording began gets a stand-in.
+ */
 static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, uint64_t id,
 				      uint64_t ts)
 {
@@ -599,6 +658,8 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 	char name[48];
 	int n;
 
+	if (!m)
+		m = find_unloaded(p, id);
 	if (m)
 		return m;
 	c->st.unknown_ids++;
@@ -622,7 +683,9 @@ static struct jt_method *method_by_id(struct jt_collector *c, struct proc *p, ui
 int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_event *ev)
 {
 	bool summed = ev->type == JT_EV_CALL_SUM || ev->type == JT_EV_CALL_SPAN;
-	struct jt_method *m = method_by_id(c, p, summed ? ev->sum_of : ev->id, ev->ts);
+	uint64_t id = summed ? ev->sum_of : ev->id;
+	/* a method called before is known by its id and defined: the calls' way, by millions */
+	struct jt_method *m = id < p->ids.cap ? p->ids.dense[id] : NULL;
 	union {
 		struct jt_rec_call call;
 		struct jt_rec_callsum sum;
@@ -630,11 +693,14 @@ int jt_coll_on_call(struct jt_collector *c, struct proc *p, const struct jt_even
 	} rec;
 	int err;
 
-	if (!m)
-		return -ENOMEM;
-	err = jt_coll_method_define(c, p, m, ev->ts);
-	if (err)
-		return err;
+	if (!m || !m->log_id) {
+		m = method_by_id(c, p, id, ev->ts);
+		if (!m)
+			return -ENOMEM;
+		err = jt_coll_method_define(c, p, m, ev->ts);
+		if (err)
+			return err;
+	}
 	if (ev->type == JT_EV_CALL_SUM)
 		rec.sum = (struct jt_rec_callsum){
 			.h = { .type = JT_REC_CALLSUM, .size = sizeof(rec.sum), .ts = ev->ts },
@@ -677,6 +743,9 @@ int jt_coll_on_unload(struct jt_collector *c, struct proc *p, const struct jt_ev
 		};
 		err = jt_sink__emit(&c->sink, &rec.h);
 	}
-	jt_coll_method_let_go(p, m);
+	if (m->agent_id == ev->id && !m->unloaded)
+		keep_unloaded(p, m);
+	else
+		jt_coll_method_let_go(p, m);
 	return err;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "base/sink.h"
+#include "host/monocode.h"
 
 /*
  * A host may hold millions of these (100 runtimes of 10,000 methods each), so they are
@@ -22,17 +23,24 @@ struct jt_method {
 	 * sample in that span cannot be told apart (perf-map lines; 0 when exact). */
 	uint32_t unsure_us;
 	uint8_t src;		/* enum jt_src */
-	bool has_lines;		/* its process keeps its source lines until it is defined */
-	bool late_pending;	/* a late name of it waits to be written (livecode.c) */
+	bool has_lines:1;	/* its process keeps its source lines until it is defined */
+	bool late_pending:1;	/* a late name of it waits to be written (livecode.c) */
+	bool unloaded:1;	/* unloaded, kept for calls that name it late (livecode.c) */
 	/*
-	 * HotSpot's blob of this code (its kind + 1, 0: not read), read at its first walk while
-	 * the process lived and kept with it: code replaced at its address is another method,
-	 * read afresh (frames.c).
+	 * HotSpot's blob of this code (its kind + 1, 0: not read), or a Mono body's shape (a
+	 * process is one runtime or the other), read at its first walk while the process lived
+	 * and kept with it: code replaced at its address is another method, read afresh
+	 * (frames.c).
 	 */
 	uint8_t hs_kind;
-	int32_t hs_frame_complete;
-	uint32_t hs_frame_size;
-	uint64_t hs_begin, hs_end;
+	union {
+		struct {
+			int32_t hs_frame_complete;
+			uint32_t hs_frame_size;
+			uint64_t hs_begin, hs_end;
+		};
+		struct jt_mono_code mono;
+	};
 	uint16_t name_len;
 	char name[];
 };

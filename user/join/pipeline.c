@@ -110,13 +110,16 @@ static void on_ordered(void *ctx, const void *rec, size_t len)
 static int push(void *ctx, const struct jt_event *ev)
 {
 	struct jt_pipeline *pl = ctx;
-	uint64_t floor = jt_reorder__floor(pl->reorder);
+	uint64_t floor = 0;
 	union jt_event_buf later;
 	struct jt_event *copy = NULL;
 	int err;
 
-	if (floor < pl->start_ts)
-		floor = pl->start_ts;
+	if (ev->flags & JT_EVENT_LATE_OK) {	/* (not asked of the millions of calls) */
+		floor = jt_reorder__floor(pl->reorder);
+		if (floor < pl->start_ts)
+			floor = pl->start_ts;
+	}
 	if ((ev->flags & JT_EVENT_LATE_OK) && ev->ts < floor) {
 		/* the copy held carries the time it is joined at (lines can be larger) */
 		copy = ev->len <= sizeof(later) ? &later.ev : malloc(ev->len);
@@ -129,7 +132,7 @@ static int push(void *ctx, const struct jt_event *ev)
 		ev = copy;
 	}
 	err = jt_reorder__push(pl->reorder, ev->ts, ev, ev->len);
-	if (copy != &later.ev)
+	if (copy && copy != &later.ev)
 		free(copy);
 	if (err == -ERANGE)
 		pl->lost[JT_DROP_REORDER]++;
@@ -240,25 +243,48 @@ int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now)
 	return err;
 }
 
+int jt_pipeline__event(struct jt_pipeline *pl, const struct jt_event *ev)
+{
+	pl->received++;
+	/* which files to read: the processes seen, their execs, exits and agents (a call
+	 * tells the watchers nothing, and calls come by the million) */
+	if (ev->type == JT_EV_ENTER || ev->type == JT_EV_LEAVE)
+		return push(pl, ev);
+	if (pl->maps)
+		jt_mapwatch__see(pl->maps, ev);
+	if (pl->jitdumps)
+		jt_jitwatch__see(pl->jitdumps, ev);
+	/* a mapped file's symbols are read now, while the process may still map it */
+	if (ev->type == JT_EV_MMAP)
+		jt_symbols__mapped(pl->symbols, ev->pid, ev);
+	return push(pl, ev);
+}
+
+int jt_pipeline__calls(struct jt_pipeline *pl, const void *evs, size_t n)
+{
+	long refused = jt_reorder__push_run(pl->reorder, evs, n, JT_EVENT_CALL_LEN);
+
+	pl->received += n;
+	if (refused < 0)
+		pl->err = pl->err ?: (int)refused;
+	else
+		pl->lost[JT_DROP_REORDER] += refused;
+	/* the bound holds at every run (they are short), as at every event */
+	if (jt_reorder__over(pl->reorder))
+		jt_reorder__flush(pl->reorder, 0, on_ordered, pl);
+	return pl->err;
+}
+
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 {
 	union jt_event_buf b;
 
-	pl->received++;
 	if (jt_decode(data, len, &b)) {
+		pl->received++;
 		pl->lost[JT_DROP_DECODE]++;
 		return pl->err;
 	}
-	/* which files to read: the processes seen, their execs, exits and agents (a call
-	 * tells the watchers nothing, and calls come by the million) */
-	if (pl->maps && b.ev.type != JT_EV_ENTER && b.ev.type != JT_EV_LEAVE)
-		jt_mapwatch__see(pl->maps, &b.ev);
-	if (pl->jitdumps && b.ev.type != JT_EV_ENTER && b.ev.type != JT_EV_LEAVE)
-		jt_jitwatch__see(pl->jitdumps, &b.ev);
-	/* a mapped file's symbols are read now, while the process may still map it */
-	if (b.ev.type == JT_EV_MMAP)
-		jt_symbols__mapped(pl->symbols, b.ev.pid, &b.ev);
-	return push(pl, &b.ev);
+	return jt_pipeline__event(pl, &b.ev);
 }
 
 int jt_pipeline__on_ring(void *ctx, const void *data, size_t len)
@@ -318,8 +344,9 @@ int jt_pipeline__bpf_drops(struct jt_pipeline *pl, const uint64_t *totals)
 
 void jt_pipeline__source_drops(struct jt_pipeline *pl, unsigned int what, uint64_t total)
 {
+	/* never below what threads were named for: those records are written */
 	if (what < JT_DROP_MAX)
-		pl->lost[what] = total;
+		pl->lost[what] = total > pl->logged[what] ? total : pl->logged[what];
 }
 
 int jt_pipeline__thread_drops(struct jt_pipeline *pl, unsigned int what, uint32_t tid,

@@ -70,6 +70,16 @@ int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
 /* One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
  * failed (already reported). */
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
+/*
+ * An event a source of the session made itself, checked (the calls regions': an enter or
+ * leave may be JT_EVENT_CALL_LEN bytes short): taken as a decoded ring-buffer record is.
+ */
+int jt_pipeline__event(struct jt_pipeline *pl, const struct jt_event *ev);
+/*
+ * n enters and leaves, JT_EVENT_CALL_LEN bytes each one after the other at evs, in time
+ * order (a run of a calls region's drain): taken as n events are, at the cost of one.
+ */
+int jt_pipeline__calls(struct jt_pipeline *pl, const void *evs, size_t n);
 /* The same, shaped as the ring-buffer reader's callback (jt_rb_cb), ctx being the pipeline. */
 int jt_pipeline__on_ring(void *ctx, const void *data, size_t len);
 /* Read perf maps, then let out every record older than now minus the window. */

@@ -16,14 +16,19 @@ struct jt_reorder;
 
 typedef void (*jt_reorder_cb)(void *ctx, const void *rec, size_t len);
 
-/* Copies up to this size come from a pool, not malloc: an enter or leave event's (96). */
+/* Copies up to this size come from a pool, not malloc: a decoded event's (96). */
 #define JT_REORDER_SMALL 96
+/* Records up to this size are held in their slot, not copied again: a short enter or leave's. */
+#define JT_REORDER_INLINE 48
+/* What a slot, in the array or the heap, takes. */
+#define JT_REORDER_SLOT 64
 
 /*
  * The bounds on what is held: max_records records and max_bytes bytes (0: no byte bound),
- * a record costing its copy (at least JT_REORDER_SMALL bytes) plus a 24-byte slot. Past either, flush
- * lets the oldest out early. With the slot array (at most four slots a record held) and the
- * pool of small copies (kept at its high mark), memory stays under about 2 x max_bytes.
+ * a record costing its copy (at least JT_REORDER_SMALL bytes) plus a 64-byte slot, or, held
+ * in its slot, twice the slot. Past either, flush lets the oldest out early. With the ring
+ * of slots (at most two slots a record held) and the pool of small copies (kept at its high
+ * mark), memory stays under about 2 x max_bytes.
  */
 struct jt_reorder *jt_reorder__new(size_t max_records, size_t max_bytes);
 void jt_reorder__free(struct jt_reorder *r);
@@ -32,6 +37,15 @@ void jt_reorder__free(struct jt_reorder *r);
  * (the window was too short: the caller counts it as lost); -ENOMEM.
  */
 int jt_reorder__push(struct jt_reorder *r, uint64_t ts, const void *rec, size_t len);
+/*
+ * n records of len bytes each, one after the other at recs, each beginning with its uint64_t
+ * timestamp (a run of a calls region's, in time order): taken in as push takes them, one by
+ * one, at the cost of one call; short enters and leaves (JT_EVENT_CALL_LEN) in order into a
+ * lane of 32 bytes a call, given back to flush's callback as the short events they came as.
+ * Returns how many were refused as older than a record already let out (-ERANGE each: the
+ * caller counts them lost); -ENOMEM, the rest not taken.
+ */
+long jt_reorder__push_run(struct jt_reorder *r, const void *recs, size_t n, size_t len);
 /* Let out, oldest first, every record with ts <= upto, then any beyond the bounds. */
 size_t jt_reorder__flush(struct jt_reorder *r, uint64_t upto, jt_reorder_cb cb, void *ctx);
 /* Whether more is held than the bounds allow (a flush would let some out early). */

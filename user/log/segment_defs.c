@@ -7,6 +7,7 @@
 
 #include "base/hash.h"
 #include "jt_events.h"
+#include "join/collector.h"
 #include "log/segment_defs.h"
 #include "base/util.h"
 
@@ -31,12 +32,19 @@ struct proc {
 	size_t n, cap;
 };
 
+/* unloaded method definitions kept: the collector's per process, for 16 processes */
+#define UNLOADED_KEPT (16 * JT_UNLOADED_KEPT)
+
 struct jt_segdefs {
 	struct jt_sink out;
 	uint64_t seg;			/* the segment being written, from 1 */
 	struct jt_hash procs;		/* pid -> struct proc */
 	struct jt_hash defs[KINDS];	/* by frame kind: id -> struct def */
 	bool drop_seen[JT_DROP_MAX];	/* kinds of loss this segment has a record of */
+	/* the last methods unloaded, oldest first from unloaded_at: kept for calls that name
+	 * them after their unload, as the collector keeps each process's last ones */
+	uint64_t unloaded[UNLOADED_KEPT];
+	unsigned int nr_unloaded, unloaded_at;
 	struct jt_segdefs_stats st;
 };
 
@@ -266,6 +274,21 @@ static int forget_method(struct jt_segdefs *d, uint64_t id)
 	return 0;
 }
 
+/* An unloaded method is forgotten UNLOADED_KEPT unloads (of any process) later. */
+static int unloaded_method(struct jt_segdefs *d, uint64_t id)
+{
+	uint64_t old;
+
+	if (d->nr_unloaded == UNLOADED_KEPT) {
+		old = d->unloaded[d->unloaded_at];
+		d->unloaded_at = (d->unloaded_at + 1) % UNLOADED_KEPT;
+		d->nr_unloaded--;
+		forget_method(d, old);
+	}
+	d->unloaded[(d->unloaded_at + d->nr_unloaded++) % UNLOADED_KEPT] = id;
+	return 0;
+}
+
 /* A sample's process, thread name and what its frames name (a user address: the
  * anonymous memory it lies in, a module). */
 static int need_stack(struct jt_segdefs *d, const struct jt_rec_sample *s, uint64_t ts)
@@ -357,7 +380,7 @@ static int after(struct jt_segdefs *d, const struct jt_rec_hdr *rec)
 		return keep(d, THREAD_NAMES, t->tid, t->pid, rec);
 	}
 	case JT_REC_UNLOAD:
-		return forget_method(d, ((const struct jt_rec_call *)rec)->id);
+		return unloaded_method(d, ((const struct jt_rec_call *)rec)->id);
 	case JT_REC_EXEC:
 		forget_proc(d, ((const struct jt_rec_exec *)rec)->pid);
 		return 0;

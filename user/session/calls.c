@@ -22,6 +22,9 @@
 /* How far up a process's parents the command is looked for. */
 #define ANCESTRY_MAX 64
 
+/* Enters and leaves handed to the pipeline at once (a run costs it what one call would). */
+#define RUN_MAX 256
+
 /* How many ticks a connection that has sent nothing yet is given. */
 #define WAIT_TICKS 10
 
@@ -56,6 +59,15 @@ struct jt_calls {
 	uint64_t spilled;		/* of regions dropped */
 	struct thread_lost *lost;	/* found since the last tick, one a thread */
 	int nr_lost, cap_lost;
+	/* enters and leaves of the drain under way, not yet handed on (JT_EVENT_CALL_LEN each) */
+	char *run;
+	size_t nr_run;
+	/*
+	 * Every exit and exec the ring held before this time has been handled (the ring was
+	 * read to its end since): sums read at another moment are timed here, before any
+	 * exit or exec still in the ring. 0: not known now; such sums are not read.
+	 */
+	uint64_t ring_at;
 };
 
 /*
@@ -85,24 +97,75 @@ static void on_lost(void *ctx, uint32_t tid, uint64_t n)
 	c->lost[c->nr_lost++] = (struct thread_lost){ tid, n };
 }
 
-static int emit_call(void *ctx, const struct jt_ev_hdr *h)
+/* Hand the run of calls gathered on: 0, or -errno when the log failed. */
+static int run_out(struct jt_calls *c)
 {
-	return jt_pipeline__raw(ctx, h, h->size);
+	size_t n = c->nr_run;
+
+	c->nr_run = 0;
+	return n ? jt_pipeline__calls(c->pl, c->run, n) : 0;
+}
+
+/* A drain's enter or leave, made an event at the end of the run. */
+static int take_call(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id, bool leave)
+{
+	struct jt_calls *c = ctx;
+	struct jt_event *to = (struct jt_event *)(c->run + c->nr_run * JT_EVENT_CALL_LEN);
+
+	/* its first JT_EVENT_CALL_LEN bytes only: the whole struct is longer */
+	to->ts = ts;
+	to->len = JT_EVENT_CALL_LEN;
+	to->type = leave ? JT_EV_LEAVE : JT_EV_ENTER;
+	to->src = 0;
+	to->pid = pid;
+	to->tid = tid;
+	to->str_len = 0;
+	to->flags = 0;
+	to->id = id;
+	return ++c->nr_run == RUN_MAX ? run_out(c) : 0;
+}
+
+/* A drain's other events (a span, sums): after the run before them, in the order drained. */
+static int emit_call(void *ctx, const struct jt_event *ev)
+{
+	struct jt_calls *c = ctx;
+
+	return run_out(c) ?: jt_pipeline__event(c->pl, ev);
+}
+
+/*
+ * Drain cb (max records at most, timed upto at the latest) into the pipeline: the records
+ * taken, or -1 (log failed).
+ */
+static long drain(struct jt_calls *c, struct jt_callbuf *cb, uint64_t max, uint64_t upto)
+{
+	long n = jt_callbuf__drain_calls(cb, max, upto, take_call, emit_call, c);
+
+	return run_out(c) ? -1 : n;
+}
+
+/* What cb's threads summed since last read (timed at at at the latest): 0, or -EIO. */
+static int drain_sums(struct jt_calls *c, struct jt_callbuf *cb, uint64_t at)
+{
+	int err = jt_callbuf__drain_sums(cb, at, emit_call, c);
+
+	return run_out(c) || err ? -EIO : 0;
 }
 
 /*
  * Give region i back (the agent's calls go to the stubs again), deliver all it holds then,
- * and drop it.
+ * its sums timed at `at` (UINT64_MAX: now), and drop it.
  */
-static int drop_region(struct jt_calls *c, int i)
+static int drop_region(struct jt_calls *c, int i, uint64_t at)
 {
 	struct jt_callbuf *cb = c->v[i];
 	struct jt_callbuf_stats st;
 	long n;
 
 	jt_callbuf__release(cb);
-	n = jt_callbuf__drain(cb, UINT64_MAX, emit_call, c->pl);
-	if (n >= 0 && c->sum && jt_callbuf__drain_sums(cb, 0, emit_call, c->pl))
+	jt_callbuf__sums_at(cb, at);
+	n = drain(c, cb, UINT64_MAX, UINT64_MAX);
+	if (n >= 0 && c->sum && drain_sums(c, cb, at))
 		n = -1;
 	jt_callbuf__stats(cb, &st);
 	c->full += st.full;
@@ -115,36 +178,34 @@ static int drop_region(struct jt_calls *c, int i)
 
 /*
  * Keep the region open at fd as pid's: its calls come through it from now on (and went
- * through the stubs' uprobes until now, unless handed over from the first). The one pid
- * has already is kept if it is the same file, else (an exec made pid a new program)
- * drained and dropped first.
+ * through the stubs' uprobes until now, unless handed over from the first). One pid has
+ * already is kept if it is the same file, else beside it: it is pid's old image's (an exec
+ * made pid a new program), which the exec's record, maybe still in the ring, drops, its
+ * sums put before the exec.
  */
-static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool fresh)
+static void keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool fresh)
 {
 	struct jt_callbuf *cb;
 	uint64_t dev, ino;
 	struct stat st;
-	int i, err = 0;
+	int i, err;
 
 	if (fstat(fd, &st))
-		return 0;
-	for (i = 0; i < c->n && !err; i++) {
+		return;
+	for (i = 0; i < c->n; i++) {
 		if (jt_callbuf__pid(c->v[i]) != pid)
 			continue;
 		jt_callbuf__file(c->v[i], &dev, &ino);
 		if (dev == st.st_dev && ino == st.st_ino)
-			return 0;	/* announced and handed over both */
-		err = drop_region(c, i--);
+			return;	/* announced and handed over both */
 	}
-	if (err)
-		return err;
 	if (c->n == c->cap) {
 		int cap = c->cap ? 2 * c->cap : 16;
 		struct jt_callbuf **v = realloc(c->v, cap * sizeof(*v));
 
 		if (!v) {
 			jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
-			return 0;
+			return;
 		}
 		c->v = v;
 		c->cap = cap;
@@ -156,11 +217,11 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool
 	 */
 	cb = jt_callbuf__map(fd, pid, uid, c->me, fresh);
 	if (!cb)
-		return 0;
+		return;
 	if (jt_callbuf__uses_tsc(cb) && !c->tsc && !(c->tsc = jt_tscclock__new(NULL, NULL))) {
 		jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
 		jt_callbuf__close(cb);
-		return 0;
+		return;
 	}
 	jt_callbuf__set_tscclock(cb, c->tsc);
 	jt_callbuf__on_lost(cb, on_lost, c);
@@ -169,26 +230,25 @@ static int keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, bool
 		if (err == -ENOMEM) {
 			jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
 			jt_callbuf__close(cb);
-			return 0;
+			return;
 		}
 		c->no_sums += err != 0;	/* its agent keeps none: one by one, said at the end */
 	} else {
 		jt_callbuf__want_each(cb);
 	}
 	c->v[c->n++] = cb;
-	return 0;
 }
 
 int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh)
 {
 	uid_t uid;
-	int fd = jt_callbuf__find("/proc", pid, &uid), err;
+	int fd = jt_callbuf__find("/proc", pid, &uid);
 
 	if (fd < 0)
 		return 0;
-	err = keep_region(c, fd, pid, uid, fresh);
+	keep_region(c, fd, pid, uid, fresh);
 	close(fd);
-	return err;
+	return 0;
 }
 
 void jt_calls__scan_all(struct jt_calls *c)
@@ -232,14 +292,13 @@ static bool descends(const struct jt_calls *c, uint32_t pid)
 
 /*
  * The region sent on connection conn: 1 when done with conn (taken, refused or noise),
- * 0 when nothing was sent yet (the agent connected between two of its instructions), or
- * -errno when the log failed.
+ * 0 when nothing was sent yet (the agent connected between two of its instructions).
  */
 static int receive_on(struct jt_calls *c, int conn)
 {
 	uint32_t pid;
 	uid_t uid;
-	int fd = jt_callbuf__receive(conn, &pid, &uid), err = 0;
+	int fd = jt_callbuf__receive(conn, &pid, &uid);
 
 	if (fd == -EAGAIN || fd == -EWOULDBLOCK)
 		return 0;
@@ -248,9 +307,9 @@ static int receive_on(struct jt_calls *c, int conn)
 	/* a process the recording does not trace: its calls are not ours to log (its region
 	 * stays handed over, and a recording that traces it takes it) */
 	if (!c->nr_roots || descends(c, pid))
-		err = keep_region(c, fd, pid, uid, true);
+		keep_region(c, fd, pid, uid, true);
 	close(fd);
-	return err ?: 1;
+	return 1;
 }
 
 /*
@@ -284,26 +343,37 @@ static int receive(struct jt_calls *c)
 	return err;
 }
 
+void jt_calls__ring_read(struct jt_calls *c, uint64_t ts)
+{
+	c->ring_at = ts;
+}
+
 int jt_calls__tick(struct jt_calls *c, uint64_t max, uint64_t upto, bool check,
 		   uint64_t *drained)
 {
-	uint64_t full = c->full, bad = c->bad;
+	uint64_t full = c->full, bad = c->bad, at = c->ring_at;
 	struct jt_callbuf_stats st;
 	int i, err = c->sock >= 0 ? receive(c) : 0;
 	long n;
 
 	*drained = 0;
+	/*
+	 * Sums read now are timed at, not now: a process that exited or exec'd since at has
+	 * its record still in the ring, and its threads' sums must come before it, while
+	 * their methods are known. Without at they wait (counters lose nothing by it).
+	 */
 	for (i = 0; i < c->n && !err; i++) {
-		if (check && kill((pid_t)jt_callbuf__pid(c->v[i]), 0) && errno == ESRCH) {
-			err = drop_region(c, i--);
+		if (check && at && kill((pid_t)jt_callbuf__pid(c->v[i]), 0) && errno == ESRCH) {
+			err = drop_region(c, i--, at);
 			continue;
 		}
 		/* once a second, what threads summed; an exited one's at once, by drain */
-		if (check && c->sum && jt_callbuf__drain_sums(c->v[i], 0, emit_call, c->pl)) {
+		if (check && c->sum && at && drain_sums(c, c->v[i], at)) {
 			err = -EIO;
 			break;
 		}
-		n = jt_callbuf__drain_upto(c->v[i], max, upto, emit_call, c->pl);
+		jt_callbuf__sums_at(c->v[i], at);
+		n = drain(c, c->v[i], max, upto);
 		if (n < 0)
 			err = -EIO;
 		else
@@ -336,9 +406,8 @@ static int drain_pid(struct jt_calls *c, uint32_t pid, uint64_t ts)
 		if (jt_callbuf__pid(c->v[i]) != pid)
 			continue;
 		found = 1;
-		/* the sums first: drain would read exited threads' timed now, after the exit */
-		if ((c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl)) ||
-		    jt_callbuf__drain(c->v[i], UINT64_MAX, emit_call, c->pl) < 0)
+		jt_callbuf__sums_at(c->v[i], ts);
+		if ((c->sum && drain_sums(c, c->v[i], ts)) || drain(c, c->v[i], UINT64_MAX, UINT64_MAX) < 0)
 			return -EIO;
 	}
 	return found;
@@ -355,18 +424,21 @@ int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts)
 }
 
 /*
- * Whether region i is pid's old image's: pid no longer maps it (exec took its memory
- * away; the region lives on in our mapping). One pid maps is its new image's, already
- * handed over, and stays.
+ * Whether region i is the old image's of pid, which exec'd at ts: made before it, as its
+ * agent says; or, when it does not say, one pid no longer maps (exec took its memory away;
+ * the region lives on in our mapping). A new image's, already handed over, stays.
  */
-static bool unmapped(struct jt_calls *c, int i, uint32_t pid)
+static bool old_image(struct jt_calls *c, int i, uint32_t pid, uint64_t ts)
 {
-	uint64_t dev, ino;
+	uint64_t dev, ino, made = jt_callbuf__made(c->v[i]);
 	struct stat st;
 	uid_t uid;
-	int fd = jt_callbuf__find("/proc", pid, &uid);
+	int fd;
 	bool gone;
 
+	if (made)
+		return made < ts;
+	fd = jt_callbuf__find("/proc", pid, &uid);
 	if (fd < 0)
 		return true;	/* no region mapped now (or pid gone: its exit follows) */
 	jt_callbuf__file(c->v[i], &dev, &ino);
@@ -379,14 +451,10 @@ int jt_calls__exec(struct jt_calls *c, uint32_t pid, uint64_t ts)
 {
 	int i, err = 0;
 
-	for (i = 0; i < c->n && !err; i++) {
-		if (jt_callbuf__pid(c->v[i]) != pid || !unmapped(c, i, pid))
-			continue;
-		/* timed before the exec, while the old image's methods are known */
-		if (c->sum && jt_callbuf__drain_sums(c->v[i], ts, emit_call, c->pl))
-			err = -EIO;
-		err = err ?: drop_region(c, i--);
-	}
+	for (i = 0; i < c->n && !err; i++)
+		if (jt_callbuf__pid(c->v[i]) == pid && old_image(c, i, pid, ts))
+			/* timed before the exec, while the old image's methods are known */
+			err = drop_region(c, i--, ts);
 	return err;
 }
 
@@ -444,7 +512,7 @@ int jt_calls__finish(struct jt_calls *c)
 
 	unlisten(c);	/* agents starting now keep their calls to the stubs */
 	while (!err && c->n)
-		err = drop_region(c, c->n - 1);
+		err = drop_region(c, c->n - 1, UINT64_MAX);
 	if (c->spilled)
 		jt_err("calls summary: %llu calls were logged one by one: their thread's table of "
 		       "sums (%u methods) had no room for their method",
@@ -473,8 +541,14 @@ struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32
 		if (c->roots)
 			memcpy(c->roots, roots, nr_roots * sizeof(*roots));
 	}
-	if (!c || (nr_roots && !c->roots)) {
+	if (c)
+		c->run = malloc(RUN_MAX * JT_EVENT_CALL_LEN);
+	if (!c || (nr_roots && !c->roots) || !c->run) {
 		jt_err("out of memory");
+		if (c) {
+			free(c->roots);
+			free(c->run);
+		}
 		free(c);
 		return NULL;
 	}
@@ -503,6 +577,7 @@ void jt_calls__free(struct jt_calls *c)
 		jt_callbuf__close(c->v[--c->n]);
 	free(c->v);
 	free(c->lost);
+	free(c->run);
 	jt_tscclock__free(c->tsc);
 	free(c->roots);
 	free(c);

@@ -32,8 +32,9 @@ struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32
 int jt_calls__exiting(struct jt_calls *c, uint32_t pid, uint64_t ts);
 /*
  * Process pid execs at ts (its exec event, not yet in the pipeline): its old image's region
- * (one pid maps no more) is drained, its sums timed before the exec while the collector
- * still knows the old image's methods, and dropped; the new image's agent makes another.
+ * (made before ts, as its agent says; from an agent that does not say, one pid maps no
+ * more) is drained, its sums timed before the exec while the collector still knows the old
+ * image's methods, and dropped; the new image's, which may be taken already, stays.
  * 0, or -EIO when the log failed.
  */
 int jt_calls__exec(struct jt_calls *c, uint32_t pid, uint64_t ts);
@@ -41,10 +42,17 @@ int jt_calls__add(struct jt_calls *c, uint32_t pid, bool fresh);
 /* Every process's region (at start, with -a). */
 void jt_calls__scan_all(struct jt_calls *c);
 /*
+ * The ring was read to its end, every record it held at ts handled (0: not this time, cut
+ * short): sums the next ticks read are timed ts, before any exit or exec that came after;
+ * with 0 they read none.
+ */
+void jt_calls__ring_read(struct jt_calls *c, uint64_t ts);
+/*
  * A tick: regions handed over, then at most max records of every region timed upto or
- * before (the ring buffer was read that far), merged by time within each, how many into
- * *drained; every second (check), regions of processes gone, drained to the last, dropped.
- * Returns 0, or -errno when the log failed.
+ * before (the ring buffer was read that far: a call never goes out before the code load
+ * that names it), merged by time within each, how many into *drained; every second
+ * (check), regions of processes gone, drained to the last, dropped. Returns 0, or -errno
+ * when the log failed.
  */
 int jt_calls__tick(struct jt_calls *c, uint64_t max, uint64_t upto, bool check,
 		   uint64_t *drained);

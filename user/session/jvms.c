@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The running JVMs a live session asks for their code's names: which ones, what, and what it says. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/procfs.h"
 #include "session/guard.h"
 #include "session/jvms.h"
 #include "sources/jvm_attach.h"
@@ -18,38 +18,16 @@
 /* The processes to look at: o's, or every one in proc_root but ours. How many, -ENOMEM. */
 static int candidates(const struct jt_jvms_opts *o, uint32_t **out)
 {
-	size_t n = 0, cap = 0;
-	uint32_t *v = NULL;
-	struct dirent *de;
-	unsigned long pid;
-	char *end;
-	DIR *d;
+	uint32_t *v;
 
-	if (o->nr_pids) {
-		v = malloc(o->nr_pids * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memcpy(v, o->pids, o->nr_pids * sizeof(*v));
-		*out = v;
-		return o->nr_pids;
-	}
-	d = opendir(o->proc_root);
-	if (!d)
-		return 0;	/* nothing to look at */
-	while ((de = readdir(d))) {
-		pid = strtoul(de->d_name, &end, 10);
-		if (*end || !pid || pid > UINT32_MAX || pid == (unsigned long)getpid())
-			continue;
-		if (jt_array_grow(&v, &cap, n + 1, sizeof(*v))) {
-			closedir(d);
-			free(v);
-			return -ENOMEM;
-		}
-		v[n++] = (uint32_t)pid;
-	}
-	closedir(d);
+	if (!o->nr_pids)
+		return jt_procfs__list_pids(o->proc_root, out);
+	v = malloc(o->nr_pids * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, o->pids, o->nr_pids * sizeof(*v));
 	*out = v;
-	return (int)n;
+	return o->nr_pids;
 }
 
 /*

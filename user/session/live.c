@@ -504,26 +504,29 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	if (err)
 		return err;
 	while (!err && !stop) {
-		uint64_t now, until, read_to;
+		uint64_t now, until, read_at;
 
 		if (poll(&pfd, 1, jt_now_ns() < busy_until ? BUSY_TICK_MS : TICK_MS) > 0)
 			stop = on_signal(l);
-		read_to = jt_now_ns();
-		until = read_to + RING_SLICE_NS;
+		read_at = jt_now_ns();
+		until = read_at + RING_SLICE_NS;
 		if (jt_rb__consume_until(l->rb, until < deadline ? until : deadline) < 0) {
 			err = -EIO;
 			break;
 		}
+		/* read to the end it saw: every exit and exec stamped before read_at is handled */
+		if (l->calls)
+			jt_calls__ring_read(l->calls, jt_rb__behind(l->rb) ? 0 : read_at);
 		/*
 		 * Calls only as far as the ring was read: an agent's code load comes by the
 		 * ring, its calls by the regions, and a call let out before the load it needs
 		 * is read (the reorder stage lets out early when full) is of an unknown method,
 		 * the load then too late. A slow collector (an emulated guest) met it.
 		 */
-		if (jt_rb__behind(l->rb) && l->ring_ts < read_to)
-			read_to = l->ring_ts;
+		if (jt_rb__behind(l->rb) && l->ring_ts < read_at)
+			read_at = l->ring_ts;
 		now = jt_now_ns();
-		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, read_to,
+		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, read_at,
 						now >= next_second, &drained) : 0;
 		if (drained * TICK_MS * 1000000ULL >= CALLS_BUSY * (now - last_drain))
 			busy_until = now + BUSY_NS;

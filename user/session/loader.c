@@ -72,30 +72,57 @@ static int keep_link(struct jt_bpf *b, struct bpf_link *link)
 	return 0;
 }
 
+/*
+ * prog on func in the library at path, in every process that maps it, now or later (pid
+ * -1): 0, -ENOENT when the library has no such function, or another -errno, not said.
+ */
+static int attach_func(struct jt_bpf *b, struct bpf_program *prog, const char *path,
+		       const char *func)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
+	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
+
+	return link ? keep_link(b, link) : -errno;
+}
+
+/*
+ * func, then its twin for forked children, func_forked (agent/stubs.S), which agents from
+ * before the twins lack (their forked children call func itself): 0 or attach_func's error
+ * with the function it was about in *at.
+ */
+static int attach_pair(struct jt_bpf *b, struct bpf_program *prog, const char *path,
+		       const char *func, char *at, size_t cap)
+{
+	int err;
+
+	snprintf(at, cap, "%s", func);
+	err = attach_func(b, prog, path, func);
+	if (err)
+		return err;
+	snprintf(at, cap, "%s_forked", func);
+	err = attach_func(b, prog, path, at);
+	return err == -ENOENT ? 0 : err;
+}
+
 /* A uprobe on one of the agent's stubs; one not required turns off its capability alone. */
 static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *path,
 		       const char *func, bool required)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
-	struct bpf_link *link;
+	char at[96];
+	int err;
 
 	if (!bpf_program__autoload(prog))
 		return 0;	/* turned off at load, and said then */
-	/* pid -1: every process that maps the library, now or later */
-	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
-	if (!link) {
-		int err = -errno;
-
-		if (!required) {
-			jt_err("warning: %s off: attaching a uprobe to %s in %s: %s",
-			       jt_bpfcaps__gives(bpf_program__name(prog)), func, path,
-			       strerror(-err));
-			return 0;
-		}
-		jt_err("attaching a uprobe to %s in %s: %s", func, path, strerror(-err));
-		return err;
+	err = attach_pair(b, prog, path, func, at, sizeof(at));
+	if (!err)
+		return 0;
+	if (!required) {
+		jt_err("warning: %s off: attaching a uprobe to %s in %s: %s",
+		       jt_bpfcaps__gives(bpf_program__name(prog)), at, path, strerror(-err));
+		return 0;
 	}
-	return keep_link(b, link);
+	jt_err("attaching a uprobe to %s in %s: %s", at, path, strerror(-err));
+	return err;
 }
 
 /*
@@ -106,20 +133,16 @@ static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *p
 static int attach_calls(struct jt_bpf *b, struct bpf_program *prog, const char *path,
 			const char *what)
 {
-	char func[64];
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func);
-	struct bpf_link *link;
+	char func[64], at[96];
+	int err;
 
 	if (!bpf_program__autoload(prog))
 		return 0;
 	snprintf(func, sizeof(func), "jitrace_stub_method_%s", what);
-	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
-	if (link)
-		return keep_link(b, link);
-	if (errno != ENOENT) {
-		int err = -errno;
-
-		jt_err("attaching a uprobe to %s in %s: %s", func, path, strerror(-err));
+	err = attach_pair(b, prog, path, func, at, sizeof(at));
+	if (err != -ENOENT) {	/* the twin's absence is no error: see attach_pair */
+		if (err)
+			jt_err("attaching a uprobe to %s in %s: %s", at, path, strerror(-err));
 		return err;
 	}
 	snprintf(func, sizeof(func), "jitrace_method_%s", what);

@@ -36,7 +36,7 @@ struct jt_rb {
 	size_t wrap_cap;
 	size_t page;
 	size_t publish_every;		/* bytes consumed between publications */
-	bool behind;			/* the last consume stopped short of the producers */
+	bool behind;			/* the last consume stopped short of what it saw */
 };
 
 struct jt_rb *jt_rb__new(int map_fd, jt_rb_cb cb, void *ctx)
@@ -123,14 +123,12 @@ static long consume(struct jt_rb *r, bool chase, uint64_t until)
 	long n = 0;
 	int err;
 
-	r->behind = true;	/* until it reaches where the producers were */
+	r->behind = true;	/* until it reaches the end it saw */
 	while (again) {
 		again = chase;
 		prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
-		if (cons >= prod) {
-			r->behind = false;
+		if (cons >= prod)
 			break;
-		}
 		while (cons < prod) {
 			/* the 8-byte header never wraps: records are 8-aligned */
 			unsigned char *rec = r->data + (cons & r->mask);
@@ -160,8 +158,8 @@ static long consume(struct jt_rb *r, bool chase, uint64_t until)
 				published = cons;
 			}
 		}
-		r->behind = false;	/* where the producers were when looked at */
 	}
+	r->behind = false;
 out:
 	if (cons != published)
 		__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);

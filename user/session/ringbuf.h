@@ -27,8 +27,10 @@ long jt_rb__consume(struct jt_rb *r);
  */
 long jt_rb__consume_until(struct jt_rb *r, uint64_t until);
 /*
- * Whether the last consume left records behind that it could see: stopped by until, or at
- * one reserved and not yet submitted (which holds back every record after it).
+ * Whether the last consume stopped short of the end it found when called (its time was up,
+ * or a record there was reserved and not yet submitted): a record reserved before it began
+ * may be unread. Records are stamped after their reserve: when not behind, every record
+ * stamped before the consume began has been read.
  */
 bool jt_rb__behind(const struct jt_rb *r);
 

@@ -62,6 +62,8 @@ struct jt_callbuf {
 	uint32_t nr_sums;			/* a slot's table of sums, copied at take */
 	bool sum;				/* summary mode asked of it */
 	struct sum_seen *sums;			/* nr_sums a slot, made when asked for */
+	uint64_t sums_at;			/* how drain times exited threads' sums */
+	uint64_t made;				/* the agent's word, copied at take */
 	struct jt_tscclock *tsc;		/* the TSC's calibration (the caller's) */
 	uint64_t dev, ino;
 	struct slot_seen *seen;
@@ -155,6 +157,8 @@ struct jt_callbuf *jt_callbuf__take(void *mem, size_t size, uint32_t pid, uint32
 	cb->pid = pid;
 	cb->me = me;
 	cb->clock = monotonic;
+	cb->sums_at = UINT64_MAX;
+	cb->made = load64(&h->made);
 	cb->nr_slots = load32(&h->nr_slots);
 	cb->nr_recs = load32(&h->nr_recs);
 	cb->slot_size = load32(&h->slot_size);
@@ -235,8 +239,7 @@ static uint64_t dur_ns(const struct jt_callbuf *cb, uint64_t d)
 static int sums_read(struct jt_callbuf *cb, unsigned int i, uint64_t at, jt_callbuf_emit emit,
 		     void *ctx)
 {
-	struct jt_ev_callsum ev = { .h = { .type = JT_EV_CALL_SUM, .size = sizeof(ev),
-					   .pid = cb->pid } };
+	struct jt_event ev = { .len = JT_EVENT_FIXED, .type = JT_EV_CALL_SUM, .pid = cb->pid };
 	struct jt_callbuf_slot *s = slot_at(cb, i);
 	struct sum_seen *seen;
 	uint64_t raw, now;
@@ -254,8 +257,8 @@ static int sums_read(struct jt_callbuf *cb, unsigned int i, uint64_t at, jt_call
 	seen = &cb->sums[(size_t)i * cb->nr_sums];
 	start = cb->seen[i].skip_sums;
 	cb->seen[i].skip_sums = false;
-	ev.h.tid = load32(&s->tid);
-	ev.h.ts = at && at < now ? at : now;
+	ev.tid = load32(&s->tid);
+	ev.ts = at && at < now ? at : now;
 	for (j = 0; j < cb->nr_sums; j++) {
 		const struct jt_callbuf_sum *e = sum_at(cb, i, j);
 		struct sum_seen cur = { load64(&e->id), load64(&e->calls), load64(&e->incl),
@@ -272,18 +275,18 @@ static int sums_read(struct jt_callbuf *cb, unsigned int i, uint64_t at, jt_call
 		if (cur.calls == was->calls && cur.incl == was->incl && cur.excl == was->excl)
 			continue;	/* nothing new (a forged entry is counted once) */
 		if (cur.calls < was->calls || cur.incl < was->incl || cur.excl < was->excl ||
-		    !cur.id || (cur.id & JT_CALLBUF_KINDS) || !ev.h.tid ||
-		    ev.h.tid >= JT_PID_LIMIT) {
+		    !cur.id || (cur.id & JT_CALLBUF_KINDS) || !ev.tid ||
+		    ev.tid >= JT_PID_LIMIT) {
 			cb->st.bad++;
 			goto seen;
 		}
-		ev.id = cur.id;
-		ev.calls = cur.calls - was->calls;
-		ev.incl_ns = dur_ns(cb, cur.incl - was->incl);
-		ev.excl_ns = dur_ns(cb, cur.excl - was->excl);
-		if (!ev.calls && !ev.incl_ns && !ev.excl_ns)
+		ev.sum_of = cur.id;
+		ev.sum_calls = cur.calls - was->calls;
+		ev.sum_incl_ns = dur_ns(cb, cur.incl - was->incl);
+		ev.sum_excl_ns = dur_ns(cb, cur.excl - was->excl);
+		if (!ev.sum_calls && !ev.sum_incl_ns && !ev.sum_excl_ns)
 			continue;	/* less than a ns of the TSC yet: kept until it is more */
-		stop = emit(ctx, &ev.h);
+		stop = emit(ctx, &ev);
 		if (stop)
 			return stop;	/* read again next time */
 		cb->st.sums++;
@@ -301,6 +304,16 @@ int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit e
 		if (sums_read(cb, i, at, emit, ctx))
 			return -1;
 	return 0;
+}
+
+void jt_callbuf__sums_at(struct jt_callbuf *cb, uint64_t at)
+{
+	cb->sums_at = at;
+}
+
+uint64_t jt_callbuf__made(const struct jt_callbuf *cb)
+{
+	return cb->made;
 }
 
 void jt_callbuf__want_each(struct jt_callbuf *cb)
@@ -376,9 +389,10 @@ static int cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c,
 		return 1;
 	}
 	__atomic_store_n(&s->tail, seen->tail, __ATOMIC_RELEASE);
-	if (state != JT_CALLBUF_EXITED)
+	/* sums not to be read now: the slot waits, its sums unread */
+	if (state != JT_CALLBUF_EXITED || (cb->sums && !cb->sums_at))
 		return 0;
-	if (sums_read(cb, i, 0, emit, ctx))	/* its last sums, before another thread's */
+	if (sums_read(cb, i, cb->sums_at, emit, ctx))	/* its last sums, before another's */
 		return -1;
 	if (__atomic_compare_exchange_n(&s->state, &exited, JT_CALLBUF_FREE, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) && cb->sums)
@@ -387,7 +401,7 @@ static int cursor_open(struct jt_callbuf *cb, unsigned int i, struct cursor *c,
 }
 
 /* Load the cursor's next record that makes sense (others counted bad): false at its end. */
-static bool cursor_load(struct jt_callbuf *cb, struct cursor *c)
+static inline bool cursor_load(struct jt_callbuf *cb, struct cursor *c)
 {
 	const struct jt_callbuf_slot *s = slot_at(cb, c->slot);
 
@@ -465,17 +479,11 @@ static void sift_down(struct cursor **h, unsigned int n, unsigned int k)
  * records, and one thread's burst delivered before another's older calls would push those
  * out of its window.
  */
-long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
+long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			     jt_callbuf_call call, jt_callbuf_emit emit, void *ctx)
 {
-	return jt_callbuf__drain_upto(cb, max, UINT64_MAX, emit, ctx);
-}
-
-long jt_callbuf__drain_upto(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
-			    jt_callbuf_emit emit, void *ctx)
-{
-	struct jt_ev_call ev = { .h = { .size = sizeof(ev), .pid = cb->pid } };
-	struct jt_ev_span span = { .h = { .type = JT_EV_CALL_SPAN, .size = sizeof(span),
-					  .pid = cb->pid } };
+	struct jt_event span = { .len = JT_EVENT_FIXED, .type = JT_EV_CALL_SPAN, .pid = cb->pid,
+				 .sum_calls = 1 };
 	unsigned int i, n = 0, k;
 	long done = 0;
 	int stop = 0, ret;
@@ -500,18 +508,15 @@ long jt_callbuf__drain_upto(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
 		if (c->ts > upto)	/* the oldest left: every other is later still */
 			break;
 		if (c->n == 2) {
-			span.h.ts = c->ts;
-			span.h.tid = c->tid;
-			span.id = c->v & ~JT_CALLBUF_KINDS;
-			span.enter_ts = c->enter;
-			span.self_ns = c->self;
-			stop = emit(ctx, &span.h);
+			span.ts = c->ts;
+			span.tid = c->tid;
+			span.sum_of = c->v & ~JT_CALLBUF_KINDS;
+			span.sum_incl_ns = c->enter;	/* as the collector reads a span */
+			span.sum_excl_ns = c->self;
+			stop = emit(ctx, &span);
 		} else {
-			ev.h.type = (c->v & JT_CALLBUF_LEAVE) ? JT_EV_LEAVE : JT_EV_ENTER;
-			ev.h.ts = c->ts;
-			ev.h.tid = c->tid;
-			ev.id = c->v & ~JT_CALLBUF_LEAVE;
-			stop = emit(ctx, &ev.h);
+			stop = call(ctx, cb->pid, c->tid, c->ts, c->v & ~JT_CALLBUF_LEAVE,
+				    c->v & JT_CALLBUF_LEAVE);
 		}
 		if (stop)
 			break;	/* this one is read again next time */
@@ -521,12 +526,52 @@ long jt_callbuf__drain_upto(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
 			cursor_close(cb, c);
 			cb->heap[0] = cb->heap[--n];
 		}
-		sift_down(cb->heap, n, 0);
+		if (n > 1)	/* one thread's records alone need no merging */
+			sift_down(cb->heap, n, 0);
 	}
 	while (n)	/* stopped early: the rest is read next time */
 		cursor_close(cb, cb->heap[--n]);
 	cb->st.records += done;
 	return stop ? -1 : done;
+}
+
+/* jt_callbuf__drain's emitter and its context, for its calls made events. */
+struct as_events {
+	jt_callbuf_emit emit;
+	void *ctx;
+};
+
+/* An enter or leave as an event (JT_EVENT_CALL_LEN bytes: nothing reads past its id). */
+static int call_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id,
+		      bool leave)
+{
+	const struct as_events *a = ctx;
+	struct jt_event ev = {
+		.ts = ts, .len = JT_EVENT_CALL_LEN, .type = leave ? JT_EV_LEAVE : JT_EV_ENTER,
+		.pid = pid, .tid = tid, .id = id,
+	};
+
+	return a->emit(a->ctx, &ev);
+}
+
+static int emit_event(void *ctx, const struct jt_event *ev)
+{
+	const struct as_events *a = ctx;
+
+	return a->emit(a->ctx, ev);
+}
+
+long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
+{
+	return jt_callbuf__drain_upto(cb, max, UINT64_MAX, emit, ctx);
+}
+
+long jt_callbuf__drain_upto(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			    jt_callbuf_emit emit, void *ctx)
+{
+	struct as_events a = { emit, ctx };
+
+	return jt_callbuf__drain_calls(cb, max, upto, call_event, emit_event, &a);
 }
 
 void jt_callbuf__trim(struct jt_callbuf *cb)

@@ -8,14 +8,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "jt_events.h"
+#include "base/event.h"
 
 /*
- * One enter or leave read from a region, shaped as the ring buffer's jt_ev_call so that it
- * goes through the same decoding (in summary mode also a jt_ev_callsum or a jt_ev_span);
- * h->size bytes. Return nonzero to stop the drain (the log failed).
+ * One enter or leave read from a region, as the pipeline's event (JT_EVENT_CALL_LEN bytes:
+ * the drain knows all it says, nothing is encoded to be decoded again); in summary mode also
+ * a JT_EV_CALL_SUM or JT_EV_CALL_SPAN. Return nonzero to stop the drain (the log failed).
  */
-typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_ev_hdr *h);
+typedef int (*jt_callbuf_emit)(void *ctx, const struct jt_event *ev);
+/*
+ * The same for an enter or leave, typed: what the drain knows, in registers (an event built
+ * in memory and read back at once stalls on the fields just stored). Nonzero: stop.
+ */
+typedef int (*jt_callbuf_call)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t id,
+			       bool leave);
 
 /* n calls thread tid (0: not known) lost to its full ring since it was last told. */
 typedef void (*jt_callbuf_lost)(void *ctx, uint32_t tid, uint64_t n);
@@ -71,6 +77,12 @@ int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid);
  */
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx);
 /*
+ * The same, each enter and leave told to call, the rest (spans, sums) to emit; and only
+ * records timed upto or before (see jt_callbuf__drain_upto).
+ */
+long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			     jt_callbuf_call call, jt_callbuf_emit emit, void *ctx);
+/*
  * The same, but only records timed upto or before: the later ones stay for a later drain.
  * A reader that has read its other sources up to upto lets no call out before an older
  * event of theirs (a code load that names it) is read.
@@ -92,6 +104,14 @@ void jt_callbuf__want_each(struct jt_callbuf *cb);
  * back. 0, or -1 when the emitter said stop.
  */
 int jt_callbuf__drain_sums(struct jt_callbuf *cb, uint64_t at, jt_callbuf_emit emit, void *ctx);
+/*
+ * How drain times the last sums of exited threads, read before their slots are given back:
+ * as drain_sums' at (UINT64_MAX, the default: now), or 0: not now (the slots wait, their
+ * sums unread, for a drain told a time).
+ */
+void jt_callbuf__sums_at(struct jt_callbuf *cb, uint64_t at);
+/* When its agent says it made the region (CLOCK_MONOTONIC ns), 0: it does not say. */
+uint64_t jt_callbuf__made(const struct jt_callbuf *cb);
 /*
  * Let go of the pages of the rings read so far (they are the process's; mapped, they count
  * in the recorder's resident size): the next drain maps again what it reads.

@@ -307,7 +307,7 @@ struct proc_ids {
 static int read_ids(int dir, uint32_t pid, struct proc_ids *ids)
 {
 	char *status, *stat, *p, *tok, *save = NULL;
-	int i, err = -EINVAL;
+	int err = -EINVAL;
 	unsigned long v;
 	size_t len;
 
@@ -332,11 +332,7 @@ static int read_ids(int dir, uint32_t pid, struct proc_ids *ids)
 	stat = read_whole(dir, "stat", 1 << 16, &len);
 	if (!stat)
 		return -errno;
-	p = strrchr(stat, ')');	/* the command's name may hold anything but the last ')' */
-	tok = p ? strtok_r(p + 1, " ", &save) : NULL;
-	for (i = 3; tok && i < 22; i++)	/* state is field 3, starttime 22 */
-		tok = strtok_r(NULL, " ", &save);
-	err = tok && sscanf(tok, "%llu", &ids->start) == 1 ? 0 : -EINVAL;
+	err = jt_procfs__stat_num(stat, 22, &ids->start);
 	free(stat);
 	return err;
 }

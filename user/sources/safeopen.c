@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/trustwalk.h"
+#include "host/procfs.h"
 #include "sources/safeopen.h"
 
 /* written this little before its process started (a tick is 10 ms): still its own */
@@ -274,12 +275,12 @@ int jt_safeopen__trusted_links(const char *path, uid_t uid, struct jt_safeopen_l
  */
 static uint64_t started_realtime(int dir)
 {
-	char buf[1024], *p;
+	char buf[1024];
 	unsigned long long ticks = 0;
 	struct timespec real, boot;
 	long hz = sysconf(_SC_CLK_TCK);
 	ssize_t n;
-	int fd, i;
+	int fd;
 
 	fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -289,10 +290,7 @@ static uint64_t started_realtime(int dir)
 	if (n <= 0 || hz <= 0)
 		return 0;
 	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the comm may hold anything but the last ')' */
-	for (i = 0; p && i < 20; i++)	/* starttime is the 20th field after it */
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &ticks) != 1)
+	if (jt_procfs__stat_num(buf, 22, &ticks))
 		return 0;
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_BOOTTIME, &boot);

@@ -245,8 +245,10 @@ static int json_body(struct jt_xout *x, const struct jt_report_model *r)
 	report__json_log(x, r);
 	jt_xout__printf(x, ",\n \"call_records\": {\"entered\": %" PRIu64 ", \"left\": %"
 			PRIu64 ", \"leave_without_enter\": %" PRIu64 ", \"closed_by_outer_leave\": %"
-			PRIu64 ", \"open_at_end\": %" PRIu64 "},\n \"all\": {", r->enters,
-			r->leaves, r->leave_no_enter, r->closed_by_outer, r->open_at_end);
+			PRIu64 ", \"open_at_end\": %" PRIu64 ", \"summed_in_process\": %" PRIu64
+			", \"logged_for_length\": %" PRIu64 "},\n \"all\": {", r->enters,
+			r->leaves, r->leave_no_enter, r->closed_by_outer, r->open_at_end, r->summed,
+			r->spans);
 	if (json_section(x, r, &r->all))
 		return -ENOMEM;
 	jt_xout__str(x, "},\n \"processes\": [");

@@ -2,11 +2,13 @@
 // a method that tiers up while it runs, exact call counts (some calls throwing through two
 // frames), code freed at run time, and a per-call benchmark.
 // Build: dotnet build -c Release Hot.csproj.
-// Run: Hot split MS | tier MS | calls N | unload N | compile MS | bench N
+// Run: Hot split MS | tier MS | calls N | unload N | compile MS | bench N | batches N
 using System;
 using System.Diagnostics;
 using System.Reflection.Emit;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Threading;
 
 namespace JitraceTest
 {
@@ -199,10 +201,64 @@ namespace JitraceTest
 					  clock.Elapsed.TotalMilliseconds * 1e6 / n);
 		}
 
+		// Batches: 8,000 calls (16,000 enter and leave records, a quarter of the agent's per-thread
+		// ring of 65,536), 25 ms apart, so that calls logged one by one all reach the log.
+		const int BatchCalls = 8000;
+		const int BatchPauseMs = 25;
+
+		[StructLayout(LayoutKind.Sequential)]
+		struct Timespec
+		{
+			public long sec;
+			public long nsec;
+		}
+
+		[DllImport("libc.so.6", EntryPoint = "clock_gettime")]
+		static extern int ClockGettime(int clock, out Timespec ts);
+
+		// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): not the time it waited for a CPU.
+		static long CpuNs()
+		{
+			Timespec ts;
+
+			ClockGettime(3, out ts);
+			return ts.sec * 1000000000L + ts.nsec;
+		}
+
+		// Time per call as Bench, in batches with pauses between them (warm-up too), only the
+		// batches timed: by the thread's CPU time, and by Stopwatch beside it.
+		static void Batches(int n)
+		{
+			int warm = (200000 + BatchCalls - 1) / BatchCalls;
+			int timed = (n + BatchCalls - 1) / BatchCalls;
+			var wall = new Stopwatch();
+			long acc = 0, cpu = 0, calls = (long)timed * BatchCalls;
+
+			for (int b = 0; b < warm; b++) {
+				for (int i = 0; i < BatchCalls; i++)
+					acc += Empty(i);
+				Thread.Sleep(BatchPauseMs);
+			}
+			for (int b = 0; b < timed; b++) {
+				long c0 = CpuNs();
+
+				wall.Start();
+				for (int i = 0; i < BatchCalls; i++)
+					acc += Empty(i);
+				wall.Stop();
+				cpu += CpuNs() - c0;
+				Thread.Sleep(BatchPauseMs);
+			}
+			sink += acc;
+			Console.WriteLine("bench calls={0} warm={1} ns_per_call={2:F2} wall_ns_per_call={3:F2}",
+					  calls, (long)warm * BatchCalls, (double)cpu / calls,
+					  wall.Elapsed.TotalMilliseconds * 1e6 / calls);
+		}
+
 		static int Main(string[] args)
 		{
 			if (args.Length != 2) {
-				Console.Error.WriteLine("usage: Hot split MS | tier MS | calls N | unload N | compile MS | bench N");
+				Console.Error.WriteLine("usage: Hot split MS | tier MS | calls N | unload N | compile MS | bench N | batches N");
 				return 2;
 			}
 			Console.WriteLine("pid {0}", Environment.ProcessId);
@@ -214,6 +270,7 @@ namespace JitraceTest
 			case "unload": Unload(n); break;
 			case "compile": Compile(n); break;
 			case "bench": Bench(n); break;
+			case "batches": Batches(n); break;
 			default:
 				Console.Error.WriteLine("unknown mode " + args[0]);
 				return 2;

@@ -1,10 +1,12 @@
 // Workloads with known answers for jitrace's Mono tests: a 3:1 CPU split between two methods,
 // exact call counts (some calls throwing), code freed at run time, and a per-call benchmark.
-// Build: mcs -out:Hot.exe Hot.cs. Run: mono Hot.exe split MS | calls N | unload N | bench N
+// Build: mcs -out:Hot.exe Hot.cs. Run: mono Hot.exe split MS | calls N | unload N | bench N | batches N
 using System;
 using System.Diagnostics;
 using System.Reflection.Emit;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Threading;
 
 class Hot
 {
@@ -128,10 +130,64 @@ class Hot
 				  clock.Elapsed.TotalMilliseconds * 1e6 / n);
 	}
 
+	// Batches: 8,000 calls (16,000 enter and leave records, a quarter of the agent's per-thread
+	// ring of 65,536), 25 ms apart, so that calls logged one by one all reach the log.
+	const int BatchCalls = 8000;
+	const int BatchPauseMs = 25;
+
+	[StructLayout(LayoutKind.Sequential)]
+	struct Timespec
+	{
+		public long sec;
+		public long nsec;
+	}
+
+	[DllImport("libc.so.6", EntryPoint = "clock_gettime")]
+	static extern int ClockGettime(int clock, out Timespec ts);
+
+	// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): not the time it waited for a CPU.
+	static long CpuNs()
+	{
+		Timespec ts;
+
+		ClockGettime(3, out ts);
+		return ts.sec * 1000000000L + ts.nsec;
+	}
+
+	// Time per call as Bench, in batches with pauses between them (warm-up too), only the
+	// batches timed: by the thread's CPU time, and by Stopwatch beside it.
+	static void Batches(int n)
+	{
+		int warm = (100000 + BatchCalls - 1) / BatchCalls;
+		int timed = (n + BatchCalls - 1) / BatchCalls;
+		var wall = new Stopwatch();
+		long acc = 0, cpu = 0, calls = (long)timed * BatchCalls;
+
+		for (int b = 0; b < warm; b++) {
+			for (int i = 0; i < BatchCalls; i++)
+				acc += Empty(i);
+			Thread.Sleep(BatchPauseMs);
+		}
+		for (int b = 0; b < timed; b++) {
+			long c0 = CpuNs();
+
+			wall.Start();
+			for (int i = 0; i < BatchCalls; i++)
+				acc += Empty(i);
+			wall.Stop();
+			cpu += CpuNs() - c0;
+			Thread.Sleep(BatchPauseMs);
+		}
+		sink += acc;
+		Console.WriteLine("bench calls={0} warm={1} ns_per_call={2:F2} wall_ns_per_call={3:F2}",
+				  calls, (long)warm * BatchCalls, (double)cpu / calls,
+				  wall.Elapsed.TotalMilliseconds * 1e6 / calls);
+	}
+
 	static int Main(string[] args)
 	{
 		if (args.Length != 2) {
-			Console.Error.WriteLine("usage: Hot.exe split MS | calls N | unload N | bench N");
+			Console.Error.WriteLine("usage: Hot.exe split MS | calls N | unload N | bench N | batches N");
 			return 2;
 		}
 		Console.WriteLine("pid {0}", Process.GetCurrentProcess().Id);
@@ -140,6 +196,7 @@ class Hot
 		case "split": Split(n); break;
 		case "calls": Calls(n); break;
 		case "bench": Bench(n); break;
+		case "batches": Batches(n); break;
 		case "unload": Unload(n); break;
 		default:
 			Console.Error.WriteLine("unknown mode " + args[0]);
