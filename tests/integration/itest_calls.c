@@ -46,6 +46,18 @@ static void parse(const char *out, struct run *r)
 	free(text);
 }
 
+/*
+ * How long a workload waits for jitrace to take its region: 5 s, longer where everything
+ * runs slower (JT_TEST_SCALE: a loaded emulated guest took more than 5 s). It stops
+ * waiting once taken, so a longer wait costs nothing on a host.
+ */
+static char *wait_ms(void)
+{
+	static char buf[24];
+
+	return it_scaled(buf, sizeof(buf), 5000);
+}
+
 static uint64_t made(const struct run *r, const char *name)
 {
 	int i;
@@ -113,7 +125,7 @@ static void test_summary_counts_equal_the_per_call_log(void **state)
 	char *each_path = it_path_dup("each.jtl"), *sum_path = it_path_dup("sum.jtl");
 	char *each_out = it_path_dup("each.out"), *sum_out = it_path_dup("sum.out");
 	char *each_argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", each_path, "--",
-			      CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads",
+			      CALLERS, "--wait-taken", wait_ms(), "--pairs", "10000", "--threads",
 			      "4", "--waves", "3", "--fork", NULL };
 	/* no waiting: summed from the first call (the agent reads what the listener wants),
 	 * and the sums of a process gone before its region is read come before its exit */
@@ -165,7 +177,7 @@ static void test_long_calls_are_logged_alone(void **state)
 {
 	char *path = it_path_dup("min.jtl"), *out = it_path_dup("min.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls-min", "1000", "-F", "0", "-o", path, "--",
-			 CALLERS, "--wait-taken", "5000", "--wait-sum", "--pairs", "1000",
+			 CALLERS, "--wait-taken", wait_ms(), "--wait-sum", "--pairs", "1000",
 			 "--slow", "5", NULL };
 	struct it_log log;
 	struct run r;
@@ -212,7 +224,7 @@ static void test_calls_through_buffers_are_exact(void **state)
 {
 	char *log_path = it_path_dup("buffers.jtl"), *out = it_path_dup("buffers.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
-			 CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads", "4",
+			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "10000", "--threads", "4",
 			 "--waves", "3", "--fork", NULL };
 	struct it_log log;
 	struct run r;
@@ -275,7 +287,7 @@ static void test_a_full_ring_is_lost_by_its_thread(void **state)
 	char *log_path = it_path_dup("full.jtl"), *out = it_path_dup("full.out");
 	char *rep = it_path_dup("full.report");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
-			 CALLERS, "--wait-taken", "5000", "--pairs", "1000", "--stall", "100000",
+			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "1000", "--stall", "100000",
 			 NULL };
 	char *report[] = { IT_JITRACE, "report", log_path, NULL };
 	unsigned long long burst_lost = 0, quiet_lost = 1;
@@ -366,7 +378,7 @@ static void test_a_bigger_ring_asked_by_the_environment(void **state)
 {
 	char *log_path = it_path_dup("ring.jtl"), *out = it_path_dup("ring.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
-			 CALLERS, "--wait-taken", "5000", "--pairs", "1000", "--stall", "100000",
+			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "1000", "--stall", "100000",
 			 NULL };
 	unsigned long long lost = 1, quiet_lost = 1;
 	int tid, quiet;
@@ -399,7 +411,7 @@ static void test_an_exec_keeps_both_sides_exact(void **state)
 {
 	char *log_path = it_path_dup("exec.jtl"), *out = it_path_dup("exec.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
-			 CALLERS, "--wait-taken", "5000", "--pairs", "10000", "--threads", "2",
+			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "10000", "--threads", "2",
 			 "--waves", "1", "--exec", NULL };
 	uint64_t execed;
 	size_t at;
@@ -474,7 +486,7 @@ static void test_an_exec_in_summary_mode_names_both_sides(void **state)
 {
 	char *log_path = it_path_dup("execsum.jtl"), *out = it_path_dup("execsum.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls-summary", "-F", "0", "--window", "2000",
-			 "-o", log_path, "--", CALLERS, "--wait-taken", "5000", "--wait-sum",
+			 "-o", log_path, "--", CALLERS, "--wait-taken", wait_ms(), "--wait-sum",
 			 "--pairs", "3000", "--threads", "2", "--waves", "1", "--exec",
 			 "--late-read", "50000", NULL };
 	static const char *const before[] = { "callers_main", "callers_inner", "callers_thread" };
@@ -521,7 +533,7 @@ static void test_more_threads_than_slots(void **state)
 {
 	char *log_path = it_path_dup("crowd.jtl"), *out = it_path_dup("crowd.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
-			 CALLERS, "--wait-taken", "5000", "--pairs", "2000", "--crowd", "80",
+			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "2000", "--crowd", "80",
 			 NULL };
 	uint64_t want, in, out_n, lost;
 	struct it_log log;
@@ -566,9 +578,10 @@ static void test_a_late_collector_finds_the_region(void **state)
 	char *err = it_path_dup("late.err");
 	char *prog[] = { CALLERS, "--wait-taken", "30000", "--pairs", "10000", "--threads", "2",
 			 "--waves", "2", "--fork", NULL };
-	char pid_arg[16];
-	char *rec[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-d", "3", "-p", pid_arg,
-			"-o", log_path, NULL };
+	char pid_arg[16], secs[24];
+	/* the workload's whole run within the recording: longer where it runs slower */
+	char *rec[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-d",
+			it_scaled(secs, sizeof(secs), 3), "-p", pid_arg, "-o", log_path, NULL };
 	struct it_log log;
 	struct run r;
 	pid_t p;

@@ -234,6 +234,34 @@ static void test_threads_are_merged_by_time(void **state)
 	free(r.mem);
 }
 
+/*
+ * Only calls timed up to where the other sources were read: the later ones, of every
+ * thread, wait for a later drain, the slot's tail left before them.
+ */
+static void test_a_drain_upto_leaves_later_calls_for_later(void **state)
+{
+	struct region r = make();
+	struct seen s = { 0 };
+	struct jt_callbuf *cb = take(&r, false);
+
+	(void)state;
+	put(&r, 0, 11, 10, 1, false);
+	put(&r, 1, 12, 20, 2, false);
+	put(&r, 0, 11, 30, 1, true);
+	put(&r, 1, 12, 40, 2, true);
+	assert_int_equal(jt_callbuf__drain_upto(cb, 100, 5, emit, &s), 0);
+	assert_int_equal(jt_callbuf__drain_upto(cb, 100, 20, emit, &s), 2);
+	assert_int_equal(s.ev[1].ts, 20);
+	assert_int_equal(slot(&r, 0)->tail, 1);
+	assert_int_equal(slot(&r, 1)->tail, 1);
+	assert_int_equal(jt_callbuf__drain_upto(cb, 100, 30, emit, &s), 1);
+	assert_int_equal(s.ev[2].ts, 30);
+	assert_int_equal(jt_callbuf__drain(cb, 100, emit, &s), 1);
+	assert_int_equal(s.ev[3].ts, 40);
+	jt_callbuf__close(cb);
+	free(r.mem);
+}
+
 static void test_a_drain_stops_at_max_and_goes_on(void **state)
 {
 	struct region r = make();
@@ -771,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_calls_before_take_are_skipped_unless_handed),
 		cmocka_unit_test(test_threads_are_merged_by_time),
 		cmocka_unit_test(test_a_drain_stops_at_max_and_goes_on),
+		cmocka_unit_test(test_a_drain_upto_leaves_later_calls_for_later),
 		cmocka_unit_test(test_forged_indexes_are_counted_and_skipped),
 		cmocka_unit_test(test_forged_records_are_counted_not_delivered),
 		cmocka_unit_test(test_full_rings_are_counted_from_the_writers_counters),

@@ -2135,6 +2135,28 @@ static const struct jt_rec_late *nth_late(const struct fx *f, size_t k)
 	return i == SIZE_MAX ? NULL : (const void *)f->cap.recs[i];
 }
 
+/*
+ * The perf map's line may be joined before the agent's own report of the same code (it is
+ * timed from the map's previous read, the agent's event from its uprobe): the method keeps
+ * the line's origin and takes the agent's id. A child forked then calls it by that id.
+ */
+static void fork_carries_the_agent_id_of_code_the_map_named_first(void **state)
+{
+	const uint32_t child = PID + 1;
+	struct fx *f = *state;
+	const struct jt_rec_call *c;
+
+	send(f, ev_line(10, PID, JIT + 0x100, 0x40, "callers_child"));
+	send(f, ev_load(11, PID, 4, JIT + 0x100, 0x40, JT_SRC_AGENT, "callers_child"));
+	send(f, ev_fork(20, PID, child));
+	send(f, ev_call(JT_EV_ENTER, 30, child, child, 4));
+	c = (const void *)f->cap.recs[f->cap.n - 1];
+	assert_int_equal(c->h.type, JT_REC_ENTER);
+	assert_method_named(f, c->id, "callers_child");
+	assert_int_equal(method_def(f, c->id)->pid, child);
+	assert_log_promises(f);
+}
+
 /* A line that appears after samples met its code names them, back to the process's start. */
 static void line_read_late_names_the_samples_before_it(void **state)
 {
@@ -2365,6 +2387,7 @@ int main(void)
 		T(same_code_from_perfmap_then_agent_is_one_method),
 		T(fork_copies_live_code_to_child),
 		T(fork_copies_perfmap_code_alongside_agent_code),
+		T(fork_carries_the_agent_id_of_code_the_map_named_first),
 		T(exit_writes_exit_and_reused_pid_forgets_old_code),
 		T(fork_gives_the_child_only_its_parents_code),
 		T(unchanged_mapping_keeps_its_module_after_maps_are_reread),

@@ -375,7 +375,11 @@ int jt_coll_add_code(struct jt_collector *c, struct proc *p, const struct code *
 		live->agent_id = k->id;
 		m = live;
 	}
-	if (k->id && k->src != JT_SRC_PERFMAP) {
+	/*
+	 * Any source: a perf-map line carries no id, but code it made live and an agent then
+	 * named keeps its origin and that id, and a fork or a move hands both on together.
+	 */
+	if (k->id) {
 		old = jt_idmap__get(&p->ids, k->id);
 		if (jt_idmap__put(&p->ids, k->id, m)) {
 			code_remove(p, m, k->ts);

@@ -133,10 +133,13 @@ static int emit_call(void *ctx, const struct jt_event *ev)
 	return run_out(c) ?: jt_pipeline__event(c->pl, ev);
 }
 
-/* Drain cb (max records at most) into the pipeline: the records taken, or -1 (log failed). */
-static long drain(struct jt_calls *c, struct jt_callbuf *cb, uint64_t max)
+/*
+ * Drain cb (max records at most, timed upto at the latest) into the pipeline: the records
+ * taken, or -1 (log failed).
+ */
+static long drain(struct jt_calls *c, struct jt_callbuf *cb, uint64_t max, uint64_t upto)
 {
-	long n = jt_callbuf__drain_calls(cb, max, take_call, emit_call, c);
+	long n = jt_callbuf__drain_calls(cb, max, upto, take_call, emit_call, c);
 
 	return run_out(c) ? -1 : n;
 }
@@ -161,7 +164,7 @@ static int drop_region(struct jt_calls *c, int i, uint64_t at)
 
 	jt_callbuf__release(cb);
 	jt_callbuf__sums_at(cb, at);
-	n = drain(c, cb, UINT64_MAX);
+	n = drain(c, cb, UINT64_MAX, UINT64_MAX);
 	if (n >= 0 && c->sum && drain_sums(c, cb, at))
 		n = -1;
 	jt_callbuf__stats(cb, &st);
@@ -345,7 +348,8 @@ void jt_calls__ring_read(struct jt_calls *c, uint64_t ts)
 	c->ring_at = ts;
 }
 
-int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drained)
+int jt_calls__tick(struct jt_calls *c, uint64_t max, uint64_t upto, bool check,
+		   uint64_t *drained)
 {
 	uint64_t full = c->full, bad = c->bad, at = c->ring_at;
 	struct jt_callbuf_stats st;
@@ -369,7 +373,7 @@ int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drain
 			break;
 		}
 		jt_callbuf__sums_at(c->v[i], at);
-		n = drain(c, c->v[i], max);
+		n = drain(c, c->v[i], max, upto);
 		if (n < 0)
 			err = -EIO;
 		else
@@ -403,7 +407,7 @@ static int drain_pid(struct jt_calls *c, uint32_t pid, uint64_t ts)
 			continue;
 		found = 1;
 		jt_callbuf__sums_at(c->v[i], ts);
-		if ((c->sum && drain_sums(c, c->v[i], ts)) || drain(c, c->v[i], UINT64_MAX) < 0)
+		if ((c->sum && drain_sums(c, c->v[i], ts)) || drain(c, c->v[i], UINT64_MAX, UINT64_MAX) < 0)
 			return -EIO;
 	}
 	return found;
@@ -523,7 +527,7 @@ int jt_calls__finish(struct jt_calls *c)
 		       "pairs %llu ns wide at most)", (unsigned long long)ts.points,
 		       (unsigned long long)ts.max_err_ns, (unsigned long long)ts.max_width_ns);
 	}
-	return err ?: jt_calls__tick(c, 0, false, &n);	/* the totals */
+	return err ?: jt_calls__tick(c, 0, UINT64_MAX, false, &n);	/* the totals */
 }
 
 struct jt_calls *jt_calls__new(struct jt_pipeline *pl, bool listen, const uint32_t *roots,

@@ -48,11 +48,14 @@ void jt_calls__scan_all(struct jt_calls *c);
  */
 void jt_calls__ring_read(struct jt_calls *c, uint64_t ts);
 /*
- * A tick: regions handed over, then at most max records of every region, merged by time
- * within each, how many into *drained; every second (check), regions of processes gone,
- * drained to the last, dropped. Returns 0, or -errno when the log failed.
+ * A tick: regions handed over, then at most max records of every region timed upto or
+ * before (the ring buffer was read that far: a call never goes out before the code load
+ * that names it), merged by time within each, how many into *drained; every second
+ * (check), regions of processes gone, drained to the last, dropped. Returns 0, or -errno
+ * when the log failed.
  */
-int jt_calls__tick(struct jt_calls *c, uint64_t max, bool check, uint64_t *drained);
+int jt_calls__tick(struct jt_calls *c, uint64_t max, uint64_t upto, bool check,
+		   uint64_t *drained);
 /* Give every region back and deliver what it holds; stop listening. */
 int jt_calls__finish(struct jt_calls *c);
 void jt_calls__free(struct jt_calls *c);

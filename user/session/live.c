@@ -63,6 +63,7 @@ struct jt_live {
 	struct jt_bpf *bpf;
 	struct jt_pipeline *pl;
 	struct jt_rb *rb;
+	uint64_t ring_ts;	/* the newest time of a record read from the ring */
 	int sfd;
 	sigset_t old_mask;	/* given back at close */
 	uint64_t start_ns;
@@ -369,6 +370,8 @@ static int on_ring(void *ctx, const void *data, size_t len)
 
 	int err;
 
+	if (len >= sizeof(*h) && h->ts > l->ring_ts)
+		l->ring_ts = h->ts;
 	if (len >= sizeof(struct jt_ev_call) && h->type == JT_EV_CALLS_REGION)
 		return l->calls ? jt_calls__add(l->calls, h->pid, true) : 0;
 	/* a process's calls before its exit, while its methods are known */
@@ -514,9 +517,17 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 		/* read to the end it saw: every exit and exec stamped before read_at is handled */
 		if (l->calls)
 			jt_calls__ring_read(l->calls, jt_rb__behind(l->rb) ? 0 : read_at);
+		/*
+		 * Calls only as far as the ring was read: an agent's code load comes by the
+		 * ring, its calls by the regions, and a call let out before the load it needs
+		 * is read (the reorder stage lets out early when full) is of an unknown method,
+		 * the load then too late. A slow collector (an emulated guest) met it.
+		 */
+		if (jt_rb__behind(l->rb) && l->ring_ts < read_at)
+			read_at = l->ring_ts;
 		now = jt_now_ns();
-		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, now >= next_second,
-						&drained) : 0;
+		err = l->calls ? jt_calls__tick(l->calls, CALLS_TICK_MAX, read_at,
+						now >= next_second, &drained) : 0;
 		if (drained * TICK_MS * 1000000ULL >= CALLS_BUSY * (now - last_drain))
 			busy_until = now + BUSY_NS;
 		last_drain = now;

@@ -479,8 +479,8 @@ static void sift_down(struct cursor **h, unsigned int n, unsigned int k)
  * records, and one thread's burst delivered before another's older calls would push those
  * out of its window.
  */
-long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, jt_callbuf_call call,
-			     jt_callbuf_emit emit, void *ctx)
+long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			     jt_callbuf_call call, jt_callbuf_emit emit, void *ctx)
 {
 	struct jt_event span = { .len = JT_EVENT_FIXED, .type = JT_EV_CALL_SPAN, .pid = cb->pid,
 				 .sum_calls = 1 };
@@ -505,6 +505,8 @@ long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, jt_callbuf_cal
 	while (n && (uint64_t)done < max && !stop) {
 		struct cursor *c = cb->heap[0];
 
+		if (c->ts > upto)	/* the oldest left: every other is later still */
+			break;
 		if (c->n == 2) {
 			span.ts = c->ts;
 			span.tid = c->tid;
@@ -561,9 +563,15 @@ static int emit_event(void *ctx, const struct jt_event *ev)
 
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx)
 {
+	return jt_callbuf__drain_upto(cb, max, UINT64_MAX, emit, ctx);
+}
+
+long jt_callbuf__drain_upto(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			    jt_callbuf_emit emit, void *ctx)
+{
 	struct as_events a = { emit, ctx };
 
-	return jt_callbuf__drain_calls(cb, max, call_event, emit_event, &a);
+	return jt_callbuf__drain_calls(cb, max, upto, call_event, emit_event, &a);
 }
 
 void jt_callbuf__trim(struct jt_callbuf *cb)

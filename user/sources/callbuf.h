@@ -76,9 +76,19 @@ int jt_callbuf__receive(int conn, uint32_t *pid, uid_t *uid);
  * given back. Returns the records delivered, or -1 when the emitter said stop.
  */
 long jt_callbuf__drain(struct jt_callbuf *cb, uint64_t max, jt_callbuf_emit emit, void *ctx);
-/* The same, each enter and leave told to call, the rest (spans, sums) to emit. */
-long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, jt_callbuf_call call,
-			     jt_callbuf_emit emit, void *ctx);
+/*
+ * The same, each enter and leave told to call, the rest (spans, sums) to emit; and only
+ * records timed upto or before (see jt_callbuf__drain_upto).
+ */
+long jt_callbuf__drain_calls(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			     jt_callbuf_call call, jt_callbuf_emit emit, void *ctx);
+/*
+ * The same, but only records timed upto or before: the later ones stay for a later drain.
+ * A reader that has read its other sources up to upto lets no call out before an older
+ * event of theirs (a code load that names it) is read.
+ */
+long jt_callbuf__drain_upto(struct jt_callbuf *cb, uint64_t max, uint64_t upto,
+			    jt_callbuf_emit emit, void *ctx);
 /*
  * Summary mode: ask the agent to sum calls per method and thread in its slots (calls that
  * took min_ns or more still one by one, as spans; UINT64_MAX: none). -ENOTSUP when its
