@@ -60,7 +60,12 @@
 #define JT_CALLBUF_MAGIC 0x4c4c4143544a0001ULL	/* "\1\0JTCALL" little-endian, + version */
 #define JT_CALLBUF_VERSION 1
 #define JT_CALLBUF_SLOTS 64		/* threads that write at once; more use the stubs */
-#define JT_CALLBUF_RECS (1u << 16)	/* records a slot (1 MiB): 13 ms at 5M calls/s */
+/*
+ * Records a slot (4 MiB, resident only as a thread writes them): 26 ms at 5M calls/s, what
+ * a collector kept off its CPU by a busy host must ride out (1 MiB lost 0.1% of a minute at
+ * that rate on an idle machine, bench/RESULTS.md)
+ */
+#define JT_CALLBUF_RECS (1u << 18)
 #define JT_CALLBUF_HDR_SIZE 4096
 #define JT_CALLBUF_SUMS 256		/* methods a thread sums (a power of two) */
 #define JT_CALLBUF_DEPTH 256		/* calls a thread's summary stack holds open */

@@ -287,7 +287,7 @@ static void test_a_full_ring_is_lost_by_its_thread(void **state)
 	char *log_path = it_path_dup("full.jtl"), *out = it_path_dup("full.out");
 	char *rep = it_path_dup("full.report");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
-			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "1000", "--stall", "100000",
+			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "1000", "--stall", "200000",
 			 NULL };
 	char *report[] = { IT_JITRACE, "report", log_path, NULL };
 	unsigned long long burst_lost = 0, quiet_lost = 1;
@@ -301,8 +301,8 @@ static void test_a_full_ring_is_lost_by_its_thread(void **state)
 	parse(out, &r);
 	stall_lines(out, &burst, &burst_lost, &quiet, &quiet_lost);
 	assert_int_equal(quiet_lost, 0);
-	/* 200,000 records into a ring of 65,536 nobody drains */
-	assert_int_equal(burst_lost, 2 * 100000 - JT_CALLBUF_RECS);
+	/* 400,000 records into a ring of 262,144 nobody drains */
+	assert_int_equal(burst_lost, 2 * 200000 - JT_CALLBUF_RECS);
 	it_log_load(log_path, &log);
 	it_check_promises(&log);
 	print_message("tid %d lost %llu (log: %llu), tid %d (log: %llu), unnamed %llu, all %llu\n",
@@ -378,7 +378,7 @@ static void test_a_bigger_ring_asked_by_the_environment(void **state)
 {
 	char *log_path = it_path_dup("ring.jtl"), *out = it_path_dup("ring.out");
 	char *argv[] = { IT_JITRACE, "record", "--calls", "-F", "0", "-o", log_path, "--",
-			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "1000", "--stall", "100000",
+			 CALLERS, "--wait-taken", wait_ms(), "--pairs", "1000", "--stall", "200000",
 			 NULL };
 	unsigned long long lost = 1, quiet_lost = 1;
 	int tid, quiet;
@@ -386,7 +386,7 @@ static void test_a_bigger_ring_asked_by_the_environment(void **state)
 	struct run r;
 
 	(void)state;
-	assert_int_equal(setenv("JITRACE_CALLS_RING", "262144", 1), 0);
+	assert_int_equal(setenv("JITRACE_CALLS_RING", "1048576", 1), 0);
 	assert_int_equal(it_run(argv, out, NULL), 0);
 	unsetenv("JITRACE_CALLS_RING");
 	parse(out, &r);
