@@ -951,29 +951,48 @@ static long exec_vma_found(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* A walk of executable mappings from addr (bpf_loop's context: on the stack). */
+struct exec_loop {
+	struct exec_walk w;
+	__u64 addr, end;
+};
+
+/*
+ * One step: the mapping at c->addr, or the next page if nothing is mapped there (bpf_find_vma
+ * finds only a mapping that holds the address). 1 ends the walk: the first executable
+ * mapping found if end is 0, else one that reaches end, or nothing more before end.
+ */
+static long exec_step(__u64 i, void *ctx)
+{
+	struct exec_loop *c = ctx;
+
+	if (!c->addr)
+		return 1;
+	c->w.next = 0;
+	/* the task is current: sched_process_exec runs in the new image's task */
+	if (bpf_find_vma(bpf_get_current_task_btf(), c->addr, exec_vma_found, &c->w, 0)) {
+		if (c->addr >= c->end)
+			return 1;
+		c->addr = (c->addr & ~(__u64)(EXEC_PAGE - 1)) + EXEC_PAGE;
+		return 0;
+	}
+	if (!c->w.next || (c->w.done && c->w.next >= c->end))
+		return 1;
+	c->addr = c->w.next;
+	return 0;
+}
+
 /*
  * The executable mappings from addr: the first one only if end is 0, else every one that
- * starts before end, stepping a page at a time over what is not mapped (bpf_find_vma
- * finds only a mapping that holds the address).
+ * starts before end. A loop by bpf_loop: unrolled, three walks of 16 steps grew past the
+ * 6.12 verifier's million instructions ("BPF program is too large").
  */
-static __always_inline void emit_exec_map(struct task_struct *task, __u64 pid_tgid,
-					  __u64 addr, __u64 end, __u16 flags)
+static __always_inline void emit_exec_map(__u64 pid_tgid, __u64 addr, __u64 end, __u16 flags)
 {
-	struct exec_walk w = { .pid_tgid = pid_tgid, .flags = flags };
-	int i;
+	struct exec_loop c = { .w = { .pid_tgid = pid_tgid, .flags = flags }, .addr = addr,
+			       .end = end };
 
-	for (i = 0; i < EXEC_WALK && addr; i++) {
-		w.next = 0;
-		if (bpf_find_vma(task, addr, exec_vma_found, &w, 0)) {
-			if (addr >= end)
-				return;
-			addr = (addr & ~(__u64)(EXEC_PAGE - 1)) + EXEC_PAGE;
-			continue;
-		}
-		if (!w.next || (w.done && w.next >= end))
-			return;
-		addr = w.next;
-	}
+	bpf_loop(EXEC_WALK, exec_step, &c, 0);
 }
 
 static __always_inline __u64 interp_base(struct mm_struct *mm)
@@ -997,10 +1016,9 @@ static __always_inline void emit_exec_maps(struct task_struct *task, __u64 pid_t
 
 	if (!mm)
 		return;
-	emit_exec_map(task, pid_tgid, BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code),
-		      0);
-	emit_exec_map(task, pid_tgid, interp_base(mm), 0, 0);
-	emit_exec_map(task, pid_tgid, (__u64)BPF_CORE_READ(mm, context.vdso), 0, JT_MMAP_VDSO);
+	emit_exec_map(pid_tgid, BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), 0);
+	emit_exec_map(pid_tgid, interp_base(mm), 0, 0);
+	emit_exec_map(pid_tgid, (__u64)BPF_CORE_READ(mm, context.vdso), 0, JT_MMAP_VDSO);
 }
 
 /* The new image's first arguments, NUL-separated, from its own stack. */
