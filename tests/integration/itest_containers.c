@@ -769,7 +769,7 @@ static void count_named(const struct it_log *log, uint32_t pid, uint64_t *all, u
  */
 static void jvm_in_container_attached(const char *name, bool all_procs)
 {
-	char file[64], pid_s[16], map[64], *log_path, *out, *err, *text;
+	char pid_s[16], map[64], *log_path, *out, *err, *text;
 	char *rec[] = { IT_JITRACE, "record", "-F", "999", "-d", "4", "-o", NULL, "-p", pid_s,
 			NULL };
 	uint64_t a, b, all, named;
@@ -777,12 +777,9 @@ static void jvm_in_container_attached(const char *name, bool all_procs)
 	struct stat st;
 	pid_t jvm, host_pid;
 
-	snprintf(file, sizeof(file), "%s.jtl", name);
-	log_path = it_path_dup(file);
-	snprintf(file, sizeof(file), "%s.out", name);
-	out = it_path_dup(file);
-	snprintf(file, sizeof(file), "%s.err", name);
-	err = it_path_dup(file);
+	log_path = it_path_ext(name, "jtl");
+	out = it_path_ext(name, "out");
+	err = it_path_ext(name, "err");
 	rec[7] = log_path;
 	if (all_procs) {	/* -a: every process, this JVM among them */
 		rec[8] = "-a";

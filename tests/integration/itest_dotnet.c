@@ -325,16 +325,13 @@ static void assert_nothing_lost(const struct it_log *log)
 static pid_t record(const char *name, bool calls, const char *mode, const char *arg,
 		    struct it_log *log, char **out_path)
 {
-	char file[64], *log_path, *out, *err, *argv[16];
+	char *log_path, *out, *err, *argv[16];
 	pid_t pid;
 	int k = 0;
 
-	snprintf(file, sizeof(file), "%s.jtl", name);
-	log_path = it_path_dup(file);
-	snprintf(file, sizeof(file), "%s.out", name);
-	out = it_path_dup(file);
-	snprintf(file, sizeof(file), "%s.err", name);
-	err = it_path_dup(file);
+	log_path = it_path_ext(name, "jtl");
+	out = it_path_ext(name, "out");
+	err = it_path_ext(name, "err");
 	argv[k++] = IT_JITRACE;
 	argv[k++] = "record";
 	argv[k++] = "-F";

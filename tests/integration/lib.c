@@ -545,6 +545,15 @@ char *it_path_dup(const char *name)
 	return p;
 }
 
+char *it_path_ext(const char *name, const char *ext)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s.%s", it_dir(), name, ext) < 0)
+		fail_msg("out of memory");
+	return p;
+}
+
 pid_t it_spawn(char *const argv[], const char *out, const char *err)
 {
 	pid_t pid = fork();

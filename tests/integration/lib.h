@@ -102,6 +102,8 @@ void it_toy_parse(const char *path, struct it_toy *t);
 /* A scratch directory for this test program, and paths inside it. */
 const char *it_dir(void);
 char *it_path_dup(const char *name);
+/* The scratch directory's NAME.EXT, malloc'd: a run's log, output and errors by one name. */
+char *it_path_ext(const char *name, const char *ext);
 
 /* Run argv with stdout and stderr sent to files (NULL: inherit). Returns the pid. */
 pid_t it_spawn(char *const argv[], const char *out, const char *err);

@@ -592,12 +592,20 @@ int jt_coll_on_code_move(struct jt_collector *c, struct proc *p, const struct jt
 	return jt_coll_add_code(c, p, &k);
 }
 
+/* Let go of the oldest of p's kept unloaded methods. */
+static void drop_oldest_unloaded(struct proc *p)
+{
+	struct jt_method *m = p->unloaded[p->unloaded_at];
+
+	p->unloaded_at = (p->unloaded_at + 1) % JT_UNLOADED_KEPT;
+	p->nr_unloaded--;
+	m->unloaded = false;
+	jt_coll_method_let_go(p, m);
+}
+
 /* Keep m, just unloaded, among p's last unloaded methods; the oldest of them goes. */
 static void keep_unloaded(struct proc *p, struct jt_method *m)
 {
-	unsigned int at = (p->unloaded_at + p->nr_unloaded) % JT_UNLOADED_KEPT;
-	struct jt_method *old;
-
 	if (!p->unloaded) {
 		p->unloaded = malloc(JT_UNLOADED_KEPT * sizeof(*p->unloaded));
 		if (!p->unloaded) {	/* a late call of it gets a stand-in, as before */
@@ -605,16 +613,10 @@ static void keep_unloaded(struct proc *p, struct jt_method *m)
 			return;
 		}
 	}
-	if (p->nr_unloaded == JT_UNLOADED_KEPT) {
-		old = p->unloaded[p->unloaded_at];
-		p->unloaded_at = (p->unloaded_at + 1) % JT_UNLOADED_KEPT;
-		p->nr_unloaded--;
-		old->unloaded = false;
-		jt_coll_method_let_go(p, old);
-	}
+	if (p->nr_unloaded == JT_UNLOADED_KEPT)
+		drop_oldest_unloaded(p);
 	m->unloaded = true;
-	p->unloaded[at] = m;
-	p->nr_unloaded++;
+	p->unloaded[(p->unloaded_at + p->nr_unloaded++) % JT_UNLOADED_KEPT] = m;
 }
 
 /* The unloaded method agent id named last, or NULL. */
@@ -633,15 +635,8 @@ static struct jt_method *find_unloaded(const struct proc *p, uint64_t id)
 
 void jt_coll_unloaded_forget(struct proc *p)
 {
-	struct jt_method *m;
-
-	while (p->nr_unloaded) {
-		m = p->unloaded[p->unloaded_at];
-		p->unloaded_at = (p->unloaded_at + 1) % JT_UNLOADED_KEPT;
-		p->nr_unloaded--;
-		m->unloaded = false;
-		jt_coll_method_let_go(p, m);
-	}
+	while (p->nr_unloaded)
+		drop_oldest_unloaded(p);
 	p->unloaded_at = 0;
 	free(p->unloaded);
 	p->unloaded = NULL;
