@@ -181,6 +181,26 @@ static inline uint64_t now_ticks(void)
 }
 
 /*
+ * The time a stub's uprobe logs for a call: the TSC, read here, while a uprobe sits on the
+ * stub (its first byte is no longer stubs.S's: an int3, or the call an optimized uprobe
+ * put there) and the process's records count the TSC; else 0, and the uprobe reads the
+ * kernel's clock, which costs it more than rdtsc costs here (bench/RESULTS.md). Untraced, a
+ * load and a compare of a byte the call is about to run.
+ */
+static inline uint64_t stub_ts(const void *stub, uint8_t untraced)
+{
+	if (__builtin_expect(*(const volatile uint8_t *)stub == untraced, 1) || !calls.tsc)
+		return 0;
+	return read_tsc();
+}
+
+/* Call stub (jt_stub_enter_direct or jt_stub_leave_direct), or its twin in a forked child. */
+#define CALL_STUB(stub, id)								\
+	(__builtin_expect(jt_agent_forked, 0) ?						\
+	 stub##_forked(id, stub_ts((const void *)stub##_forked, JT_STUB_NOP1_BYTE)) :	\
+	 stub(id, stub_ts((const void *)stub, JT_STUB_NOP5_BYTE)))
+
+/*
  * n records (one, or a span's two) into slot s's ring, published together. A full ring
  * never waits on the collector: the records are counted lost, and the program runs on.
  */
@@ -306,9 +326,9 @@ static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uin
 	id &= ~JT_CALLBUF_KINDS;
 	if (__builtin_expect(!s, 0) && !(s = claim_slot(r))) {
 		if (leave)
-			JT_STUB_CALL(jt_stub_leave_direct, id);
+			CALL_STUB(jt_stub_leave_direct, id);
 		else
-			JT_STUB_CALL(jt_stub_enter_direct, id);
+			CALL_STUB(jt_stub_enter_direct, id);
 		return;
 	}
 	t = now_ticks();
@@ -319,8 +339,9 @@ static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uin
 }
 
 /*
- * Untraced, two loads (the region's pointer, its collector) and a test more than calling
- * the stub directly: no collector, the stub as before, reached by a jump. Both ways end in
+ * Untraced, three loads (the region's pointer, its collector, the stub's first byte) and two
+ * tests more than calling the stub directly: no collector, the stub as before, reached by
+ * a jump. Both ways end in
  * a jump, so this needs no frame of its own.
  */
 JT_API void jitrace_method_enter(uint64_t method_id)
@@ -330,7 +351,7 @@ JT_API void jitrace_method_enter(uint64_t method_id)
 	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, false);
 	else
-		JT_STUB_CALL(jt_stub_enter_direct, method_id);
+		CALL_STUB(jt_stub_enter_direct, method_id);
 }
 
 JT_API void jitrace_method_leave(uint64_t method_id)
@@ -340,7 +361,7 @@ JT_API void jitrace_method_leave(uint64_t method_id)
 	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, true);
 	else
-		JT_STUB_CALL(jt_stub_leave_direct, method_id);
+		CALL_STUB(jt_stub_leave_direct, method_id);
 }
 
 /*

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The functions jitrace's uprobes sit on. Each begins with the 5-byte NOP 0f 1f 44 00 00,
- * which the kernel turns into a call to its uprobe trampoline (about 200 ns a hit here,
- * against 430 ns for an int3 on an ordinary first instruction). Untraced, they cost a
- * call and a return. Written in assembly so that no compiler can put anything before it.
+ * which the kernel (6.18) turns into a call to its uprobe trampoline (about 460 ns a hit
+ * here, against 9,200 ns for an int3 on an ordinary instruction stepped out of line: see
+ * bench/RESULTS.md). Untraced, they cost a call and a return. Written in assembly so that no compiler can put anything before it.
  */
 	.text
 
@@ -39,8 +39,8 @@
  * calls region (jt_callbuf.h): jitrace's uprobe path. Agents before the region had the
  * public functions themselves as stubs, and jitrace still probes those where these are not.
  */
-JT_STUB jitrace_stub_method_enter	/* (uint64_t id) */
-JT_STUB jitrace_stub_method_leave	/* (uint64_t id) */
+JT_STUB jitrace_stub_method_enter	/* (uint64_t id, uint64_t tsc) */
+JT_STUB jitrace_stub_method_leave	/* (uint64_t id, uint64_t tsc) */
 /* The same four for agent.c's own calls: hidden names are reached without the PLT's jump. */
 	.globl jt_stub_enter_direct
 	.hidden jt_stub_enter_direct

@@ -18,10 +18,14 @@ void jitrace_stub_code_load_forked(uint64_t id, const void *code, uint64_t size,
 void jitrace_stub_code_unload_forked(uint64_t id);
 void jitrace_stub_code_inline_forked(uint64_t id, const void *piece, uint32_t off,
 				     uint32_t len, uint32_t total);
-JT_HIDDEN void jt_stub_enter_direct(uint64_t id);	/* jitrace_stub_method_enter */
-JT_HIDDEN void jt_stub_leave_direct(uint64_t id);	/* jitrace_stub_method_leave */
-JT_HIDDEN void jt_stub_enter_direct_forked(uint64_t id);	/* its twin */
-JT_HIDDEN void jt_stub_leave_direct_forked(uint64_t id);	/* its twin */
+/* (id, ts): ts the TSC its uprobe logs as the call's time, 0: the uprobe reads the clock */
+JT_HIDDEN void jt_stub_enter_direct(uint64_t id, uint64_t ts);	/* jitrace_stub_method_enter */
+JT_HIDDEN void jt_stub_leave_direct(uint64_t id, uint64_t ts);	/* jitrace_stub_method_leave */
+JT_HIDDEN void jt_stub_enter_direct_forked(uint64_t id, uint64_t ts);	/* its twin */
+JT_HIDDEN void jt_stub_leave_direct_forked(uint64_t id, uint64_t ts);	/* its twin */
+/* A stub's first byte while no uprobe sits on it (stubs.S): a 5-byte NOP's, a 1-byte NOP's */
+#define JT_STUB_NOP5_BYTE 0x0f
+#define JT_STUB_NOP1_BYTE 0x90
 
 /*
  * This process is a forked child (set by agent.c's fork handler): its copy of the stubs'

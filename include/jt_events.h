@@ -115,11 +115,17 @@ struct jt_ev_hdr {
 	__u32 tid;
 };
 
-/* JT_EV_ENTER, JT_EV_LEAVE, JT_EV_CODE_UNLOAD */
+/*
+ * JT_EV_ENTER, JT_EV_LEAVE, JT_EV_CODE_UNLOAD. h.flags JT_CALL_TSC: h.ts is the x86 TSC the
+ * calling thread read before its stub (agent/calls.c), which the collector puts on
+ * CLOCK_MONOTONIC by its own calibration, not bpf_ktime_get_ns().
+ */
 struct jt_ev_call {
 	struct jt_ev_hdr h;
 	__u64 id;		/* method id, unique within the process */
 };
+
+#define JT_CALL_TSC 1
 
 /* JT_EV_CALL_SUM: what thread h.tid's calls of method id added up to since the last one. */
 struct jt_ev_callsum {

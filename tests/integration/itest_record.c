@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "jt_events.h"
+#include "sources/tscclock.h"
 #include "lib.h"
 
 /* Leaf samples of pid in hot_a and hot_b. */
@@ -180,6 +181,40 @@ static uint64_t report_calls(const char *path, const char *name)
 	return n;
 }
 
+/* Whether this machine keeps time by an invariant TSC: the agent's clock for calls then. */
+static bool keeps_time_by_tsc(void)
+{
+	char src[16] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+
+	if (f) {
+		if (!fgets(src, sizeof(src), f))
+			src[0] = 0;
+		fclose(f);
+	}
+	return jt_tscclock__invariant() && !strcmp(src, "tsc\n");
+}
+
+/*
+ * Through the stubs' uprobes, where the machine keeps time by the TSC, every enter and leave
+ * is timed by the TSC the agent read before its stub (no bpf_ktime_get_ns): jitrace says how
+ * many at the end, none of them forged. Elsewhere it says nothing of it.
+ */
+static void assert_uprobe_calls_timed_by_tsc(const char *err_path, uint64_t calls)
+{
+	char *text = it_slurp(err_path), want[160];
+
+	snprintf(want, sizeof(want), "jitrace: %llu enters and leaves through the stubs' uprobes "
+		 "timed by their callers' TSC (0 of them later than the TSC when read",
+		 (unsigned long long)(2 * calls));
+	print_message("%s", text);
+	if (keeps_time_by_tsc())
+		assert_non_null(strstr(text, want));
+	else
+		assert_null(strstr(text, "timed by their callers' TSC"));
+	free(text);
+}
+
 /*
  * The toy JIT's nested pair, 12,345 calls each, recorded by `jitrace record HOW` (how[0],
  * how[1] if not NULL): every enter and leave of each in the log (or summed, with
@@ -189,6 +224,7 @@ static void assert_nested_pair_exact(const char *const how[2])
 {
 	static const char *const pair[] = { "toy_outer", "toy_inner" };
 	char *log_path = it_path_dup("nested.jtl"), *out = it_path_dup("nested.out");
+	char *err = it_path_dup("nested.err");
 	bool summary = !strcmp(how[0], "--calls-summary");
 	uint64_t in, left, sum, incl, excl, rep;
 	struct it_log log;
@@ -214,7 +250,7 @@ static void assert_nested_pair_exact(const char *const how[2])
 	argv[a++] = "--nested";
 	argv[a++] = NESTED_ARG;
 	argv[a] = NULL;
-	assert_int_equal(it_run(argv, out, NULL), 0);
+	assert_int_equal(it_run(argv, out, err), 0);
 	it_toy_parse(out, &toy);
 	assert_true(toy.done);
 	it_log_load(log_path, &log);
@@ -243,9 +279,12 @@ static void assert_nested_pair_exact(const char *const how[2])
 	 * TSC's conversion error at the handover */
 	if (how[1])
 		assert_calls_nest(&log, toy.pid);
+	if (!strcmp(how[0], "--calls-via"))
+		assert_uprobe_calls_timed_by_tsc(err, 2 * NESTED_CALLS);
 	it_log_free(&log);
 	free(log_path);
 	free(out);
+	free(err);
 }
 
 static const char *const nested_buffers[2] = { "--calls", NULL };

@@ -60,6 +60,7 @@ static void only_what_the_options_need_is_loaded(void **state)
 	(void)state;
 	/* no agent, no calls, no USDT, no off-CPU: their programs stay out */
 	assert_false(jt_bpfcaps__wanted("jt_enter", &o, true));
+	assert_false(jt_bpfcaps__wanted("jt_leave_id", &o, true));
 	assert_false(jt_bpfcaps__wanted("jt_code_load", &o, true));
 	assert_false(jt_bpfcaps__wanted("jt_jvm_load", &o, true));
 	assert_false(jt_bpfcaps__wanted("jt_switch", &o, true));
@@ -79,6 +80,8 @@ static void only_what_the_options_need_is_loaded(void **state)
 	o.offcpu = true;
 	o.sample_hz = 0;
 	assert_true(jt_bpfcaps__wanted("jt_enter", &o, true));
+	assert_true(jt_bpfcaps__wanted("jt_enter_id", &o, true));
+	assert_true(jt_bpfcaps__wanted("jt_leave_id", &o, true));
 	assert_true(jt_bpfcaps__wanted("jt_code_unload", &o, true));
 	assert_true(jt_bpfcaps__wanted("jt_jvm_return", &o, true));
 	assert_true(jt_bpfcaps__wanted("jt_sys_exit", &o, true));
@@ -110,9 +113,10 @@ static void only_what_was_asked_for_outright_is_required(void **state)
 static void every_program_says_what_it_gives(void **state)
 {
 	static const char *const progs[] = {
-		"jt_enter", "jt_leave", "jt_code_load", "jt_code_unload", "jt_jvm_load",
-		"jt_jvm_unload", "jt_jvm_enter", "jt_jvm_return", "jt_sample", "jt_maps",
-		"jt_exec", "jt_exit", "jt_exit_task", "jt_fork", "jt_switch", "jt_sys_exit",
+		"jt_enter", "jt_leave", "jt_enter_id", "jt_leave_id", "jt_code_load",
+		"jt_code_unload", "jt_jvm_load", "jt_jvm_unload", "jt_jvm_enter", "jt_jvm_return",
+		"jt_sample", "jt_maps", "jt_exec", "jt_exit", "jt_exit_task", "jt_fork",
+		"jt_switch", "jt_sys_exit",
 		"jt_off_flush", "jt_storm",
 	};
 	size_t i;

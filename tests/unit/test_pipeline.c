@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 #include <fcntl.h>
+#include <x86intrin.h>
 
 #include "jt_events.h"
 #include "jt_log_format.h"
@@ -131,6 +132,16 @@ static void raw_call(struct fx *f, uint16_t type, uint64_t ts, uint64_t id)
 	struct jt_ev_call c = { .id = id };
 
 	hdr(&c, type, sizeof(c), ts);
+	feed_copy(f, &c, sizeof(c));
+}
+
+/* An enter or leave of the agent's stubs' uprobes, timed by the caller's TSC */
+static void raw_call_tsc(struct fx *f, uint16_t type, uint64_t tsc, uint64_t id)
+{
+	struct jt_ev_call c = { .id = id };
+
+	hdr(&c, type, sizeof(c), tsc);
+	c.h.flags = JT_CALL_TSC;
 	feed_copy(f, &c, sizeof(c));
 }
 
@@ -366,6 +377,33 @@ static size_t logged_calls(const struct fx *f, uint64_t *ts, uint32_t *tid, size
 		tid[n++] = c->tid;
 	}
 	return n;
+}
+
+/*
+ * Calls the stubs' uprobes timed by the caller's TSC (JT_CALL_TSC) come out on
+ * CLOCK_MONOTONIC by the pipeline's own calibration. One later than the TSC when it is read
+ * is forged (the process chose it): it comes out as then, never later, and the next call's
+ * time is still right.
+ */
+static void ring_calls_timed_by_the_tsc_come_out_on_the_monotonic_clock(void **state)
+{
+	const uint64_t slack = 50000;	/* the calibration's error and a pair's width, at most */
+	struct fx *f = *state;
+	uint64_t before, after, ts[4];
+	uint32_t tid[4];
+
+	before = jt_now_ns();
+	raw_call_tsc(f, JT_EV_ENTER, __rdtsc(), 7);
+	raw_call_tsc(f, JT_EV_LEAVE, __rdtsc() + (1ULL << 50), 7);	/* years ahead */
+	raw_call_tsc(f, JT_EV_ENTER, __rdtsc(), 7);
+	after = jt_now_ns();
+	assert_int_equal(jt_pipeline__finish(f->pl), 0);
+	assert_int_equal(logged_calls(f, ts, tid, 4), 3);
+	assert_true(ts[0] + slack >= before);
+	assert_true(ts[0] <= ts[1] && ts[1] <= ts[2]);
+	assert_true(ts[1] <= after);
+	assert_true(ts[2] + slack >= before && ts[2] <= after + slack);
+	assert_int_equal(drop_of(f, JT_DROP_DECODE, 0)->count, 0);
 }
 
 /*
@@ -1073,6 +1111,7 @@ int main(void)
 		T(record_older_than_what_was_let_out_is_counted_not_emitted),
 		cmocka_unit_test(max_pending_lets_the_oldest_out_early),
 		T(a_run_of_calls_keeps_time_order_with_ring_records),
+		T(ring_calls_timed_by_the_tsc_come_out_on_the_monotonic_clock),
 		cmocka_unit_test(a_run_of_calls_older_than_let_out_is_counted_and_bounded),
 		cmocka_unit_test(max_pending_holds_at_every_record_not_only_at_tick),
 		cmocka_unit_test(max_pending_bytes_lets_the_oldest_out_early),

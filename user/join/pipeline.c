@@ -13,6 +13,7 @@
 #include "sources/ring_decode.h"
 #include "sources/jitdump_watch.h"
 #include "sources/perfmap_watch.h"
+#include "sources/tscclock.h"
 #include "join/pipeline.h"
 #include "host/procfs.h"
 #include "join/reorder.h"
@@ -31,6 +32,10 @@ struct jt_pipeline {
 	uint64_t (*clock)(void *ctx);	/* NULL: jt_now_ns */
 	void *clock_ctx;
 	uint64_t start_ts;		/* the first now it was given: when recording began */
+	/* the TSC's calibration, made for the first record that counts it (ring or region) */
+	struct jt_tscclock *tsc;
+	uint64_t tsc_raw, tsc_ns;	/* its last pair: no TSC a record carries is later */
+	uint64_t tsc_calls, tsc_forged;	/* ring records timed by the TSC; of them later than it */
 	int err;			/* first sink error: everything stops */
 	uint64_t received;
 	uint64_t lost[JT_DROP_MAX];	/* totals */
@@ -88,7 +93,39 @@ void jt_pipeline__free(struct jt_pipeline *pl)
 	jt_collector__free(pl->col);
 	jt_symbols__free(pl->symbols);
 	jt_reorder__free(pl->reorder);
+	jt_tscclock__free(pl->tsc);
 	free(pl);
+}
+
+struct jt_tscclock *jt_pipeline__tscclock(struct jt_pipeline *pl)
+{
+	if (!pl->tsc)
+		pl->tsc = jt_tscclock__new(NULL, NULL);
+	return pl->tsc;
+}
+
+/*
+ * A ring record's TSC (JT_CALL_TSC: what the calling thread read before its stub) on
+ * CLOCK_MONOTONIC, or 0 when this machine gives no TSC to calibrate by. The process chose
+ * the value: one later than the TSC now (taken afresh when a record passes the last) is
+ * forged, and is given now, so that it never holds the reorder window of other processes
+ * nor moves the line's pin.
+ */
+static uint64_t ring_tsc_ns(struct jt_pipeline *pl, uint64_t tsc)
+{
+	uint64_t ns;
+
+	if (!jt_pipeline__tscclock(pl))
+		return 0;
+	if (tsc > pl->tsc_raw && jt_tscclock__now(pl->tsc, &pl->tsc_raw, &pl->tsc_ns))
+		return 0;
+	pl->tsc_calls++;
+	if (tsc > pl->tsc_raw) {
+		pl->tsc_forged++;
+		return pl->tsc_ns;
+	}
+	ns = jt_tscclock__ns(pl->tsc, tsc);
+	return ns < pl->tsc_ns ? ns : pl->tsc_ns;
 }
 
 /* The join, for each event the reorder stage lets out, oldest first. */
@@ -279,7 +316,8 @@ int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len)
 {
 	union jt_event_buf b;
 
-	if (jt_decode(data, len, &b)) {
+	if (jt_decode(data, len, &b) ||
+	    (jt_decode__tsc(data) && !(b.ev.ts = ring_tsc_ns(pl, b.ev.ts)))) {
 		pl->received++;
 		pl->lost[JT_DROP_DECODE]++;
 		return pl->err;
@@ -369,6 +407,10 @@ int jt_pipeline__finish(struct jt_pipeline *pl)
 	jt_reorder__flush(pl->reorder, UINT64_MAX, on_ordered, pl);
 	if (!pl->err)
 		pl->err = jt_collector__flush(pl->col);
+	if (pl->tsc_calls)
+		jt_err("%llu enters and leaves through the stubs' uprobes timed by their callers' TSC (%llu "
+		       "of them later than the TSC when read: given that time)",
+		       (unsigned long long)pl->tsc_calls, (unsigned long long)pl->tsc_forged);
 	return log_drops(pl, true);
 }
 

@@ -55,6 +55,7 @@ struct jt_pipeline_stats {
 };
 
 struct jt_pipeline;
+struct jt_tscclock;
 
 struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const struct jt_sink *sink);
 void jt_pipeline__free(struct jt_pipeline *pl);
@@ -67,9 +68,18 @@ void jt_pipeline__scan(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
  * Returns 0, or -errno if the log failed.
  */
 int jt_pipeline__maps_now(struct jt_pipeline *pl, uint32_t pid, uint64_t now);
-/* One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
- * failed (already reported). */
+/*
+ * One ring-buffer record (the ring buffer's callback). Returns 0, or -errno if the log
+ * failed (already reported). An enter or leave timed by the caller's TSC (JT_CALL_TSC) is put
+ * on CLOCK_MONOTONIC by jt_pipeline__tscclock's calibration.
+ */
 int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
+/*
+ * The one calibration of the TSC a recording puts every record that counts it on
+ * CLOCK_MONOTONIC by (the ring's, the calls regions'), made at the first call: NULL when out
+ * of memory (said). The pipeline's: freed with it.
+ */
+struct jt_tscclock *jt_pipeline__tscclock(struct jt_pipeline *pl);
 /*
  * An event a source of the session made itself, checked (the calls regions': an enter or
  * leave may be JT_EVENT_CALL_LEN bytes short): taken as a decoded ring-buffer record is.

@@ -14,6 +14,8 @@ const char *jt_bpfcaps__gives(const char *name)
 	} caps[] = {
 		{ "jt_enter", "method entries (--calls)" },
 		{ "jt_leave", "method exits (--calls)" },
+		{ "jt_enter_id", "method entries of older agents (--calls)" },
+		{ "jt_leave_id", "method exits of older agents (--calls)" },
 		{ "jt_calls_region", "calls through the agent's buffers (--calls; the stubs' uprobes "
 				     "serve instead)" },
 		{ "jt_code_load", "names from the agent's code records" },
@@ -42,12 +44,19 @@ const char *jt_bpfcaps__gives(const char *name)
 	return name;
 }
 
+/* jt_enter, jt_leave and their twins for older agents' stubs, jt_enter_id and jt_leave_id */
+static bool is_call_prog(const char *name)
+{
+	return !strcmp(name, "jt_enter") || !strcmp(name, "jt_leave") ||
+	       !strcmp(name, "jt_enter_id") || !strcmp(name, "jt_leave_id");
+}
+
 /* Programs the options do not need are not loaded: nothing for a verifier to refuse. */
 bool jt_bpfcaps__wanted(const char *name, const struct jt_bpf_opts *o, bool exit_has_group)
 {
 	bool stubs = o->agent_path != NULL;
 
-	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
+	if (is_call_prog(name))
 		return stubs && o->calls;
 	if (!strcmp(name, "jt_calls_region"))
 		return stubs && o->calls && o->calls_buffers;
@@ -79,7 +88,7 @@ bool jt_bpfcaps__required(const char *name, const struct jt_bpf_opts *o)
 {
 	if (!strcmp(name, "jt_sample"))
 		return true;
-	if (!strcmp(name, "jt_enter") || !strcmp(name, "jt_leave"))
+	if (is_call_prog(name))
 		return o->calls;
 	if (!strcmp(name, "jt_switch") || !strcmp(name, "jt_off_flush"))
 		return o->offcpu;

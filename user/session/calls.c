@@ -52,7 +52,7 @@ struct jt_calls {
 	struct jt_callbuf **v;		/* taken, one a process */
 	int n, cap;
 	uint64_t full, bad;		/* of regions dropped */
-	struct jt_tscclock *tsc;	/* made for the first region that counts the TSC */
+	struct jt_tscclock *tsc;	/* the pipeline's, taken at the first region that counts it */
 	bool sum;			/* summary mode asked of every region */
 	uint64_t min_ns;		/* its calls this long one by one; UINT64_MAX: none */
 	uint64_t no_sums;		/* regions whose agent keeps no sums: calls one by one */
@@ -218,7 +218,7 @@ static void keep_region(struct jt_calls *c, int fd, uint32_t pid, uid_t uid, boo
 	cb = jt_callbuf__map(fd, pid, uid, c->me, fresh);
 	if (!cb)
 		return;
-	if (jt_callbuf__uses_tsc(cb) && !c->tsc && !(c->tsc = jt_tscclock__new(NULL, NULL))) {
+	if (jt_callbuf__uses_tsc(cb) && !c->tsc && !(c->tsc = jt_pipeline__tscclock(c->pl))) {
 		jt_err("warning: pid %u's calls go through uprobes: out of memory", pid);
 		jt_callbuf__close(cb);
 		return;
@@ -578,7 +578,6 @@ void jt_calls__free(struct jt_calls *c)
 	free(c->v);
 	free(c->lost);
 	free(c->run);
-	jt_tscclock__free(c->tsc);
 	free(c->roots);
 	free(c);
 }

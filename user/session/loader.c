@@ -130,8 +130,8 @@ static int attach_stub(struct jt_bpf *b, struct bpf_program *prog, const char *p
  * while no collector drains its calls region (and always, with --calls-via uprobe); in an
  * agent from before the regions, the public function jitrace_method_WHAT is the stub.
  */
-static int attach_calls(struct jt_bpf *b, struct bpf_program *prog, const char *path,
-			const char *what)
+static int attach_calls(struct jt_bpf *b, struct bpf_program *prog,
+			struct bpf_program *prog_id, const char *path, const char *what)
 {
 	char func[64], at[96];
 	int err;
@@ -145,8 +145,9 @@ static int attach_calls(struct jt_bpf *b, struct bpf_program *prog, const char *
 			jt_err("attaching a uprobe to %s in %s: %s", at, path, strerror(-err));
 		return err;
 	}
+	/* its stub takes the id alone: prog would read a time from a register it never set */
 	snprintf(func, sizeof(func), "jitrace_method_%s", what);
-	return attach_stub(b, prog, path, func, true);
+	return attach_stub(b, prog_id, path, func, true);
 }
 
 static int attach_usdt(struct jt_bpf *b, struct bpf_program *prog, const char *path,
@@ -333,8 +334,10 @@ static int attach_all(struct jt_bpf *b, const struct jt_bpf_opts *o)
 		err = err ?: attach_stub(b, s->progs.jt_code_inline, o->agent_path,
 					 "jitrace_stub_code_inline", false);
 		if (!err && o->calls) {
-			err = attach_calls(b, s->progs.jt_enter, o->agent_path, "enter");
-			err = err ?: attach_calls(b, s->progs.jt_leave, o->agent_path, "leave");
+			err = attach_calls(b, s->progs.jt_enter, s->progs.jt_enter_id,
+					   o->agent_path, "enter");
+			err = err ?: attach_calls(b, s->progs.jt_leave, s->progs.jt_leave_id,
+						  o->agent_path, "leave");
 			err = err ?: attach_stub(b, s->progs.jt_calls_region, o->agent_path,
 						 "jitrace_stub_calls_region", false);
 		}

@@ -3,6 +3,7 @@
 #ifndef JT_DECODE_H
 #define JT_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,14 @@ int jt_decode(const void *data, size_t len, union jt_event_buf *out);
 static inline uint64_t jt_decode__ts(const void *data)
 {
 	return ((const struct jt_ev_hdr *)data)->ts;
+}
+
+/* Whether a record jt_decode accepted is an enter or leave timed by the caller's TSC. */
+static inline bool jt_decode__tsc(const void *data)
+{
+	const struct jt_ev_hdr *h = data;
+
+	return (h->type == JT_EV_ENTER || h->type == JT_EV_LEAVE) && (h->flags & JT_CALL_TSC);
 }
 
 #endif
