@@ -15,6 +15,7 @@
 
 #include "jt_events.h"
 #include "sources/tscclock.h"
+#include "../kernelclock.h"
 #include "lib.h"
 
 /* Leaf samples of pid in hot_a and hot_b. */
@@ -184,15 +185,7 @@ static uint64_t report_calls(const char *path, const char *name)
 /* Whether this machine keeps time by an invariant TSC: the agent's clock for calls then. */
 static bool keeps_time_by_tsc(void)
 {
-	char src[16] = "";
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-
-	if (f) {
-		if (!fgets(src, sizeof(src), f))
-			src[0] = 0;
-		fclose(f);
-	}
-	return jt_tscclock__invariant() && !strcmp(src, "tsc\n");
+	return jt_tscclock__invariant() && test_kernel_clock_is_tsc();
 }
 
 /*

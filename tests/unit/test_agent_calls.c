@@ -28,6 +28,7 @@
 
 #include "jitrace/agent.h"
 #include "jt_callbuf.h"
+#include "../kernelclock.h"
 
 #define FAKE_COLLECTOR 77	/* any pid: the agent only asks whether one is set */
 
@@ -86,20 +87,6 @@ static uint64_t now_ns(void)
 static uint64_t now_in(const struct jt_callbuf_hdr *r)
 {
 	return r->clock == JT_CALLBUF_CLOCK_TSC ? __rdtsc() : now_ns();
-}
-
-/* Whether the kernel keeps time by the TSC, as the agent is to ask before it uses it. */
-static bool kernel_clock_is_tsc(void)
-{
-	char src[16] = "";
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-
-	if (f) {
-		if (!fgets(src, sizeof(src), f))
-			src[0] = 0;
-		fclose(f);
-	}
-	return !strcmp(src, "tsc\n");
 }
 
 /* The agent with a method, its region found; no collector of a running jitrace meddles. */
@@ -197,7 +184,7 @@ static int clock_is_said(void)
 	bool mono = getenv("JITRACE_CALLS_CLOCK") != NULL;
 
 	CHECK(r);
-	CHECK(r->clock == (!mono && kernel_clock_is_tsc() ? JT_CALLBUF_CLOCK_TSC :
+	CHECK(r->clock == (!mono && test_kernel_clock_is_tsc() ? JT_CALLBUF_CLOCK_TSC :
 							     JT_CALLBUF_CLOCK_MONO));
 	return 0;
 }
