@@ -56,6 +56,17 @@ struct {
 	__type(value, struct sample_buf);
 } jt_sample_buf SEC(".maps");
 
+/*
+ * tid -> the bytes of user stack its samples copy, less than ustack_bytes: what the
+ * collector found its walks need (user/join/ucopy.h). A thread not here copies ustack_bytes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} jt_ucopy SEC(".maps");
+
 static __always_inline void count_drop(__u32 what)
 {
 	__u64 *c = bpf_map_lookup_elem(&jt_drops, &what);
@@ -589,14 +600,17 @@ static __always_inline __u32 copy_ustack(void *dst, __u32 max, __u64 sp)
  * bytes added to the record, 0 when nothing could be copied.
  */
 static __always_inline __u32 sample_ustack(struct sample_buf *b, struct task_struct *task,
-					   __u64 at)
+					   __u32 tid, __u64 at)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct jt_ev_ustack *u;
-	__u32 n = ustack_bytes;
+	__u32 n = ustack_bytes, *want;
 
 	if (!regs || at > 2 * JT_MAX_FRAMES * 8)
 		return 0;
+	want = bpf_map_lookup_elem(&jt_ucopy, &tid);
+	if (want && *want < n)
+		n = *want;
 	u = (void *)b->s.ips + at;
 	u->sp = BPF_CORE_READ(regs, sp);
 	u->bp = BPF_CORE_READ(regs, bp);
@@ -636,7 +650,7 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	s->nr_kernel = (__u64)klen / 8;
 	s->nr_user = (__u64)ulen / 8;
 	if (ustack_bytes && ulen >= 8) {
-		extra = sample_ustack(b, task, (__u64)klen + ulen);
+		extra = sample_ustack(b, task, (__u32)pid_tgid, (__u64)klen + ulen);
 		if (extra)
 			s->h.flags |= JT_SAMPLE_USTACK;
 	}

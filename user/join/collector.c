@@ -32,6 +32,7 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 	c->next_symbol_id = 1;
 	c->symbols = o->symbols;
 	c->mem = o->mem;
+	jt_ucopy__init(&c->ucopy, o->copy_max);
 	if (!c->symbols) {
 		c->symbols = jt_symbols__new(c->proc_root);
 		c->own_symbols = true;
@@ -111,6 +112,7 @@ void jt_collector__free(struct jt_collector *c)
 	jt_hash__fini(&c->procs);
 	jt_hash__fini(&c->ksyms);
 	jt_hotspots__fini(&c->hotspots);
+	jt_ucopy__fini(&c->ucopy);
 	if (c->own_symbols)
 		jt_symbols__free(c->symbols);
 	free(c);
@@ -363,4 +365,11 @@ void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats
 {
 	*st = c->st;
 	st->procs = c->procs.count;
+	st->copies_cut = c->ucopy.cut;
+	st->copies_grown = c->ucopy.grown;
+}
+
+size_t jt_collector__copy_wants(struct jt_collector *c, struct jt_ucopy_want *out, size_t n)
+{
+	return jt_ucopy__take(&c->ucopy, out, n);
 }

@@ -42,6 +42,9 @@ struct jt_collector_opts {
 	 * JT_DROP_MEMORY_CODE) and not kept; code that replaces live code is still applied.
 	 */
 	struct jt_membound *mem;
+	/* bytes a sample's user stack copy holds at most (--stack-copy): what each thread's
+	 * copy is cut to below it is learned (ucopy.h); 0: no copies */
+	uint32_t copy_max;
 };
 
 struct jt_collector_stats {
@@ -65,6 +68,8 @@ struct jt_collector_stats {
 	uint64_t memory_scopes;	/* inlined scopes past the memory bound, not kept */
 	uint64_t memory_interp;	/* interpreted frames' methods past the bound, not named */
 	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
+	uint64_t copies_cut;	/* times a thread's stack copy was cut to what it needs (ucopy.h) */
+	uint64_t copies_grown;	/* times one grew again */
 };
 
 struct jt_collector;
@@ -86,5 +91,8 @@ int jt_collector__drop(struct jt_collector *c, unsigned int what, uint32_t tid, 
 /* Whether pid reports its code through the agent (its perf map is then only a backup). */
 bool jt_collector__has_agent(const struct jt_collector *c, uint32_t pid);
 void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats *st);
+struct jt_ucopy_want;
+/* Up to n of what threads' stack copies were learned to need since the last call (ucopy.h). */
+size_t jt_collector__copy_wants(struct jt_collector *c, struct jt_ucopy_want *out, size_t n);
 
 #endif

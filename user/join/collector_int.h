@@ -17,6 +17,7 @@
 #include "join/idmap.h"
 #include "join/late.h"
 #include "join/methods.h"
+#include "join/ucopy.h"
 #include "host/hotspot.h"
 #include "host/procfs.h"
 
@@ -71,6 +72,7 @@ struct jt_collector {
 	struct jt_sink sink;
 	struct jt_hash procs;	/* pid -> struct proc */
 	struct proc *last;	/* the one found last: a burst of calls is one process's */
+	struct jt_ucopy ucopy;	/* what each thread's stack copies need */
 	struct jt_methods methods;
 	struct jt_symbols *symbols;
 	struct jt_membound *mem;

@@ -508,6 +508,9 @@ static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 
 	n = jt_unwind(&regs, copy.stack, copy.base, copy.len, unwind_find, &u, ips, bps,
 		      JT_MAX_FRAMES, &end);
+	/* a sample's copy is as long as its thread's walks need: learned from this one */
+	if (ev->type == JT_EV_SAMPLE)
+		jt_ucopy__walked(&c->ucopy, ev->tid, copy.len, regs.sp - copy.base, end);
 	if (u.mono_cut) {	/* the kernel's walk, by frame pointers, would skip Mono's frames */
 		out_n = n;
 		memcpy(out, ips, n * sizeof(*out));

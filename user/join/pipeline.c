@@ -48,7 +48,7 @@ struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const str
 {
 	struct jt_collector_opts co = {
 		.proc_root = o->proc_root, .max_perfmap_methods = o->max_perfmap_methods,
-		.mem = o->mem,
+		.mem = o->mem, .copy_max = o->copy_max,
 	};
 	struct jt_pipeline *pl = calloc(1, sizeof(*pl));
 
@@ -95,6 +95,11 @@ void jt_pipeline__free(struct jt_pipeline *pl)
 	jt_reorder__free(pl->reorder);
 	jt_tscclock__free(pl->tsc);
 	free(pl);
+}
+
+size_t jt_pipeline__copy_wants(struct jt_pipeline *pl, struct jt_ucopy_want *out, size_t n)
+{
+	return jt_collector__copy_wants(pl->col, out, n);
 }
 
 struct jt_tscclock *jt_pipeline__tscclock(struct jt_pipeline *pl)

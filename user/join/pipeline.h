@@ -28,6 +28,7 @@ struct jt_pipeline_opts {
 	bool follow_perfmaps;
 	bool follow_jitdumps;	/* jit-PID.dump files (user/sources/jitdump_watch.h) */
 	bool unwind_tables;	/* read mapped files' unwind tables: off-CPU stacks need them */
+	uint32_t copy_max;	/* a sample's user stack copy at most (--stack-copy), 0: none */
 	size_t max_perfmap_methods;	/* a process's, 0: JT_PERFMAP_METHODS_MAX (collector.h) */
 	/* the recorder's memory account (membound.h), which outlives the pipeline, charged by
 	 * the methods and the perf maps followed (NULL: no bound) */
@@ -56,6 +57,7 @@ struct jt_pipeline_stats {
 
 struct jt_pipeline;
 struct jt_tscclock;
+struct jt_ucopy_want;
 
 struct jt_pipeline *jt_pipeline__new(const struct jt_pipeline_opts *o, const struct jt_sink *sink);
 void jt_pipeline__free(struct jt_pipeline *pl);
@@ -80,6 +82,11 @@ int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
  * of memory (said). The pipeline's: freed with it.
  */
 struct jt_tscclock *jt_pipeline__tscclock(struct jt_pipeline *pl);
+/*
+ * Up to n changes of what threads' user stack copies need (join/ucopy.h), learned from the
+ * samples joined since the last call, for the sampler: how many.
+ */
+size_t jt_pipeline__copy_wants(struct jt_pipeline *pl, struct jt_ucopy_want *out, size_t n);
 /*
  * An event a source of the session made itself, checked (the calls regions': an enter or
  * leave may be JT_EVENT_CALL_LEN bytes short): taken as a decoded ring-buffer record is.

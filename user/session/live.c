@@ -19,6 +19,7 @@
 #include "session/live.h"
 #include "session/loader.h"
 #include "base/membound.h"
+#include "join/ucopy.h"
 #include "session/ringbuf.h"
 #include "base/util.h"
 
@@ -396,6 +397,7 @@ int jt_live__start(struct jt_live *l, const struct jt_sink *sink)
 		.window_ns = o->window_ns, .max_pending = 1 << 20, .proc_root = "/proc",
 		.follow_perfmaps = !o->no_perfmap,
 		.follow_jitdumps = !o->no_jitdump, .unwind_tables = o->offcpu || o->ustack_bytes,
+		.copy_max = o->ustack_bytes,
 		.files_slice_ns = FILES_SLICE_NS, .mem = &l->mem,
 	};
 	int i, err = 0;
@@ -491,6 +493,30 @@ static bool on_signal(struct jt_live *l)
 	return true;
 }
 
+/* How many threads' stack copies were cut below --stack-copy, at the end. */
+static void say_copies(struct jt_live *l)
+{
+	struct jt_pipeline_stats st;
+
+	jt_pipeline__stats(l->pl, &st);
+	if (st.col.copies_cut)
+		jt_err("user stack copies: cut %llu times below %u bytes to what threads' walks "
+		       "needed, grown again %llu times",
+		       (unsigned long long)st.col.copies_cut, l->o->ustack_bytes,
+		       (unsigned long long)st.col.copies_grown);
+}
+
+/* What threads' stack copies were found to need since the last tick, to the sampler. */
+static void hand_copy_wants(struct jt_live *l)
+{
+	struct jt_ucopy_want w[64];
+	size_t n, i;
+
+	while ((n = jt_pipeline__copy_wants(l->pl, w, 64)) > 0)
+		for (i = 0; i < n; i++)
+			jt_bpf__ucopy(l->bpf, w[i].tid, w[i].bytes);
+}
+
 int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 {
 	double secs = l->o->duration;
@@ -532,6 +558,8 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 			busy_until = now + BUSY_NS;
 		last_drain = now;
 		err = err ?: jt_pipeline__tick(l->pl, now);
+		if (!err && l->o->ustack_bytes)
+			hand_copy_wants(l);
 		if (!err && now >= next_second) {
 			err = update_drops(l);
 			next_second = now + SECOND_NS;
@@ -554,7 +582,10 @@ int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)
 	if (!err && l->calls)	/* given back: the agents' calls go to the stubs */
 		err = jt_calls__finish(l->calls);
 	err = err ?: update_drops(l);
-	return err ?: jt_pipeline__finish(l->pl);
+	err = err ?: jt_pipeline__finish(l->pl);
+	if (!err && l->o->ustack_bytes)
+		say_copies(l);
+	return err;
 }
 
 void jt_live__close(struct jt_live *l)

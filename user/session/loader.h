@@ -41,6 +41,11 @@ int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *drop
  * run jt_off_flush. Returns 0 or -errno (reported).
  */
 int jt_bpf__offcpu_flush(struct jt_bpf *b);
+/*
+ * tid's samples copy bytes of its user stack from now on (less than --stack-copy: what its
+ * walks need, join/ucopy.h). 0, or -errno (said once a recording).
+ */
+int jt_bpf__ucopy(struct jt_bpf *b, uint32_t tid, uint32_t bytes);
 /* How many per-CPU samplers are attached. */
 int jt_bpf__nr_samplers(const struct jt_bpf *b);
 /* How many libjvm.so files carry jitrace's USDT probes. */

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What each thread's user stack copy is cut to, learned from the walks of its samples. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "join/ucopy.h"
+
+#define MAX 8192
+#define TID 4243
+
+/* The changes handed on since the last take, the last one's bytes for tid in *bytes. */
+static size_t take(struct jt_ucopy *u, uint32_t tid, uint32_t *bytes)
+{
+	struct jt_ucopy_want w[8];
+	size_t n = jt_ucopy__take(u, w, 8), i;
+
+	for (i = 0; i < n; i++)
+		if (w[i].tid == tid)
+			*bytes = w[i].bytes;
+	return n;
+}
+
+/* n walks of tid that reached the stack's end top bytes above the copy's start */
+static void walks(struct jt_ucopy *u, uint32_t tid, int n, size_t len, uint64_t top)
+{
+	while (n-- > 0)
+		jt_ucopy__walked(u, tid, len, top, JT_UNWIND_OUTERMOST);
+}
+
+/*
+ * A window of walks that all reached the end 1,600 bytes up cuts the copy to that and
+ * room, rounded (2,304 bytes); nothing is said before the window is whole.
+ */
+static void a_window_of_shallow_walks_cuts_the_copy(void **state)
+{
+	struct jt_ucopy u;
+	uint32_t bytes = 0;
+
+	(void)state;
+	jt_ucopy__init(&u, MAX);
+	walks(&u, TID, UCOPY_WINDOW - 1, MAX, 1600);
+	assert_int_equal(take(&u, TID, &bytes), 0);
+	walks(&u, TID, 1, MAX, 1600);
+	assert_int_equal(take(&u, TID, &bytes), 1);
+	assert_int_equal(bytes, 2304);
+	assert_int_equal(take(&u, TID, &bytes), 0);	/* said once */
+	jt_ucopy__fini(&u);
+}
+
+/*
+ * The deepest 1% of a window's walks do not hold the copy up; more than that do. Each
+ * thread is learned on its own.
+ */
+static void the_deepest_walks_but_one_percent_set_the_copy(void **state)
+{
+	int deep = UCOPY_WINDOW * UCOPY_SPARED / 100;
+	struct jt_ucopy_want w[8];
+	struct jt_ucopy u;
+
+	(void)state;
+	jt_ucopy__init(&u, MAX);
+	walks(&u, TID, deep, MAX, 6000);
+	walks(&u, TID + 1, deep + 1, MAX, 6000);
+	walks(&u, TID, UCOPY_WINDOW - deep, MAX, 1000);
+	walks(&u, TID + 1, UCOPY_WINDOW - deep - 1, MAX, 1000);
+	assert_int_equal(jt_ucopy__take(&u, w, 8), 2);
+	assert_int_equal(w[0].tid, TID);
+	assert_int_equal(w[0].bytes, 1536);	/* 1,000 and room, rounded */
+	assert_int_equal(w[1].tid, TID + 1);
+	assert_int_equal(w[1].bytes, 6656);	/* 6,000 and room, rounded */
+	jt_ucopy__fini(&u);
+}
+
+/*
+ * A walk that runs off a cut copy doubles it at once; one that ran off a copy shorter than
+ * the cut (made before the sampler was told) says nothing; the most is never passed.
+ */
+static void a_walk_off_a_cut_copy_doubles_it(void **state)
+{
+	struct jt_ucopy u;
+	uint32_t bytes = 0;
+
+	(void)state;
+	jt_ucopy__init(&u, MAX);
+	walks(&u, TID, UCOPY_WINDOW, MAX, 1600);
+	take(&u, TID, &bytes);
+	assert_int_equal(bytes, 2304);
+	jt_ucopy__walked(&u, TID, 2304, 2300, JT_UNWIND_SLICE);
+	assert_int_equal(take(&u, TID, &bytes), 1);
+	assert_int_equal(bytes, 4608);
+	jt_ucopy__walked(&u, TID, 2304, 2300, JT_UNWIND_SLICE);	/* an older, shorter copy */
+	assert_int_equal(take(&u, TID, &bytes), 0);
+	jt_ucopy__walked(&u, TID, 4608, 4600, JT_UNWIND_SLICE);
+	take(&u, TID, &bytes);
+	assert_int_equal(bytes, MAX);
+	jt_ucopy__walked(&u, TID, MAX, MAX - 8, JT_UNWIND_SLICE);	/* the most: as is */
+	assert_int_equal(take(&u, TID, &bytes), 0);
+	assert_int_equal(u.grown, 2);
+	jt_ucopy__fini(&u);
+}
+
+/* Walks lost or too long, and tid 0, say nothing; with no copies (max 0) nothing is learned. */
+static void walks_that_say_nothing_change_nothing(void **state)
+{
+	struct jt_ucopy u;
+	uint32_t bytes = 0;
+	int i;
+
+	(void)state;
+	jt_ucopy__init(&u, MAX);
+	for (i = 0; i < 2 * UCOPY_WINDOW; i++) {
+		jt_ucopy__walked(&u, TID, MAX, 100, JT_UNWIND_LOST);
+		jt_ucopy__walked(&u, TID, MAX, 100, JT_UNWIND_MAX_FRAMES);
+		jt_ucopy__walked(&u, 0, MAX, 100, JT_UNWIND_OUTERMOST);
+	}
+	assert_int_equal(take(&u, TID, &bytes), 0);
+	jt_ucopy__fini(&u);
+	jt_ucopy__init(&u, 0);
+	walks(&u, TID, UCOPY_WINDOW, MAX, 100);
+	assert_int_equal(take(&u, TID, &bytes), 0);
+	jt_ucopy__fini(&u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_window_of_shallow_walks_cuts_the_copy),
+		cmocka_unit_test(the_deepest_walks_but_one_percent_set_the_copy),
+		cmocka_unit_test(a_walk_off_a_cut_copy_doubles_it),
+		cmocka_unit_test(walks_that_say_nothing_change_nothing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/* How much of its user stack each thread's samples copy, learned from their walks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jt_events.h"
+#include "join/ucopy.h"
+
+#define UCOPY_ROOM 512		/* above the outermost frame's sp: its own frame, and some */
+#define UCOPY_ROUND 256
+#define UCOPY_MIN 512		/* --stack-copy's least */
+#define UCOPY_THREADS 65536	/* threads learned at most; the rest copy the most */
+
+#define UCOPY_BUCKETS (JT_USTACK_MAX / UCOPY_ROUND)
+
+/* A thread's copy: what it is now, and what the walks of the window under way needed. */
+struct thread_copy {
+	uint32_t want;		/* the bytes its samples copy (the most until told otherwise) */
+	uint32_t walks;		/* that said what they needed, in this window */
+	uint16_t needs[UCOPY_BUCKETS];	/* of them, by what they needed, UCOPY_ROUND apart */
+};
+
+void jt_ucopy__init(struct jt_ucopy *u, uint32_t max)
+{
+	memset(u, 0, sizeof(*u));
+	u->max = max;
+}
+
+void jt_ucopy__fini(struct jt_ucopy *u)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	while (jt_hash__next(&u->threads, &pos, &key, &val))
+		free(val);
+	jt_hash__fini(&u->threads);
+	free(u->pending);
+	memset(u, 0, sizeof(*u));
+}
+
+/* tid's samples copy bytes from now on: for the next take. */
+static void set_want(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t, uint32_t bytes)
+{
+	size_t i;
+
+	if (bytes < t->want)
+		u->cut++;
+	else
+		u->grown++;
+	t->want = bytes;
+	for (i = 0; i < u->nr_pending; i++) {
+		if (u->pending[i].tid == tid) {
+			u->pending[i].bytes = bytes;
+			return;
+		}
+	}
+	if (u->nr_pending == u->cap_pending) {
+		size_t cap = u->cap_pending ? 2 * u->cap_pending : 64;
+		struct jt_ucopy_want *p = realloc(u->pending, cap * sizeof(*p));
+
+		if (!p) {
+			t->want = u->max;	/* the sampler was not told: as it copies */
+			return;
+		}
+		u->pending = p;
+		u->cap_pending = cap;
+	}
+	u->pending[u->nr_pending++] = (struct jt_ucopy_want){ tid, bytes };
+}
+
+/* What a walk that ended so says the copy needs: 0 when it says nothing. */
+static uint32_t walk_need(const struct jt_ucopy *u, const struct thread_copy *t, size_t len,
+			  uint64_t top, enum jt_unwind_end end)
+{
+	uint64_t need;
+
+	if (end == JT_UNWIND_OUTERMOST) {
+		need = (top + UCOPY_ROOM + UCOPY_ROUND - 1) / UCOPY_ROUND * UCOPY_ROUND;
+		return need < UCOPY_MIN ? UCOPY_MIN : need > u->max ? u->max : (uint32_t)need;
+	}
+	/* it ran off a copy cut below the most: twice that, at once */
+	if (end == JT_UNWIND_SLICE && t->want < u->max && len >= t->want)
+		return 2 * (uint64_t)t->want < u->max ? 2 * t->want : u->max;
+	return 0;
+}
+
+/*
+ * What the window's walks needed but for the deepest UCOPY_SPARED of them: a thread that
+ * goes deep once in a while (a JVM's runtime under a Java method) keeps a copy its usual
+ * walks need, and its rare deep ones double it when they come.
+ */
+static uint32_t window_need(const struct thread_copy *t)
+{
+	uint32_t spared = 0;
+	int b;
+
+	for (b = UCOPY_BUCKETS - 1; b >= 0; b--) {
+		if (spared + t->needs[b] > t->walks * UCOPY_SPARED / 100)
+			break;
+		spared += t->needs[b];
+	}
+	return (uint32_t)(b + 1) * UCOPY_ROUND;
+}
+
+void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, size_t len, uint64_t top,
+		      enum jt_unwind_end end)
+{
+	struct thread_copy *t;
+	uint32_t need, want;
+	bool added;
+
+	if (!u->max || !tid)
+		return;
+	t = jt_hash__get(&u->threads, tid);
+	if (!t) {
+		if (u->threads.count >= UCOPY_THREADS)
+			return;	/* it copies the most, as it does untold */
+		t = jt_hash__get_new(&u->threads, tid, sizeof(*t), &added);
+		if (!t)
+			return;
+		t->want = u->max;
+	}
+	need = walk_need(u, t, len, top, end);
+	if (!need)
+		return;
+	t->needs[(need - 1) / UCOPY_ROUND]++;
+	/* only a walk that ran off the copy says it was short (one that reached its end
+	 * beyond the cut had a copy made before the sampler was told of it) */
+	if (end == JT_UNWIND_SLICE)
+		set_want(u, tid, t, need);
+	if (++t->walks < UCOPY_WINDOW)
+		return;
+	want = window_need(t);
+	if (want && want != t->want)
+		set_want(u, tid, t, want);
+	memset(t->needs, 0, sizeof(t->needs));
+	t->walks = 0;
+}
+
+size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n)
+{
+	size_t k = n < u->nr_pending ? n : u->nr_pending;
+
+	memcpy(out, u->pending, k * sizeof(*out));
+	memmove(u->pending, u->pending + k, (u->nr_pending - k) * sizeof(*out));
+	u->nr_pending -= k;
+	return k;
+}
