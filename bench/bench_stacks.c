@@ -11,7 +11,8 @@
  * autogroup and the tools' user space on the other, so that what is measured is what a
  * sample costs the sampled CPU, not a share of it taken by the recorder or other work.
  * Usage: bench_stacks JITRACE NOFP [c|python|java|mono|node|copy|memory ...]   (the parts;
- * all but copy)
+ * all but copy); BENCH_STACKS_ROUNDS=N in the environment: N rounds of the stacks tables
+ * (at most MAX_ROUNDS) instead of ROUNDS.
  */
 #include <dirent.h>
 #include <gelf.h>
@@ -25,6 +26,7 @@
 #define HZ "999"
 #define SECS 4		/* a workload's run */
 #define ROUNDS 5	/* interleaved, in an order rotated every round */
+#define MAX_ROUNDS 31	/* BENCH_STACKS_ROUNDS: more rounds of the stacks tables */
 #define WORK_CPU "1"	/* the workload's CPU */
 #define TOOL_CPU 0	/* the tools' user space (and what else runs there) */
 #define MEM_SECS "8"	/* -a's recording, for its memory */
@@ -349,19 +351,21 @@ static const char *mmm(char *buf, size_t size, const char *fmt, double *v, int n
 }
 
 /*
- * w under conds (UNTRACED first), ROUNDS rounds, each condition once a round in an order
+ * w under conds (UNTRACED first), `rounds` rounds, each condition once a round in an order
  * rotated every round; a table of the traced conditions against the untraced runs.
  */
+static int rounds = ROUNDS;
+
 static void stacks_table(struct workload *w, const char *jitrace, const enum cond *conds,
 			 int nconds)
 {
-	static struct run runs[NR_CONDS][ROUNDS];
-	double v[ROUNDS], base, lost_med[NR_CONDS] = { 0 }, load0 = load1();
-	double over[NR_CONDS][ROUNDS], d_perf[ROUNDS];
+	static struct run runs[NR_CONDS][MAX_ROUNDS];
+	double v[MAX_ROUNDS], base, lost_med[NR_CONDS] = { 0 }, load0 = load1();
+	double over[NR_CONDS][MAX_ROUNDS], d_perf[MAX_ROUNDS];
 	char a[64], b[64], l[64], o[64], d[64], e[64];
 	int round, k, i;
 
-	for (round = 0; round < ROUNDS; round++)
+	for (round = 0; round < rounds; round++)
 		for (k = 0; k < nconds; k++) {
 			enum cond c = conds[(k + round) % nconds];
 
@@ -373,24 +377,24 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 				return;
 			}
 		}
-	for (i = 0; i < ROUNDS; i++)
+	for (i = 0; i < rounds; i++)
 		v[i] = runs[UNTRACED][i].rate;
-	bench_sort(v, ROUNDS);
-	base = v[ROUNDS / 2];
+	bench_sort(v, rounds);
+	base = v[rounds / 2];
 	printf("\n%s, %d s a run, %d rounds (median, min to max; load average %.1f at the start, "
 	       "%.1f at the end). Untraced: %.1f rounds a CPU second (%.1f to %.1f).\n\n",
-	       w->name, SECS, ROUNDS, load0, load1(), base, v[0], v[ROUNDS - 1]);
+	       w->name, SECS, rounds, load0, load1(), base, v[0], v[rounds - 1]);
 	printf("| tool | whole stacks |%s%s%s `%s` samples | throughput lost | over frame "
 	       "pointers, per round (points) | tool CPU (s) | bytes a sample on disk |\n",
 	       w->part ? " reaching `" : "", w->part ? w->chain[w->part - 1] : "",
 	       w->part ? "` |" : "", w->leaf_in ? w->leaf_in : w->leaf);
 	printf("| --- | --- |%s --- | --- | --- | --- | --- |\n", w->part ? " --- |" : "");
 	for (k = 1; k < nconds; k++) {
-		double whole[ROUNDS], part[ROUNDS], n[ROUNDS], lost[ROUNDS], cpu[ROUNDS],
-			bytes[ROUNDS];
+		double whole[MAX_ROUNDS], part[MAX_ROUNDS], n[MAX_ROUNDS], lost[MAX_ROUNDS], cpu[MAX_ROUNDS],
+			bytes[MAX_ROUNDS];
 		enum cond c = conds[k];
 
-		for (i = 0; i < ROUNDS; i++) {
+		for (i = 0; i < rounds; i++) {
 			whole[i] = 100 * runs[c][i].whole;
 			part[i] = 100 * runs[c][i].part;
 			n[i] = runs[c][i].leaf_samples;
@@ -400,34 +404,37 @@ static void stacks_table(struct workload *w, const char *jitrace, const enum con
 			cpu[i] = runs[c][i].tool_cpu;
 			bytes[i] = runs[c][i].bytes;
 		}
-		bench_sort(n, ROUNDS);
-		mmm(l, sizeof(l), "%.1f%%", lost, ROUNDS);
-		lost_med[c] = lost[ROUNDS / 2];
+		bench_sort(n, rounds);
+		mmm(l, sizeof(l), "%.1f%%", lost, rounds);
+		lost_med[c] = lost[rounds / 2];
 		memcpy(v, over[c], sizeof(v));
 		printf("| %s | %s |%s%s%s %.0f | %s | %s | %s | %s |\n", cond_name[c],
-		       mmm(a, sizeof(a), "%.1f%%", whole, ROUNDS), w->part ? " " : "",
-		       w->part ? mmm(b, sizeof(b), "%.1f%%", part, ROUNDS) : "",
-		       w->part ? " |" : "", n[ROUNDS / 2], l,
-		       c == JT_FP ? "" : mmm(o, sizeof(o), "%+.1f", v, ROUNDS),
-		       mmm(d, sizeof(d), "%.2f", cpu, ROUNDS),
-		       mmm(e, sizeof(e), "%.0f", bytes, ROUNDS));
+		       mmm(a, sizeof(a), "%.1f%%", whole, rounds), w->part ? " " : "",
+		       w->part ? mmm(b, sizeof(b), "%.1f%%", part, rounds) : "",
+		       w->part ? " |" : "", n[rounds / 2], l,
+		       c == JT_FP ? "" : mmm(o, sizeof(o), "%+.1f", v, rounds),
+		       mmm(d, sizeof(d), "%.2f", cpu, rounds),
+		       mmm(e, sizeof(e), "%.0f", bytes, rounds));
 	}
 	if (nconds != NR_MAIN)
 		return;
 	/* the targets: within a point of the frame-pointer walk, no worse than perf -g */
-	for (i = 0; i < ROUNDS; i++)
+	for (i = 0; i < rounds; i++)
 		d_perf[i] = over[JT_CFI][i] - over[PERF_FP][i];
-	bench_sort(over[JT_CFI], ROUNDS);
-	printf("\nPer round, --unwind cfi's loss over perf -g's: %s points.\n",
-	       mmm(o, sizeof(o), "%+.1f", d_perf, ROUNDS));
+	bench_sort(over[JT_CFI], rounds);
+	printf("\nPer round, --unwind cfi's loss over perf -g's: %s points (each:",
+	       mmm(o, sizeof(o), "%+.1f", d_perf, rounds));
+	for (i = 0; i < rounds; i++)
+		printf(" %+.2f", d_perf[i]);
+	printf(").\n");
 	if (lost_med[JT_CFI] > lost_med[JT_FP] + 1 || lost_med[JT_CFI] > lost_med[PERF_FP])
 		printf("MISSED: stacks, %s: --unwind cfi loses %.1f%% of throughput (target: within "
 		       "1 point of frame pointers' %.1f%% and <= perf -g's %.1f%%); per round, "
 		       "%+.1f points over frame pointers (%+.1f to %+.1f) and %+.1f over perf -g "
 		       "(%+.1f to %+.1f): %s the rounds' spread.\n", w->name,
 		       lost_med[JT_CFI], lost_med[JT_FP], lost_med[PERF_FP],
-		       over[JT_CFI][ROUNDS / 2], over[JT_CFI][0], over[JT_CFI][ROUNDS - 1],
-		       d_perf[ROUNDS / 2], d_perf[0], d_perf[ROUNDS - 1],
+		       over[JT_CFI][rounds / 2], over[JT_CFI][0], over[JT_CFI][rounds - 1],
+		       d_perf[rounds / 2], d_perf[0], d_perf[rounds - 1],
 		       over[JT_CFI][0] <= 1 && d_perf[0] <= 0 ? "within" : "beyond");
 }
 
@@ -661,6 +668,10 @@ int main(int argc, char **argv)
 	snprintf(tmp, sizeof(tmp), "/tmp/jt_bench_stacks.XXXXXX");
 	if (!mkdtemp(tmp))
 		return 1;
+	if (getenv("BENCH_STACKS_ROUNDS")) {
+		rounds = atoi(getenv("BENCH_STACKS_ROUNDS"));
+		rounds = rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
+	}
 	snprintf(secs, sizeof(secs), "%d", SECS);
 	c_prog.argv[0] = argv[2];
 	c_prog.argv[1] = secs;
