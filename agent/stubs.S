@@ -3,7 +3,8 @@
  * The functions jitrace's uprobes sit on. Each begins with the 5-byte NOP 0f 1f 44 00 00,
  * which the kernel (6.18) turns into a call to its uprobe trampoline (about 460 ns a hit
  * here, against 9,200 ns for an int3 on an ordinary instruction stepped out of line: see
- * bench/RESULTS.md). Untraced, they cost a call and a return. Written in assembly so that no compiler can put anything before it.
+ * bench/RESULTS.md). Untraced, they cost a call and a return. Written in assembly so that
+ * no compiler can put anything before it.
  */
 	.text
 

@@ -18,9 +18,12 @@ void jitrace_stub_code_load_forked(uint64_t id, const void *code, uint64_t size,
 void jitrace_stub_code_unload_forked(uint64_t id);
 void jitrace_stub_code_inline_forked(uint64_t id, const void *piece, uint32_t off,
 				     uint32_t len, uint32_t total);
-/* (id, ts): ts the TSC its uprobe logs as the call's time, 0: the uprobe reads the clock */
-JT_HIDDEN void jt_stub_enter_direct(uint64_t id, uint64_t ts);	/* jitrace_stub_method_enter */
-JT_HIDDEN void jt_stub_leave_direct(uint64_t id, uint64_t ts);	/* jitrace_stub_method_leave */
+/*
+ * jitrace_stub_method_enter and _leave, reached without the PLT: (id, ts), ts the TSC their
+ * uprobe logs as the call's time, 0: the uprobe reads the clock.
+ */
+JT_HIDDEN void jt_stub_enter_direct(uint64_t id, uint64_t ts);
+JT_HIDDEN void jt_stub_leave_direct(uint64_t id, uint64_t ts);
 JT_HIDDEN void jt_stub_enter_direct_forked(uint64_t id, uint64_t ts);	/* its twin */
 JT_HIDDEN void jt_stub_leave_direct_forked(uint64_t id, uint64_t ts);	/* its twin */
 /* A stub's first byte while no uprobe sits on it (stubs.S): a 5-byte NOP's, a 1-byte NOP's */

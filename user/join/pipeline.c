@@ -413,8 +413,8 @@ int jt_pipeline__finish(struct jt_pipeline *pl)
 	if (!pl->err)
 		pl->err = jt_collector__flush(pl->col);
 	if (pl->tsc_calls)
-		jt_err("%llu enters and leaves through the stubs' uprobes timed by their callers' TSC (%llu "
-		       "of them later than the TSC when read: given that time)",
+		jt_err("%llu enters and leaves through the stubs' uprobes timed by their callers' "
+		       "TSC (%llu of them later than the TSC when read: given that time)",
 		       (unsigned long long)pl->tsc_calls, (unsigned long long)pl->tsc_forged);
 	return log_drops(pl, true);
 }
