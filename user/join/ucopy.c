@@ -142,6 +142,8 @@ size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n)
 {
 	size_t k = n < u->nr_pending ? n : u->nr_pending;
 
+	if (!k)
+		return 0;
 	memcpy(out, u->pending, k * sizeof(*out));
 	memmove(u->pending, u->pending + k, (u->nr_pending - k) * sizeof(*out));
 	u->nr_pending -= k;
