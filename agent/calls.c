@@ -181,24 +181,25 @@ static inline uint64_t now_ticks(void)
 }
 
 /*
- * The time a stub's uprobe logs for a call: the TSC, read here, while a uprobe sits on the
- * stub (its first byte is no longer stubs.S's: an int3, or the call an optimized uprobe
- * put there) and the process's records count the TSC; else 0, and the uprobe reads the
- * kernel's clock, which costs it more than rdtsc costs here (bench/RESULTS.md). Untraced, a
- * load and a compare of a byte the call is about to run.
+ * The time the uprobe of the stub JT_STUB_CALL is about to call (stub, or its twin in a
+ * forked child) logs for a call: the TSC, read here, while a uprobe sits on it (its first
+ * byte is no longer stubs.S's: an int3, or the call an optimized uprobe put there) and the
+ * process's records count the TSC; else 0, and the uprobe reads the kernel's clock, which
+ * costs it more than rdtsc costs here (bench/RESULTS.md). Untraced, a load and a compare of
+ * a byte the call is about to run.
  */
-static inline uint64_t stub_ts(const void *stub, uint8_t untraced)
+static inline uint64_t stub_ts(const void *stub, const void *twin)
 {
-	if (__builtin_expect(*(const volatile uint8_t *)stub == untraced, 1) || !calls.tsc)
+	const volatile uint8_t *first = jt_agent_forked ? twin : stub;
+	uint8_t untraced = jt_agent_forked ? JT_STUB_NOP1_BYTE : JT_STUB_NOP5_BYTE;
+
+	if (__builtin_expect(*first == untraced, 1) || !calls.tsc)
 		return 0;
 	return read_tsc();
 }
 
-/* Call stub (jt_stub_enter_direct or jt_stub_leave_direct), or its twin in a forked child. */
-#define CALL_STUB(stub, id)								\
-	(__builtin_expect(jt_agent_forked, 0) ?						\
-	 stub##_forked(id, stub_ts((const void *)stub##_forked, JT_STUB_NOP1_BYTE)) :	\
-	 stub(id, stub_ts((const void *)stub, JT_STUB_NOP5_BYTE)))
+/* The time for stub(id, ts), jt_stub_enter_direct's or jt_stub_leave_direct's */
+#define STUB_TS(stub) stub_ts((const void *)stub, (const void *)stub##_forked)
 
 /*
  * n records (one, or a span's two) into slot s's ring, published together. A full ring
@@ -326,9 +327,9 @@ static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uin
 	id &= ~JT_CALLBUF_KINDS;
 	if (__builtin_expect(!s, 0) && !(s = claim_slot(r))) {
 		if (leave)
-			CALL_STUB(jt_stub_leave_direct, id);
+			JT_STUB_CALL(jt_stub_leave_direct, id, STUB_TS(jt_stub_leave_direct));
 		else
-			CALL_STUB(jt_stub_enter_direct, id);
+			JT_STUB_CALL(jt_stub_enter_direct, id, STUB_TS(jt_stub_enter_direct));
 		return;
 	}
 	t = now_ticks();
@@ -341,8 +342,7 @@ static __attribute__((noinline)) void calls_record(struct jt_callbuf_hdr *r, uin
 /*
  * Untraced, three loads (the region's pointer, its collector, the stub's first byte) and two
  * tests more than calling the stub directly: no collector, the stub as before, reached by
- * a jump. Both ways end in
- * a jump, so this needs no frame of its own.
+ * a jump. Both ways end in a jump, so this needs no frame of its own.
  */
 JT_API void jitrace_method_enter(uint64_t method_id)
 {
@@ -351,7 +351,7 @@ JT_API void jitrace_method_enter(uint64_t method_id)
 	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, false);
 	else
-		CALL_STUB(jt_stub_enter_direct, method_id);
+		JT_STUB_CALL(jt_stub_enter_direct, method_id, STUB_TS(jt_stub_enter_direct));
 }
 
 JT_API void jitrace_method_leave(uint64_t method_id)
@@ -361,7 +361,7 @@ JT_API void jitrace_method_leave(uint64_t method_id)
 	if (__builtin_expect(__atomic_load_n(&r->collector, __ATOMIC_RELAXED) != 0, 0))
 		calls_record(r, method_id, true);
 	else
-		CALL_STUB(jt_stub_leave_direct, method_id);
+		JT_STUB_CALL(jt_stub_leave_direct, method_id, STUB_TS(jt_stub_leave_direct));
 }
 
 /*

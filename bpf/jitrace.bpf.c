@@ -126,10 +126,8 @@ static __always_inline int emit_call(__u16 type, __u64 id, __u64 tsc, __u32 drop
 		count_drop(drop);
 		return 0;
 	}
-	if (tsc)
-		fill_hdr_at(&e->h, type, sizeof(*e), pid_tgid, tsc, JT_CALL_TSC);
-	else
-		fill_hdr(&e->h, type, sizeof(*e), pid_tgid);
+	fill_hdr_at(&e->h, type, sizeof(*e), pid_tgid, tsc ?: bpf_ktime_get_ns(),
+		    tsc ? JT_CALL_TSC : 0);
 	e->id = id;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;

@@ -34,7 +34,7 @@ struct jt_pipeline {
 	uint64_t start_ts;		/* the first now it was given: when recording began */
 	/* the TSC's calibration, made for the first record that counts it (ring or region) */
 	struct jt_tscclock *tsc;
-	uint64_t tsc_raw, tsc_ns;	/* its last pair: no TSC a record carries is later */
+	uint64_t tsc_raw;		/* the TSC at its last pair: no record's is later */
 	uint64_t tsc_calls, tsc_forged;	/* ring records timed by the TSC; of them later than it */
 	int err;			/* first sink error: everything stops */
 	uint64_t received;
@@ -114,7 +114,7 @@ struct jt_tscclock *jt_pipeline__tscclock(struct jt_pipeline *pl)
  * CLOCK_MONOTONIC, or 0 when this machine gives no TSC to calibrate by. The process chose
  * the value: one later than the TSC now (taken afresh when a record passes the last) is
  * forged, and is given now, so that it never holds the reorder window of other processes
- * nor moves the line's pin.
+ * nor moves the line's pin past a TSC that was.
  */
 static uint64_t ring_tsc_ns(struct jt_pipeline *pl, uint64_t tsc)
 {
@@ -122,15 +122,14 @@ static uint64_t ring_tsc_ns(struct jt_pipeline *pl, uint64_t tsc)
 
 	if (!jt_pipeline__tscclock(pl))
 		return 0;
-	if (tsc > pl->tsc_raw && jt_tscclock__now(pl->tsc, &pl->tsc_raw, &pl->tsc_ns))
+	if (tsc > pl->tsc_raw && jt_tscclock__now(pl->tsc, &pl->tsc_raw, &ns))
 		return 0;
 	pl->tsc_calls++;
 	if (tsc > pl->tsc_raw) {
 		pl->tsc_forged++;
-		return pl->tsc_ns;
+		tsc = pl->tsc_raw;
 	}
-	ns = jt_tscclock__ns(pl->tsc, tsc);
-	return ns < pl->tsc_ns ? ns : pl->tsc_ns;
+	return jt_tscclock__ns(pl->tsc, tsc);
 }
 
 /* The join, for each event the reorder stage lets out, oldest first. */

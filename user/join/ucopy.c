@@ -17,6 +17,7 @@
 struct thread_copy {
 	uint32_t want;		/* the bytes its samples copy (the most until told otherwise) */
 	uint32_t walks;		/* that said what they needed, in this window */
+	bool pending;		/* want changed since the last take (its tid is in the list) */
 	uint16_t needs[UCOPY_BUCKETS];	/* of them, by what they needed, UCOPY_ROUND apart */
 };
 
@@ -42,31 +43,24 @@ void jt_ucopy__fini(struct jt_ucopy *u)
 /* tid's samples copy bytes from now on: for the next take. */
 static void set_want(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t, uint32_t bytes)
 {
-	size_t i;
+	if (!t->pending) {
+		if (u->nr_pending == u->cap_pending) {
+			size_t cap = u->cap_pending ? 2 * u->cap_pending : 64;
+			uint32_t *p = realloc(u->pending, cap * sizeof(*p));
 
+			if (!p)
+				return;	/* the sampler copies what it did; told at the next change */
+			u->pending = p;
+			u->cap_pending = cap;
+		}
+		u->pending[u->nr_pending++] = tid;
+		t->pending = true;
+	}
 	if (bytes < t->want)
 		u->cut++;
 	else
 		u->grown++;
 	t->want = bytes;
-	for (i = 0; i < u->nr_pending; i++) {
-		if (u->pending[i].tid == tid) {
-			u->pending[i].bytes = bytes;
-			return;
-		}
-	}
-	if (u->nr_pending == u->cap_pending) {
-		size_t cap = u->cap_pending ? 2 * u->cap_pending : 64;
-		struct jt_ucopy_want *p = realloc(u->pending, cap * sizeof(*p));
-
-		if (!p) {
-			t->want = u->max;	/* the sampler was not told: as it copies */
-			return;
-		}
-		u->pending = p;
-		u->cap_pending = cap;
-	}
-	u->pending[u->nr_pending++] = (struct jt_ucopy_want){ tid, bytes };
 }
 
 /* What a walk that ended so says the copy needs: 0 when it says nothing. */
@@ -140,12 +134,17 @@ void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, size_t len, uint64_t top
 
 size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n)
 {
-	size_t k = n < u->nr_pending ? n : u->nr_pending;
+	size_t i;
 
-	if (!k)
+	if (!u->nr_pending)
 		return 0;
-	memcpy(out, u->pending, k * sizeof(*out));
-	memmove(u->pending, u->pending + k, (u->nr_pending - k) * sizeof(*out));
-	u->nr_pending -= k;
-	return k;
+	for (i = 0; i < u->nr_pending && i < n; i++) {
+		struct thread_copy *t = jt_hash__get(&u->threads, u->pending[i]);
+
+		t->pending = false;
+		out[i] = (struct jt_ucopy_want){ u->pending[i], t->want };
+	}
+	u->nr_pending -= i;
+	memmove(u->pending, u->pending + i, u->nr_pending * sizeof(*u->pending));
+	return i;
 }

@@ -23,6 +23,7 @@
  */
 #define UCOPY_WINDOW 512
 #define UCOPY_SPARED 1
+
 struct jt_ucopy_want {
 	uint32_t tid;
 	uint32_t bytes;		/* what its samples copy from now on */
@@ -31,7 +32,7 @@ struct jt_ucopy_want {
 struct jt_ucopy {
 	uint32_t max;		/* the most a copy holds (--stack-copy) */
 	struct jt_hash threads;	/* tid -> its copy (ucopy.c) */
-	struct jt_ucopy_want *pending;	/* changed since the last take, one a tid */
+	uint32_t *pending;	/* tids whose copy changed since the last take */
 	size_t nr_pending, cap_pending;
 	uint64_t cut, grown;	/* times a thread's copy was cut, and grown */
 };
