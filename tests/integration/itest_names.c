@@ -242,6 +242,8 @@ static unsigned int folded_depth(const char *path)
 }
 
 #define SVG_ROW_PX 16	/* a flame graph's frame row */
+/* frames a stack sampled by chance may add to a run's deepest; a frame-pointer loop, 120 */
+#define LOOP_SLACK 16
 
 static unsigned int svg_height(const char *path)
 {
@@ -357,10 +359,13 @@ static void test_frame_pointer_loop_is_cut(void **state)
 	assert_int_equal(it_drops_of(&log, JT_DROP_BROKEN_STACK), c.cut);
 	/* without the loop only a chain broken by code without frame pointers (libc's) is cut */
 	assert_true(it_drops_of(&log0, JT_DROP_BROKEN_STACK) * 50 <= c.hot_a);
-	/* as deep as the same program's real stacks, give or take one sampled by chance (a
-	 * code load's, a frame or two deeper than hot_a's): a loop would be 127 */
-	assert_true(depth <= depth0 + 2);
-	assert_true(height <= height0 + 2 * SVG_ROW_PX);
+	/*
+	 * As deep as the same program's real stacks, give or take what a sample taken by chance
+	 * elsewhere adds in either run (a code load's through the agent's stub and the uprobe
+	 * trampoline, the loader's: 4 more frames in a CI run): an uncut loop adds over 100.
+	 */
+	assert_true(depth <= depth0 + LOOP_SLACK);
+	assert_true(height <= height0 + LOOP_SLACK * SVG_ROW_PX);
 	it_log_free(&log);
 	it_log_free(&log0);
 }
