@@ -12,7 +12,8 @@
  * sample costs the sampled CPU, not a share of it taken by the recorder or other work.
  * Usage: bench_stacks JITRACE NOFP [c|python|java|mono|node|copy|memory ...]   (the parts;
  * all but copy); BENCH_STACKS_ROUNDS=N in the environment: N rounds of the stacks tables
- * (at most MAX_ROUNDS) instead of ROUNDS.
+ * (at most MAX_ROUNDS) instead of ROUNDS; BENCH_STACKS_HZ=F: sample the stacks tables at F Hz
+ * instead of 999 (a higher rate makes a sample's cost stand out of the workload's noise).
  */
 #include <dirent.h>
 #include <gelf.h>
@@ -23,7 +24,7 @@
 #include "bench.h"
 #include "host/cfi.h"
 
-#define HZ "999"
+#define HZ "999"	/* the issue's rate; BENCH_STACKS_HZ for another */
 #define SECS 4		/* a workload's run */
 #define ROUNDS 5	/* interleaved, in an order rotated every round */
 #define MAX_ROUNDS 31	/* BENCH_STACKS_ROUNDS: more rounds of the stacks tables */
@@ -31,6 +32,8 @@
 #define TOOL_CPU 0	/* the tools' user space (and what else runs there) */
 #define MEM_SECS "8"	/* -a's recording, for its memory */
 #define MAX_FRAMES 256
+
+static const char *hz = HZ;	/* the sampling rate of the stacks tables */
 #define PYTHON "/usr/bin/python3.11"
 #define PY_LOOP "tests/runtimes/python/loop.py"
 #define JDK "/usr/lib/jvm/java-17-openjdk-amd64"
@@ -253,7 +256,7 @@ static int run_one(const struct workload *w, enum cond c, const char *jitrace, s
 	unlink(data);
 	memset(r, 0, sizeof(*r));
 	if (c != UNTRACED && c != PERF_FP && c != PERF_DWARF) {
-		char *pre[] = { (char *)jitrace, "record", "-F", HZ, "-f", "-o", data };
+		char *pre[] = { (char *)jitrace, "record", "-F", (char *)hz, "-f", "-o", data };
 
 		for (i = 0; i < 7; i++)
 			argv[n++] = pre[i];
@@ -266,7 +269,7 @@ static int run_one(const struct workload *w, enum cond c, const char *jitrace, s
 		}
 		argv[n++] = "--";
 	} else if (c == PERF_FP || c == PERF_DWARF) {
-		char *pre[] = { "perf", "record", "-q", "-F", HZ, "-o", data };
+		char *pre[] = { "perf", "record", "-q", "-F", (char *)hz, "-o", data };
 
 		for (i = 0; i < 7; i++)
 			argv[n++] = pre[i];
@@ -668,6 +671,8 @@ int main(int argc, char **argv)
 	snprintf(tmp, sizeof(tmp), "/tmp/jt_bench_stacks.XXXXXX");
 	if (!mkdtemp(tmp))
 		return 1;
+	if (getenv("BENCH_STACKS_HZ"))
+		hz = getenv("BENCH_STACKS_HZ");
 	if (getenv("BENCH_STACKS_ROUNDS")) {
 		rounds = atoi(getenv("BENCH_STACKS_ROUNDS"));
 		rounds = rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
@@ -698,7 +703,7 @@ int main(int argc, char **argv)
 	       "log's or perf.data's. Each round runs every condition once, in an order rotated "
 	       "every round; the workload runs pinned to CPU %s (`taskset -c %s`) at nice -20 in "
 	       "its own autogroup, the tools' user space on CPU %d, as in \"Sampling "
-	       "overhead\".\n", HZ, WORK_CPU, WORK_CPU, TOOL_CPU);
+	       "overhead\".\n", hz, WORK_CPU, WORK_CPU, TOOL_CPU);
 	if (wanted(argc, argv, "c"))
 		stacks_table(&c_prog, argv[1], main_conds, NR_MAIN);
 	if (wanted(argc, argv, "python") && !access(PYTHON, X_OK))
