@@ -57,15 +57,12 @@ struct {
 } jt_sample_buf SEC(".maps");
 
 /*
- * tid -> the bytes of user stack its samples copy, less than ustack_bytes: what the
- * collector found its walks need (user/join/ucopy.h). A thread not here copies ustack_bytes.
+ * The bytes of user stack a thread's samples copy, less than ustack_bytes: what the
+ * collector found its walks need (user/join/ucopy.h), as tid << 32 | bytes at the slot of
+ * tid's low bits (a plain load where an LRU hash lookup cost tens of ns a sample). A thread
+ * whose slot holds another tid copies ustack_bytes.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u32);
-} jt_ucopy SEC(".maps");
+__u64 jt_ucopy_slots[JT_UCOPY_SLOTS];
 
 static __always_inline void count_drop(__u32 what)
 {
@@ -597,21 +594,31 @@ static __always_inline __u32 copy_ustack(void *dst, __u32 max, __u64 sp)
  * user stack, for the collector to unwind where frame pointers are missing. Returns the
  * bytes added to the record, 0 when nothing could be copied.
  */
-static __always_inline __u32 sample_ustack(struct sample_buf *b, struct task_struct *task,
+static __always_inline __u32 sample_ustack(struct bpf_perf_event_data *ctx,
+					   struct sample_buf *b, struct task_struct *task,
 					   __u32 tid, __u64 at)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 want = jt_ucopy_slots[tid & (JT_UCOPY_SLOTS - 1)];
 	struct jt_ev_ustack *u;
-	__u32 n = ustack_bytes, *want;
+	__u32 n = ustack_bytes;
 
-	if (!regs || at > 2 * JT_MAX_FRAMES * 8)
+	if (at > 2 * JT_MAX_FRAMES * 8)
 		return 0;
-	want = bpf_map_lookup_elem(&jt_ucopy, &tid);
-	if (want && *want < n)
-		n = *want;
+	if (want >> 32 == tid && (want & 0xffff) < n)
+		n = want & 0xffff;	/* a bound the verifier sees: copies are at most 8 KiB */
 	u = (void *)b->s.ips + at;
-	u->sp = BPF_CORE_READ(regs, sp);
-	u->bp = BPF_CORE_READ(regs, bp);
+	/* read whole: the context allows no narrower load */
+	if (*(volatile __u64 *)&ctx->regs.cs & 3) {	/* the sample interrupted user code */
+		u->sp = ctx->regs.sp;
+		u->bp = ctx->regs.bp;
+	} else {		/* in the kernel: the user's, saved as it entered */
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		if (!regs)
+			return 0;
+		u->sp = BPF_CORE_READ(regs, sp);
+		u->bp = BPF_CORE_READ(regs, bp);
+	}
 	if (n > JT_USTACK_MAX)
 		n = JT_USTACK_MAX;
 	u->len = copy_ustack(u->bytes, n, u->sp);
@@ -648,7 +655,7 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	s->nr_kernel = (__u64)klen / 8;
 	s->nr_user = (__u64)ulen / 8;
 	if (ustack_bytes && ulen >= 8) {
-		extra = sample_ustack(b, task, (__u32)pid_tgid, (__u64)klen + ulen);
+		extra = sample_ustack(ctx, b, task, (__u32)pid_tgid, (__u64)klen + ulen);
 		if (extra)
 			s->h.flags |= JT_SAMPLE_USTACK;
 	}

@@ -13,6 +13,7 @@
 #define JT_COMM_LEN 16
 #define JT_MAX_FRAMES 127	/* kernel.perf_event_max_stack on this kernel */
 #define JT_PID_LIMIT (1 << 22)	/* PID_MAX_LIMIT on 64-bit Linux */
+#define JT_UCOPY_SLOTS (1 << 16)	/* threads whose learned stack copies the sampler holds */
 
 enum jt_ev_type {
 	JT_EV_CODE_LOAD = 1,	/* agent stub or USDT: code [start, start+size) named */

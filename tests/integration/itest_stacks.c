@@ -70,17 +70,55 @@ static uint64_t samples_of(const struct it_log *log, uint32_t pid)
 }
 
 /*
+ * What jitrace said (err) of the samples' stack copies it walked: how many (0 if it said
+ * nothing); none may be larger than its thread's copy was cut to once the sampler was told
+ * (the sampler honours the cut), and *cuts gets how many times a copy was cut.
+ */
+static uint64_t copies_walked(const char *err, uint64_t *cuts)
+{
+	unsigned long long walked = 0, bytes, over, cut = 0, grown;
+	const char *at = strstr(err, "user stack copies: cut ");
+
+	if (at && sscanf(at, "user stack copies: cut %llu times below %*u bytes to what "
+			 "threads' walks needed, grown again %llu", &cut, &grown) != 2)
+		fail_msg("cannot read jitrace's line on cut copies");
+	*cuts = cut;
+	at = strstr(err, " walked, ");
+	if (!at)
+		return 0;
+	while (at > err && at[-1] != '\n')	/* its line */
+		at--;
+	if (sscanf(at, "jitrace: user stack copies: %llu walked, %llu bytes each on average; larger than "
+		   "their thread's cut: %llu", &walked, &bytes, &over) != 3)
+		fail_msg("cannot read jitrace's line on the copies walked");
+	print_message("copies walked %llu (%llu bytes each on average), cut %llu times, %llu "
+		      "larger than their thread's cut\n", walked, bytes, cut, over);
+	assert_int_equal(over, 0);
+	return walked;
+}
+
+/*
  * Record argv (jitrace record ... -o log_path -- EXE ...) into log (checked), and count the
  * samples of the process that ran exe whose leaf is leaf, and those whole (it_count_chains).
- * Returns that process's pid.
+ * What jitrace says goes to log_path.err, shown; no stack copy may be larger than its
+ * thread's was cut to. Returns that process's pid.
  */
 static uint32_t record_chains(char *const argv[], const char *log_path, struct it_log *log,
 			      const char *exe, const char *leaf, const char *const *chain,
 			      unsigned int nr, bool adjacent, uint64_t *n, uint64_t *whole)
 {
+	char err_path[PATH_MAX], *err;
+	uint64_t cuts;
 	uint32_t pid;
+	int status;
 
-	assert_int_equal(it_run(argv, "/dev/null", NULL), 0);
+	snprintf(err_path, sizeof(err_path), "%s.err", log_path);
+	status = it_run(argv, "/dev/null", err_path);
+	err = it_slurp(err_path);
+	print_message("%s", err);
+	assert_int_equal(status, 0);
+	copies_walked(err, &cuts);
+	free(err);
 	it_log_load(log_path, log);
 	it_check_promises(log);
 	pid = exec_of(log, exe);
@@ -100,15 +138,21 @@ static uint32_t record_chains(char *const argv[], const char *log_path, struct i
 static void c_program_chains(const char *prog, const char *log_name, bool whole_expected)
 {
 	static const char *const chain[] = { "level3", "level2", "level1", "main" };
-	char *log_path = it_path_dup(log_name), secs[16];
+	char *log_path = it_path_dup(log_name), secs[16], err_path[PATH_MAX], *err;
 	char *argv[] = { IT_JITRACE, "record", "--unwind", "cfi", "-F", "999", "-f", "-o",
 			 log_path, "--", (char *)prog, it_scaled(secs, sizeof(secs), 3), NULL };
-	uint64_t n, whole, all;
+	uint64_t n, whole, all, cuts;
 	struct it_log log;
 	uint32_t pid;
 
 	pid = record_chains(argv, log_path, &log, prog, "leaf_work", chain, 4, true, &n, &whole);
 	all = samples_of(&log, pid);
+	snprintf(err_path, sizeof(err_path), "%s.err", log_path);
+	err = it_slurp(err_path);
+	/* each sample's copy is walked; walks that reach main cut it (after UCOPY_QUICK) */
+	assert_true(copies_walked(err, &cuts) >= n);
+	assert_true(whole_expected ? cuts >= 1 : cuts == 0);
+	free(err);
 	print_message("log %lld bytes, %llu samples\n", (long long)file_size(log_path),
 		      (unsigned long long)all);
 	if (whole_expected)

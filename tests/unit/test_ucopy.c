@@ -11,12 +11,13 @@
 
 #define MAX 8192
 #define TID 4243
+#define TOLD_AT 1000000000ULL	/* when take hands the changes to the sampler */
 
 /* The changes handed on since the last take, the last one's bytes for tid in *bytes. */
 static size_t take(struct jt_ucopy *u, uint32_t tid, uint32_t *bytes)
 {
 	struct jt_ucopy_want w[8];
-	size_t n = jt_ucopy__take(u, w, 8), i;
+	size_t n = jt_ucopy__take(u, w, 8, TOLD_AT), i;
 
 	for (i = 0; i < n; i++)
 		if (w[i].tid == tid)
@@ -28,12 +29,13 @@ static size_t take(struct jt_ucopy *u, uint32_t tid, uint32_t *bytes)
 static void walks(struct jt_ucopy *u, uint32_t tid, int n, size_t len, uint64_t top)
 {
 	while (n-- > 0)
-		jt_ucopy__walked(u, tid, len, top, JT_UNWIND_OUTERMOST);
+		jt_ucopy__walked(u, tid, 0, len, top, JT_UNWIND_OUTERMOST);
 }
 
 /*
- * A window of walks that all reached the end 1,600 bytes up cuts the copy to that and
- * room, rounded (2,304 bytes); nothing is said before the window is whole.
+ * A thread's first window, UCOPY_QUICK walks that all reached the end 1,600 bytes up, cuts
+ * the copy to that and room, rounded (2,304 bytes); nothing is said before the window is
+ * whole. The next window is UCOPY_WINDOW walks.
  */
 static void a_window_of_shallow_walks_cuts_the_copy(void **state)
 {
@@ -42,12 +44,17 @@ static void a_window_of_shallow_walks_cuts_the_copy(void **state)
 
 	(void)state;
 	jt_ucopy__init(&u, MAX);
-	walks(&u, TID, UCOPY_WINDOW - 1, MAX, 1600);
+	walks(&u, TID, UCOPY_QUICK - 1, MAX, 1600);
 	assert_int_equal(take(&u, TID, &bytes), 0);
 	walks(&u, TID, 1, MAX, 1600);
 	assert_int_equal(take(&u, TID, &bytes), 1);
 	assert_int_equal(bytes, 2304);
 	assert_int_equal(take(&u, TID, &bytes), 0);	/* said once */
+	walks(&u, TID, UCOPY_WINDOW - 1, 2304, 700);
+	assert_int_equal(take(&u, TID, &bytes), 0);
+	walks(&u, TID, 1, 2304, 700);
+	assert_int_equal(take(&u, TID, &bytes), 1);
+	assert_int_equal(bytes, 1280);	/* 700 and room, rounded */
 	jt_ucopy__fini(&u);
 }
 
@@ -63,11 +70,15 @@ static void the_deepest_walks_but_one_percent_set_the_copy(void **state)
 
 	(void)state;
 	jt_ucopy__init(&u, MAX);
+	walks(&u, TID, UCOPY_QUICK, MAX, 7000);	/* the first windows: all of them, 7,680 */
+	walks(&u, TID + 1, UCOPY_QUICK, MAX, 7000);
+	assert_int_equal(jt_ucopy__take(&u, w, 8, TOLD_AT), 2);
+	assert_int_equal(w[0].bytes, 7680);
 	walks(&u, TID, deep, MAX, 6000);
 	walks(&u, TID + 1, deep + 1, MAX, 6000);
 	walks(&u, TID, UCOPY_WINDOW - deep, MAX, 1000);
 	walks(&u, TID + 1, UCOPY_WINDOW - deep - 1, MAX, 1000);
-	assert_int_equal(jt_ucopy__take(&u, w, 8), 2);
+	assert_int_equal(jt_ucopy__take(&u, w, 8, TOLD_AT), 2);
 	assert_int_equal(w[0].tid, TID);
 	assert_int_equal(w[0].bytes, 1536);	/* 1,000 and room, rounded */
 	assert_int_equal(w[1].tid, TID + 1);
@@ -77,7 +88,8 @@ static void the_deepest_walks_but_one_percent_set_the_copy(void **state)
 
 /*
  * A walk that runs off a cut copy doubles it at once; one that ran off a copy shorter than
- * the cut (made before the sampler was told) says nothing; the most is never passed.
+ * the cut (made before the sampler was told) says nothing; the most is never passed. After
+ * it grew, a window of UCOPY_QUICK walks cuts it again to what they all needed.
  */
 static void a_walk_off_a_cut_copy_doubles_it(void **state)
 {
@@ -89,17 +101,21 @@ static void a_walk_off_a_cut_copy_doubles_it(void **state)
 	walks(&u, TID, UCOPY_WINDOW, MAX, 1600);
 	take(&u, TID, &bytes);
 	assert_int_equal(bytes, 2304);
-	jt_ucopy__walked(&u, TID, 2304, 2300, JT_UNWIND_SLICE);
+	jt_ucopy__walked(&u, TID, 0, 2304, 2300, JT_UNWIND_SLICE);
 	assert_int_equal(take(&u, TID, &bytes), 1);
 	assert_int_equal(bytes, 4608);
-	jt_ucopy__walked(&u, TID, 2304, 2300, JT_UNWIND_SLICE);	/* an older, shorter copy */
+	jt_ucopy__walked(&u, TID, 0, 2304, 2300, JT_UNWIND_SLICE);	/* an older, shorter copy */
 	assert_int_equal(take(&u, TID, &bytes), 0);
-	jt_ucopy__walked(&u, TID, 4608, 4600, JT_UNWIND_SLICE);
+	jt_ucopy__walked(&u, TID, 0, 4608, 4600, JT_UNWIND_SLICE);
 	take(&u, TID, &bytes);
 	assert_int_equal(bytes, MAX);
-	jt_ucopy__walked(&u, TID, MAX, MAX - 8, JT_UNWIND_SLICE);	/* the most: as is */
+	jt_ucopy__walked(&u, TID, 0, MAX, MAX - 8, JT_UNWIND_SLICE);	/* the most: as is */
 	assert_int_equal(take(&u, TID, &bytes), 0);
 	assert_int_equal(u.grown, 2);
+	walks(&u, TID, UCOPY_QUICK - 1, MAX, 1600);
+	walks(&u, TID, 1, MAX, 3000);
+	assert_int_equal(take(&u, TID, &bytes), 1);
+	assert_int_equal(bytes, 3584);	/* the deepest of them, 3,000, and room, rounded */
 	jt_ucopy__fini(&u);
 }
 
@@ -113,15 +129,45 @@ static void walks_that_say_nothing_change_nothing(void **state)
 	(void)state;
 	jt_ucopy__init(&u, MAX);
 	for (i = 0; i < 2 * UCOPY_WINDOW; i++) {
-		jt_ucopy__walked(&u, TID, MAX, 100, JT_UNWIND_LOST);
-		jt_ucopy__walked(&u, TID, MAX, 100, JT_UNWIND_MAX_FRAMES);
-		jt_ucopy__walked(&u, 0, MAX, 100, JT_UNWIND_OUTERMOST);
+		jt_ucopy__walked(&u, TID, 0, MAX, 100, JT_UNWIND_LOST);
+		jt_ucopy__walked(&u, TID, 0, MAX, 100, JT_UNWIND_MAX_FRAMES);
+		jt_ucopy__walked(&u, 0, 0, MAX, 100, JT_UNWIND_OUTERMOST);
 	}
 	assert_int_equal(take(&u, TID, &bytes), 0);
 	jt_ucopy__fini(&u);
 	jt_ucopy__init(&u, 0);
 	walks(&u, TID, UCOPY_WINDOW, MAX, 100);
 	assert_int_equal(take(&u, TID, &bytes), 0);
+	jt_ucopy__fini(&u);
+}
+
+/*
+ * A copy larger than its thread was told is counted once the grace after the telling is
+ * over (before it, a sample may have been made with the old copy); every copy walked is
+ * counted with its bytes.
+ */
+static void copies_larger_than_told_are_counted(void **state)
+{
+	uint64_t after = TOLD_AT + UCOPY_GRACE_NS + 1;
+	struct jt_ucopy u;
+	uint32_t bytes = 0;
+
+	(void)state;
+	jt_ucopy__init(&u, MAX);
+	jt_ucopy__walked(&u, TID, after, MAX, 1600, JT_UNWIND_OUTERMOST);	/* never told */
+	walks(&u, TID, UCOPY_WINDOW - 1, MAX, 1600);
+	take(&u, TID, &bytes);
+	assert_int_equal(bytes, 2304);
+	jt_ucopy__walked(&u, TID, TOLD_AT + UCOPY_GRACE_NS, MAX, 1600, JT_UNWIND_OUTERMOST);
+	assert_int_equal(u.over, 0);
+	jt_ucopy__walked(&u, TID, after, 2304, 1600, JT_UNWIND_OUTERMOST);
+	assert_int_equal(u.over, 0);
+	jt_ucopy__walked(&u, TID, after, 2560, 1600, JT_UNWIND_OUTERMOST);
+	assert_int_equal(u.over, 1);
+	jt_ucopy__walked(&u, TID + 1, after, MAX, 1600, JT_UNWIND_OUTERMOST);	/* not told */
+	assert_int_equal(u.over, 1);
+	assert_int_equal(u.copies, UCOPY_WINDOW + 4);
+	assert_int_equal(u.bytes, (uint64_t)(UCOPY_WINDOW + 2) * MAX + 2304 + 2560);
 	jt_ucopy__fini(&u);
 }
 
@@ -132,6 +178,7 @@ int main(void)
 		cmocka_unit_test(the_deepest_walks_but_one_percent_set_the_copy),
 		cmocka_unit_test(a_walk_off_a_cut_copy_doubles_it),
 		cmocka_unit_test(walks_that_say_nothing_change_nothing),
+		cmocka_unit_test(copies_larger_than_told_are_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -367,9 +367,13 @@ void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats
 	st->procs = c->procs.count;
 	st->copies_cut = c->ucopy.cut;
 	st->copies_grown = c->ucopy.grown;
+	st->copies = c->ucopy.copies;
+	st->copy_bytes = c->ucopy.bytes;
+	st->copies_over = c->ucopy.over;
 }
 
-size_t jt_collector__copy_wants(struct jt_collector *c, struct jt_ucopy_want *out, size_t n)
+size_t jt_collector__copy_wants(struct jt_collector *c, struct jt_ucopy_want *out, size_t n,
+				uint64_t now)
 {
-	return jt_ucopy__take(&c->ucopy, out, n);
+	return jt_ucopy__take(&c->ucopy, out, n, now);
 }

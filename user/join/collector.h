@@ -70,6 +70,9 @@ struct jt_collector_stats {
 	uint64_t perfmap_skipped; /* perf map lines of processes the agent already reports */
 	uint64_t copies_cut;	/* times a thread's stack copy was cut to what it needs (ucopy.h) */
 	uint64_t copies_grown;	/* times one grew again */
+	uint64_t copies;	/* samples' stack copies walked */
+	uint64_t copy_bytes;	/* their bytes */
+	uint64_t copies_over;	/* of them, more than their thread was cut to (ucopy.h) */
 };
 
 struct jt_collector;
@@ -92,7 +95,11 @@ int jt_collector__drop(struct jt_collector *c, unsigned int what, uint32_t tid, 
 bool jt_collector__has_agent(const struct jt_collector *c, uint32_t pid);
 void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats *st);
 struct jt_ucopy_want;
-/* Up to n of what threads' stack copies were learned to need since the last call (ucopy.h). */
-size_t jt_collector__copy_wants(struct jt_collector *c, struct jt_ucopy_want *out, size_t n);
+/*
+ * Up to n of what threads' stack copies were learned to need since the last call, handed to
+ * the sampler at now (ucopy.h).
+ */
+size_t jt_collector__copy_wants(struct jt_collector *c, struct jt_ucopy_want *out, size_t n,
+				uint64_t now);
 
 #endif

@@ -510,7 +510,7 @@ static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 		      JT_MAX_FRAMES, &end);
 	/* a sample's copy is as long as its thread's walks need: learned from this one */
 	if (ev->type == JT_EV_SAMPLE)
-		jt_ucopy__walked(&c->ucopy, ev->tid, copy.len, regs.sp - copy.base, end);
+		jt_ucopy__walked(&c->ucopy, ev->tid, ev->ts, copy.len, regs.sp - copy.base, end);
 	if (u.mono_cut) {	/* the kernel's walk, by frame pointers, would skip Mono's frames */
 		out_n = n;
 		memcpy(out, ips, n * sizeof(*out));

@@ -97,9 +97,10 @@ void jt_pipeline__free(struct jt_pipeline *pl)
 	free(pl);
 }
 
-size_t jt_pipeline__copy_wants(struct jt_pipeline *pl, struct jt_ucopy_want *out, size_t n)
+size_t jt_pipeline__copy_wants(struct jt_pipeline *pl, struct jt_ucopy_want *out, size_t n,
+			       uint64_t now)
 {
-	return jt_collector__copy_wants(pl->col, out, n);
+	return jt_collector__copy_wants(pl->col, out, n, now);
 }
 
 struct jt_tscclock *jt_pipeline__tscclock(struct jt_pipeline *pl)

@@ -84,9 +84,10 @@ int jt_pipeline__raw(struct jt_pipeline *pl, const void *data, size_t len);
 struct jt_tscclock *jt_pipeline__tscclock(struct jt_pipeline *pl);
 /*
  * Up to n changes of what threads' user stack copies need (join/ucopy.h), learned from the
- * samples joined since the last call, for the sampler: how many.
+ * samples joined since the last call, for the sampler, which is told at now: how many.
  */
-size_t jt_pipeline__copy_wants(struct jt_pipeline *pl, struct jt_ucopy_want *out, size_t n);
+size_t jt_pipeline__copy_wants(struct jt_pipeline *pl, struct jt_ucopy_want *out, size_t n,
+			       uint64_t now);
 /*
  * An event a source of the session made itself, checked (the calls regions': an enter or
  * leave may be JT_EVENT_CALL_LEN bytes short): taken as a decoded ring-buffer record is.

@@ -15,8 +15,11 @@
 
 /* A thread's copy: what it is now, and what the walks of the window under way needed. */
 struct thread_copy {
+	uint64_t told_at;	/* when the sampler was last told its copy (0: never) */
+	uint32_t told;		/* what it was told */
 	uint32_t want;		/* the bytes its samples copy (the most until told otherwise) */
 	uint32_t walks;		/* that said what they needed, in this window */
+	uint32_t window;	/* the walks this window takes: UCOPY_QUICK or UCOPY_WINDOW */
 	bool pending;		/* want changed since the last take (its tid is in the list) */
 	uint16_t needs[UCOPY_BUCKETS];	/* of them, by what they needed, UCOPY_ROUND apart */
 };
@@ -97,7 +100,7 @@ static uint32_t window_need(const struct thread_copy *t)
 	return (uint32_t)(b + 1) * UCOPY_ROUND;
 }
 
-void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, size_t len, uint64_t top,
+void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, uint64_t ts, size_t len, uint64_t top,
 		      enum jt_unwind_end end)
 {
 	struct thread_copy *t;
@@ -106,7 +109,11 @@ void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, size_t len, uint64_t top
 
 	if (!u->max || !tid)
 		return;
+	u->copies++;
+	u->bytes += len;
 	t = jt_hash__get(&u->threads, tid);
+	if (t && t->told_at && ts > t->told_at + UCOPY_GRACE_NS && len > t->told)
+		u->over++;
 	if (!t) {
 		if (u->threads.count >= UCOPY_THREADS)
 			return;	/* it copies the most, as it does untold */
@@ -114,6 +121,7 @@ void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, size_t len, uint64_t top
 		if (!t)
 			return;
 		t->want = u->max;
+		t->window = UCOPY_QUICK;
 	}
 	need = walk_need(u, t, len, top, end);
 	if (!need)
@@ -121,18 +129,24 @@ void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, size_t len, uint64_t top
 	t->needs[(need - 1) / UCOPY_ROUND]++;
 	/* only a walk that ran off the copy says it was short (one that reached its end
 	 * beyond the cut had a copy made before the sampler was told of it) */
-	if (end == JT_UNWIND_SLICE)
+	if (end == JT_UNWIND_SLICE) {
 		set_want(u, tid, t, need);
-	if (++t->walks < UCOPY_WINDOW)
+		t->window = UCOPY_QUICK;	/* from now: a window of walks with it */
+		memset(t->needs, 0, sizeof(t->needs));
+		t->walks = 0;
+		return;
+	}
+	if (++t->walks < t->window)
 		return;
 	want = window_need(t);
 	if (want && want != t->want)
 		set_want(u, tid, t, want);
 	memset(t->needs, 0, sizeof(t->needs));
 	t->walks = 0;
+	t->window = UCOPY_WINDOW;
 }
 
-size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n)
+size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n, uint64_t now)
 {
 	size_t i;
 
@@ -142,6 +156,8 @@ size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n)
 		struct thread_copy *t = jt_hash__get(&u->threads, u->pending[i]);
 
 		t->pending = false;
+		t->told = t->want;
+		t->told_at = now;
 		out[i] = (struct jt_ucopy_want){ u->pending[i], t->want };
 	}
 	u->nr_pending -= i;

@@ -504,6 +504,11 @@ static void say_copies(struct jt_live *l)
 		       "needed, grown again %llu times",
 		       (unsigned long long)st.col.copies_cut, l->o->ustack_bytes,
 		       (unsigned long long)st.col.copies_grown);
+	if (st.col.copies)
+		jt_err("user stack copies: %llu walked, %llu bytes each on average; larger than "
+		       "their thread's cut: %llu", (unsigned long long)st.col.copies,
+		       (unsigned long long)(st.col.copy_bytes / st.col.copies),
+		       (unsigned long long)st.col.copies_over);
 }
 
 /* What threads' stack copies were found to need since the last tick, to the sampler. */
@@ -512,7 +517,8 @@ static void hand_copy_wants(struct jt_live *l)
 	struct jt_ucopy_want w[64];
 	size_t n, i;
 
-	while ((n = jt_pipeline__copy_wants(l->pl, w, 64)) > 0)
+	/* stamped before the sampler is told: a sample after it may be made with the old copy */
+	while ((n = jt_pipeline__copy_wants(l->pl, w, 64, jt_now_ns())) > 0)
 		for (i = 0; i < n; i++)
 			jt_bpf__ucopy(l->bpf, w[i].tid, w[i].bytes);
 }

@@ -31,7 +31,6 @@ struct jt_bpf {
 	int nr_samplers;
 	int ncpus;
 	int nr_jvms;
-	bool ucopy_said;	/* a thread's copy could not be set: said once */
 };
 
 /* The libjvm.so files probed, by inode: one file can have many paths (symlinked JDK dirs). */
@@ -629,17 +628,11 @@ int jt_bpf__offcpu_flush(struct jt_bpf *b)
 	return 0;
 }
 
-int jt_bpf__ucopy(struct jt_bpf *b, uint32_t tid, uint32_t bytes)
+void jt_bpf__ucopy(struct jt_bpf *b, uint32_t tid, uint32_t bytes)
 {
-	int err = bpf_map__update_elem(b->skel->maps.jt_ucopy, &tid, sizeof(tid), &bytes,
-				       sizeof(bytes), BPF_ANY);
-
-	if (err && !b->ucopy_said) {
-		jt_err("warning: samples copy --stack-copy bytes of every thread's stack: setting "
-		       "thread %u's copy: %s", tid, strerror(-err));
-		b->ucopy_said = true;
-	}
-	return err;
+	/* one store the sampler reads whole; a thread sharing the slot copies the most again */
+	__atomic_store_n(&b->skel->bss->jt_ucopy_slots[tid & (JT_UCOPY_SLOTS - 1)],
+			 (uint64_t)tid << 32 | bytes, __ATOMIC_RELAXED);
 }
 
 int jt_bpf__nr_samplers(const struct jt_bpf *b)
