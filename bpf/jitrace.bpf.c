@@ -590,6 +590,16 @@ static __always_inline __u32 copy_ustack(void *dst, __u32 max, __u64 sp)
 }
 
 /*
+ * A perf_event program's context begins with the registers the sample interrupted, laid out
+ * as x86-64's uapi struct pt_regs: fixed, so read without CO-RE, which would follow the
+ * kernel's own struct (its cs a 2-byte member of a union since 6.9, 8 bytes in 6.1).
+ */
+struct sample_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs,
+	      flags, sp, ss;
+};
+
+/*
  * After a sample's ips (at bytes into its ips): the task's user registers and the top of its
  * user stack, for the collector to unwind where frame pointers are missing. Returns the
  * bytes added to the record, 0 when nothing could be copied.
@@ -599,6 +609,7 @@ static __always_inline __u32 sample_ustack(struct bpf_perf_event_data *ctx,
 					   __u32 tid, __u64 at)
 {
 	__u64 want = jt_ucopy_slots[tid & (JT_UCOPY_SLOTS - 1)];
+	const struct sample_regs *r = (const void *)ctx;
 	struct jt_ev_ustack *u;
 	__u32 n = ustack_bytes;
 
@@ -608,9 +619,9 @@ static __always_inline __u32 sample_ustack(struct bpf_perf_event_data *ctx,
 		n = want & 0xffff;	/* a bound the verifier sees: copies are at most 8 KiB */
 	u = (void *)b->s.ips + at;
 	/* read whole: the context allows no narrower load */
-	if (*(volatile __u64 *)&ctx->regs.cs & 3) {	/* the sample interrupted user code */
-		u->sp = ctx->regs.sp;
-		u->bp = ctx->regs.bp;
+	if (*(volatile __u64 *)&r->cs & 3) {	/* the sample interrupted user code */
+		u->sp = r->sp;
+		u->bp = r->bp;
 	} else {		/* in the kernel: the user's, saved as it entered */
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
