@@ -436,6 +436,7 @@ static int perfmap_off_child(void *arg)
 
 	(void)arg;
 	map_path(getpid(), path, sizeof(path));
+	unlink(path);	/* a dead process's of the same pid, left behind (seen on a busy machine) */
 	jitrace_perfmap_off();
 	jitrace_code_load((void *)0x6000, 0x10, "agent_fn");
 	return access(path, F_OK) == 0;

@@ -17,6 +17,15 @@ void jt_hash__fini(struct jt_hash *h)
 	h->cap = h->count = 0;
 }
 
+void jt_hash__fini_free(struct jt_hash *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->cap; i++)
+		free(h->ents[i].val);	/* NULL where empty */
+	jt_hash__fini(h);
+}
+
 void *jt_hash__get(const struct jt_hash *h, uint64_t key)
 {
 	size_t i;

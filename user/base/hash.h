@@ -20,6 +20,8 @@ struct jt_hash {
 
 /* A zeroed struct jt_hash is an empty hash. */
 void jt_hash__fini(struct jt_hash *h);
+/* Free each value (they were malloc'd, and own nothing), then fini. */
+void jt_hash__fini_free(struct jt_hash *h);
 void *jt_hash__get(const struct jt_hash *h, uint64_t key);
 /* Insert or replace; val must not be NULL. Returns 0 or -ENOMEM. */
 int jt_hash__put(struct jt_hash *h, uint64_t key, void *val);

@@ -857,10 +857,7 @@ cleanup:
 	while (jt_hash__next(&p.mods, &pos, &key, &val))
 		mod_free(val);
 	jt_hash__fini(&p.mods);
-	pos = 0;
-	while (jt_hash__next(&p.syms, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&p.syms);
+	jt_hash__fini_free(&p.syms);
 	free(p.counts);
 	free(p.off_ns);
 	jt_xintern__fini(&p.strings);

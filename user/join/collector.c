@@ -44,17 +44,6 @@ struct jt_collector *jt_collector__new(const struct jt_collector_opts *o,
 	return c;
 }
 
-static void threads_fini(struct proc *p)
-{
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-
-	while (jt_hash__next(&p->threads, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&p->threads);
-}
-
 /* Forget a process's code: at exec (a new image) and at exit. */
 static void proc_reset(struct proc *p)
 {
@@ -77,7 +66,7 @@ static void proc_reset(struct proc *p)
 	jt_hash__fini(&p->lines);	/* emptied as its methods went */
 	jt_coll_pieces_forget(p);
 	jt_late__fini(&p->late);
-	threads_fini(p);
+	jt_hash__fini_free(&p->threads);
 	jt_coll_interp_forget(p);
 	jt_hash__fini(&p->syms);
 	jt_vmas__free(&p->vmas);

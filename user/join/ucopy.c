@@ -32,13 +32,7 @@ void jt_ucopy__init(struct jt_ucopy *u, uint32_t max)
 
 void jt_ucopy__fini(struct jt_ucopy *u)
 {
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-
-	while (jt_hash__next(&u->threads, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&u->threads);
+	jt_hash__fini_free(&u->threads);
 	free(u->pending);
 	memset(u, 0, sizeof(*u));
 }

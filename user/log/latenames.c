@@ -60,18 +60,6 @@ static int keep(struct jt_hash *h, uint64_t id, const struct jt_rec_hdr *rec)
 	return 0;
 }
 
-/* Free what a table of copies still holds. */
-static void drop_all(struct jt_hash *h)
-{
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-
-	while (jt_hash__next(h, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(h);
-}
-
 static int add_late(struct jt_latenames *ln, const struct jt_rec_late *l)
 {
 	if (ln->n == ln->cap) {
@@ -146,8 +134,8 @@ int jt_latenames__ready(struct jt_latenames *ln)
 {
 	int err = take_defs(ln);
 
-	drop_all(&ln->methods);
-	drop_all(&ln->lines);
+	jt_hash__fini_free(&ln->methods);
+	jt_hash__fini_free(&ln->lines);
 	if (err) {
 		jt_err("out of memory reading the log's late names");
 		return err;
@@ -163,8 +151,8 @@ void jt_latenames__free(struct jt_latenames *ln)
 
 	if (!ln)
 		return;
-	drop_all(&ln->methods);	/* ready() not reached */
-	drop_all(&ln->lines);
+	jt_hash__fini_free(&ln->methods);	/* ready() not reached */
+	jt_hash__fini_free(&ln->lines);
 	for (i = 0; i < ln->nr_defs; i++)
 		free(ln->defs[i]);
 	free(ln->defs);

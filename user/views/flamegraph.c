@@ -656,17 +656,6 @@ static int tally_sample(struct jt_hash *lines, const struct jt_stacks *s, const 
 	return 0;
 }
 
-static void lines_free(struct jt_hash *lines)
-{
-	size_t pos = 0;
-	uint64_t key;
-	void *val;
-
-	while (jt_hash__next(lines, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(lines);
-}
-
 /*
  * --diff: a copy of the sample (in *buf) under the number of its process's command name in
  * comms (from 1), so that the same program's stacks meet in both logs. NULL (reported)
@@ -941,7 +930,7 @@ int jt_flamegraph(FILE *out, const struct jt_flame_opts *o)
 	else
 		ret = 0;
 out:
-	lines_free(&lines);
+	jt_hash__fini_free(&lines);
 	jt_stacks__free(s);
 	jt_logsrc__close(&src);
 	return ret;

@@ -104,15 +104,9 @@ void report__free(struct jt_report_model *r)
 		free(val);
 	}
 	jt_hash__fini(&r->tsecs);
-	pos = 0;
-	while (jt_hash__next(&r->walls, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&r->walls);
+	jt_hash__fini_free(&r->walls);
 	free(r->seen);
-	pos = 0;
-	while (jt_hash__next(&r->mstats, &pos, &key, &val))
-		free(val);
-	jt_hash__fini(&r->mstats);
+	jt_hash__fini_free(&r->mstats);
 	jt_stacks__free(r->stk);
 	jt_logsrc__close(&r->src);
 }
