@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* How much of its user stack each thread's samples copy (--unwind cfi), learned from their walks. */
+/* How much of its user stack each thread's samples copy (--unwind cfi), learned from walks. */
 #ifndef JT_UCOPY_H
 #define JT_UCOPY_H
 
