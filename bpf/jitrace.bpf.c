@@ -541,10 +541,11 @@ static __always_inline long take_ustack(void *ctx, void *ips)
 
 /*
  * The kernel stack (with -g) and then, if user, the user stack of the current task into
- * ips (room for both); *klen and *ulen get their bytes, each at most JT_MAX_FRAMES * 8.
+ * ips (room for both): the kernel's frame-pointer walk if fp_walk, else leaf alone. *klen
+ * and *ulen get their bytes, each at most JT_MAX_FRAMES * 8.
  */
-static __always_inline void take_stacks(void *ctx, __u64 *ips, bool user, long *klen,
-					long *ulen)
+static __always_inline void take_stacks(void *ctx, __u64 *ips, bool user, bool fp_walk,
+					__u64 leaf, long *klen, long *ulen)
 {
 	long k = 0, u = 0;
 
@@ -555,8 +556,12 @@ static __always_inline void take_stacks(void *ctx, __u64 *ips, bool user, long *
 	}
 	if (k > JT_MAX_FRAMES * 8)
 		k = JT_MAX_FRAMES * 8;
-	if (user)
+	if (user && fp_walk) {
 		u = take_ustack(ctx, (void *)ips + k);
+	} else if (user && leaf) {
+		ips[k / 8] = leaf;
+		u = 8;
+	}
 	*klen = k;
 	*ulen = u;
 }
@@ -599,37 +604,48 @@ struct sample_regs {
 	      flags, sp, ss;
 };
 
-/*
- * After a sample's ips (at bytes into its ips): the task's user registers and the top of its
- * user stack, for the collector to unwind where frame pointers are missing. Returns the
- * bytes added to the record, 0 when nothing could be copied.
- */
-static __always_inline __u32 sample_ustack(struct bpf_perf_event_data *ctx,
-					   struct sample_buf *b, struct task_struct *task,
-					   __u32 tid, __u64 at)
+/* A user task's registers where the sample interrupted it, or as it entered the kernel. */
+struct uregs {
+	__u64 ip, sp, bp;
+};
+
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx,
+				      struct task_struct *task, struct uregs *u)
 {
-	__u64 want = jt_ucopy_slots[tid & (JT_UCOPY_SLOTS - 1)];
 	const struct sample_regs *r = (const void *)ctx;
+	struct pt_regs *regs;
+
+	/* read whole: the context allows no narrower load */
+	if (*(volatile __u64 *)&r->cs & 3) {	/* the sample interrupted user code */
+		u->ip = r->ip;
+		u->sp = r->sp;
+		u->bp = r->bp;
+		return true;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return false;
+	u->ip = BPF_CORE_READ(regs, ip);
+	u->sp = BPF_CORE_READ(regs, sp);
+	u->bp = BPF_CORE_READ(regs, bp);
+	return true;
+}
+
+/*
+ * After a sample's ips (at bytes into its ips): the task's user registers ur and n bytes of
+ * the top of its user stack, for the collector to unwind where frame pointers are missing.
+ * Returns the bytes added to the record, 0 when nothing could be copied.
+ */
+static __always_inline __u32 sample_ustack(struct sample_buf *b, const struct uregs *ur,
+					   __u32 n, __u64 at)
+{
 	struct jt_ev_ustack *u;
-	__u32 n = ustack_bytes;
 
 	if (at > 2 * JT_MAX_FRAMES * 8)
 		return 0;
-	if (want >> 32 == tid && (want & 0xffff) < n)
-		n = want & 0xffff;	/* a bound the verifier sees: copies are at most 8 KiB */
 	u = (void *)b->s.ips + at;
-	/* read whole: the context allows no narrower load */
-	if (*(volatile __u64 *)&r->cs & 3) {	/* the sample interrupted user code */
-		u->sp = r->sp;
-		u->bp = r->bp;
-	} else {		/* in the kernel: the user's, saved as it entered */
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-		if (!regs)
-			return 0;
-		u->sp = BPF_CORE_READ(regs, sp);
-		u->bp = BPF_CORE_READ(regs, bp);
-	}
+	u->sp = ur->sp;
+	u->bp = ur->bp;
 	if (n > JT_USTACK_MAX)
 		n = JT_USTACK_MAX;
 	u->len = copy_ustack(u->bytes, n, u->sp);
@@ -643,6 +659,9 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 zero = 0, pid = pid_tgid >> 32;
+	bool user = !(task->flags & PF_KTHREAD), fp_walk = true, regs = false;
+	__u32 copy = ustack_bytes, tid = pid_tgid;
+	struct uregs ur = {};
 	struct sample_buf *b;
 	struct jt_ev_sample *s;
 	long klen, ulen;
@@ -654,19 +673,32 @@ int jt_sample(struct bpf_perf_event_data *ctx)
 	if (!b)
 		return 0;
 	s = &b->s;
-	if ((task->flags & PF_KTHREAD) && !want_kstack)
+	if (!user && !want_kstack)
 		return 0;	/* a kernel thread has nothing for us without kernel stacks */
-	take_stacks(ctx, s->ips, !(task->flags & PF_KTHREAD), &klen, &ulen);
+	if (copy && user) {
+		/* what the collector learned this thread's walks need (user/join/ucopy.h) */
+		__u64 slot = jt_ucopy_slots[tid & (JT_UCOPY_SLOTS - 1)];
+
+		if (slot >> 32 == tid) {
+			if ((slot & JT_UCOPY_BYTES) < copy)
+				copy = slot & JT_UCOPY_BYTES;	/* a bound the verifier sees */
+			fp_walk = slot & JT_UCOPY_FP_WALK;
+		}
+		regs = user_regs(ctx, task, &ur);
+	}
+	take_stacks(ctx, s->ips, user, fp_walk, ur.ip, &klen, &ulen);
 	fill_hdr(&s->h, JT_EV_SAMPLE, 0, pid_tgid);
 	if (ulen >= 8 && bpf_core_field_exists(task->mm->uprobes_state))
 		s->h.flags = leaf_in_uprobes(task, s->ips[(__u64)klen / 8 < JT_MAX_FRAMES ?
 							   (__u64)klen / 8 : JT_MAX_FRAMES]);
+	if (ulen >= 8 && fp_walk)
+		s->h.flags |= JT_SAMPLE_FP_WALK;
 	s->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));	/* the thread's name */
 	s->nr_kernel = (__u64)klen / 8;
 	s->nr_user = (__u64)ulen / 8;
-	if (ustack_bytes && ulen >= 8) {
-		extra = sample_ustack(ctx, b, task, (__u32)pid_tgid, (__u64)klen + ulen);
+	if (regs && ulen >= 8) {
+		extra = sample_ustack(b, &ur, copy, (__u64)klen + ulen);
 		if (extra)
 			s->h.flags |= JT_SAMPLE_USTACK;
 	}
@@ -1248,7 +1280,7 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16
 	st->ev.sp = regs ? BPF_CORE_READ(regs, sp) : 0;
 	st->ev.bp = regs ? BPF_CORE_READ(regs, bp) : 0;
 	st->user_later = state == JT_OFF_SLEEP;
-	take_stacks(ctx, st->ev.ips, !st->user_later, &k, &u);	/* asleep: user stack later */
+	take_stacks(ctx, st->ev.ips, !st->user_later, true, 0, &k, &u);	/* asleep: user stack later */
 	st->ev.nr_kernel = (__u64)k / 8;
 	st->ev.nr_user = (__u64)u / 8;
 	st->ev.stack_len = 0;

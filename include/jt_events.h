@@ -14,6 +14,9 @@
 #define JT_MAX_FRAMES 127	/* kernel.perf_event_max_stack on this kernel */
 #define JT_PID_LIMIT (1 << 22)	/* PID_MAX_LIMIT on 64-bit Linux */
 #define JT_UCOPY_SLOTS (1 << 16)	/* threads whose learned stack copies the sampler holds */
+/* a slot: tid << 32 | JT_UCOPY_FP_WALK (the kernel's walk too) | the bytes to copy */
+#define JT_UCOPY_BYTES 0xffff
+#define JT_UCOPY_FP_WALK 0x10000
 
 enum jt_ev_type {
 	JT_EV_CODE_LOAD = 1,	/* agent stub or USDT: code [start, start+size) named */
@@ -196,6 +199,11 @@ struct jt_ev_jcode {
 #define JT_SAMPLE_LEAF_TRAMP 2	/* [uprobes-trampoline]: an optimized probe's call */
 /* a copy of the user stack's top follows the ips: struct jt_ev_ustack (record --unwind cfi) */
 #define JT_SAMPLE_USTACK 4
+/*
+ * the user ips are the kernel's frame-pointer walk; without it, with a copy, the leaf alone
+ * (a thread whose copy's walks do not need it, user/join/ucopy.h)
+ */
+#define JT_SAMPLE_FP_WALK 8
 
 struct jt_ev_sample {
 	struct jt_ev_hdr h;

@@ -98,6 +98,8 @@ struct jt_event {
 /* A sample whose user leaf is where the kernel runs uprobes (include/jt_events.h) */
 #define JT_EVENT_LEAF_XOL 2u		/* the [uprobes] page */
 #define JT_EVENT_LEAF_TRAMP 4u		/* an [uprobes-trampoline] page */
+/* a sample whose user ips are the kernel's frame-pointer walk (not the leaf alone) */
+#define JT_EVENT_FP_WALK 8u
 
 #define JT_EVENT_FIXED sizeof(struct jt_event)
 /*

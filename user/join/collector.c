@@ -359,6 +359,7 @@ void jt_collector__stats(const struct jt_collector *c, struct jt_collector_stats
 	st->copies = c->ucopy.copies;
 	st->copy_bytes = c->ucopy.bytes;
 	st->copies_over = c->ucopy.over;
+	st->copies_fp_walks = c->ucopy.fp_walks;
 }
 
 size_t jt_collector__copy_wants(struct jt_collector *c, struct jt_ucopy_want *out, size_t n,

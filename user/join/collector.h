@@ -73,6 +73,7 @@ struct jt_collector_stats {
 	uint64_t copies;	/* samples' stack copies walked */
 	uint64_t copy_bytes;	/* their bytes */
 	uint64_t copies_over;	/* of them, more than their thread was cut to (ucopy.h) */
+	uint64_t copies_fp_walks; /* of them, with the kernel's frame-pointer walk (ucopy.h) */
 };
 
 struct jt_collector;

@@ -508,9 +508,6 @@ static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 
 	n = jt_unwind(&regs, copy.stack, copy.base, copy.len, unwind_find, &u, ips, bps,
 		      JT_MAX_FRAMES, &end);
-	/* a sample's copy is as long as its thread's walks need: learned from this one */
-	if (ev->type == JT_EV_SAMPLE)
-		jt_ucopy__walked(&c->ucopy, ev->tid, ev->ts, copy.len, regs.sp - copy.base, end);
 	if (u.mono_cut) {	/* the kernel's walk, by frame pointers, would skip Mono's frames */
 		out_n = n;
 		memcpy(out, ips, n * sizeof(*out));
@@ -519,6 +516,16 @@ static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 		out_n = jt_unwind__splice(ips, n, end, fp, ev->nr_user, out, JT_MAX_FRAMES);
 		*broken = n > 1 &&
 			  (end == JT_UNWIND_LOST || (end == JT_UNWIND_SLICE && out_n <= n));
+	}
+	/* a sample's copy, and whether the kernel's walk comes with it, are what its thread's
+	 * walks need: learned from this one */
+	if (ev->type == JT_EV_SAMPLE) {
+		struct jt_ucopy_walk w = {
+			.ts = ev->ts, .len = copy.len, .top = regs.sp - copy.base, .end = end,
+			.frames = n, .fp_taken = ev->flags & JT_EVENT_FP_WALK, .fp_added = !u.mono_cut && out_n > n,
+		};
+
+		jt_ucopy__walked(&c->ucopy, ev->tid, &w);
 	}
 	*hs = u.hs;
 	for (i = 0; i < out_n; i++) {

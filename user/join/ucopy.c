@@ -22,6 +22,11 @@ struct thread_copy {
 	uint32_t window;	/* the walks this window takes: UCOPY_QUICK or UCOPY_WINDOW */
 	bool pending;		/* want changed since the last take (its tid is in the list) */
 	uint16_t needs[UCOPY_BUCKETS];	/* of them, by what they needed, UCOPY_ROUND apart */
+	bool fp_walk;		/* its samples take the kernel's frame-pointer walk (untold: do) */
+	uint16_t fp_seen;	/* walks of the frame-pointer window under way */
+	uint16_t fp_wanted;	/* of them, that wanted the kernel's walk (fp_wanted) */
+	uint16_t fp_tried;	/* of those, that had it */
+	uint16_t fp_added;	/* and it added frames to */
 };
 
 void jt_ucopy__init(struct jt_ucopy *u, uint32_t max)
@@ -37,8 +42,8 @@ void jt_ucopy__fini(struct jt_ucopy *u)
 	memset(u, 0, sizeof(*u));
 }
 
-/* tid's samples copy bytes from now on: for the next take. */
-static void set_want(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t, uint32_t bytes)
+/* tid's copy changes: for the next take. False when it cannot be said (no memory). */
+static bool mark(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t)
 {
 	if (!t->pending) {
 		if (u->nr_pending == u->cap_pending) {
@@ -46,13 +51,21 @@ static void set_want(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t, ui
 			uint32_t *p = realloc(u->pending, cap * sizeof(*p));
 
 			if (!p)
-				return;	/* the sampler copies what it did; told at the next change */
+				return false;	/* the sampler does as it did; told at the next change */
 			u->pending = p;
 			u->cap_pending = cap;
 		}
 		u->pending[u->nr_pending++] = tid;
 		t->pending = true;
 	}
+	return true;
+}
+
+/* tid's samples copy bytes from now on: for the next take. */
+static void set_want(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t, uint32_t bytes)
+{
+	if (!mark(u, tid, t))
+		return;
 	if (bytes < t->want)
 		u->cut++;
 	else
@@ -94,8 +107,37 @@ static uint32_t window_need(const struct thread_copy *t)
 	return (uint32_t)(b + 1) * UCOPY_ROUND;
 }
 
-void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, uint64_t ts, size_t len, uint64_t top,
-		      enum jt_unwind_end end)
+/*
+ * Whether the kernel's frame-pointer walk may add to a walk over the copy: one that stopped
+ * at the leaf (it is taken whole) or ran off a copy at the most (it is spliced on).
+ */
+static bool fp_wanted(const struct jt_ucopy *u, const struct jt_ucopy_walk *w)
+{
+	if (w->frames <= 1 && (w->end == JT_UNWIND_LOST || w->end == JT_UNWIND_SLICE))
+		return true;
+	return w->end == JT_UNWIND_SLICE && w->len >= u->max;
+}
+
+/* A walk into tid's frame-pointer window; at its end, whether its samples take the walk. */
+static void fp_window(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t,
+		      const struct jt_ucopy_walk *w)
+{
+	bool walk;
+
+	if (fp_wanted(u, w)) {
+		t->fp_wanted++;
+		t->fp_tried += w->fp_taken;
+		t->fp_added += w->fp_taken && w->fp_added;
+	}
+	if (++t->fp_seen < UCOPY_QUICK)
+		return;
+	walk = t->fp_wanted && (!t->fp_tried || t->fp_added);
+	if (walk != t->fp_walk && mark(u, tid, t))
+		t->fp_walk = walk;
+	t->fp_seen = t->fp_wanted = t->fp_tried = t->fp_added = 0;
+}
+
+void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, const struct jt_ucopy_walk *w)
 {
 	struct thread_copy *t;
 	uint32_t need, want;
@@ -104,9 +146,10 @@ void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, uint64_t ts, size_t len,
 	if (!u->max || !tid)
 		return;
 	u->copies++;
-	u->bytes += len;
+	u->bytes += w->len;
+	u->fp_walks += w->fp_taken;
 	t = jt_hash__get(&u->threads, tid);
-	if (t && t->told_at && ts > t->told_at + UCOPY_GRACE_NS && len > t->told)
+	if (t && t->told_at && w->ts > t->told_at + UCOPY_GRACE_NS && w->len > t->told)
 		u->over++;
 	if (!t) {
 		if (u->threads.count >= UCOPY_THREADS)
@@ -116,14 +159,16 @@ void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, uint64_t ts, size_t len,
 			return;
 		t->want = u->max;
 		t->window = UCOPY_QUICK;
+		t->fp_walk = true;
 	}
-	need = walk_need(u, t, len, top, end);
+	fp_window(u, tid, t, w);
+	need = walk_need(u, t, w->len, w->top, w->end);
 	if (!need)
 		return;
 	t->needs[(need - 1) / UCOPY_ROUND]++;
 	/* only a walk that ran off the copy says it was short (one that reached its end
 	 * beyond the cut had a copy made before the sampler was told of it) */
-	if (end == JT_UNWIND_SLICE) {
+	if (w->end == JT_UNWIND_SLICE) {
 		set_want(u, tid, t, need);
 		t->window = UCOPY_QUICK;	/* from now: a window of walks with it */
 		memset(t->needs, 0, sizeof(t->needs));
@@ -152,7 +197,7 @@ size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n, u
 		t->pending = false;
 		t->told = t->want;
 		t->told_at = now;
-		out[i] = (struct jt_ucopy_want){ u->pending[i], t->want };
+		out[i] = (struct jt_ucopy_want){ u->pending[i], t->want, t->fp_walk };
 	}
 	u->nr_pending -= i;
 	memmove(u->pending, u->pending + i, u->nr_pending * sizeof(*u->pending));

@@ -23,6 +23,15 @@
  * rare deep walk, and most of it at what the thread's usual walks need.
  * Changes reach the sampler in batches (jt_ucopy__take); a thread it has not been told of
  * copies the most.
+ *
+ * A sample also takes the kernel's frame-pointer walk of the user stack only where it may
+ * add frames, as it costs more than most copies: on a JVM without frame pointers, following
+ * rbp through compiled code, 0.7 us a sample (bench/RESULTS.md). It can where the walk over
+ * the copy could not go on, ran off a copy at the most or stopped at the leaf (the kernel's
+ * walk is then spliced on, or taken whole: jt_unwind__splice). A thread not yet told takes
+ * it; each UCOPY_QUICK walks of a thread decide whether its samples take it from then on:
+ * they do if some walk wanted it, unless the walks that wanted it had it and it added
+ * nothing to any of them (then the next window that wants it tries it again).
  */
 #define UCOPY_WINDOW 512
 #define UCOPY_SPARED 1
@@ -37,6 +46,18 @@
 struct jt_ucopy_want {
 	uint32_t tid;
 	uint32_t bytes;		/* what its samples copy from now on */
+	bool fp_walk;		/* whether they take the kernel's frame-pointer walk too */
+};
+
+/* A sample's walk over its copy, what jt_ucopy__walked learns from. */
+struct jt_ucopy_walk {
+	uint64_t ts;		/* the sample's time (CLOCK_MONOTONIC, ns) */
+	size_t len;		/* its copy's bytes */
+	uint64_t top;		/* the sp of the last frame reached, bytes above the copy's start */
+	enum jt_unwind_end end;
+	unsigned int frames;	/* the walk's */
+	bool fp_taken;		/* the kernel's frame-pointer walk came with the sample */
+	bool fp_added;		/* and added frames to the walk's */
 };
 
 struct jt_ucopy {
@@ -47,17 +68,14 @@ struct jt_ucopy {
 	uint64_t cut, grown;	/* times a thread's copy was cut, and grown */
 	uint64_t copies, bytes;	/* samples' copies walked, and their bytes */
 	uint64_t over;		/* of them, more than their thread's copy (UCOPY_GRACE_NS) */
+	uint64_t fp_walks;	/* of them, with the kernel's frame-pointer walk */
 };
 
 /* max 0: nothing learned (no copies). */
 void jt_ucopy__init(struct jt_ucopy *u, uint32_t max);
 void jt_ucopy__fini(struct jt_ucopy *u);
-/*
- * A sample of tid taken at ts (CLOCK_MONOTONIC, ns) whose copy held len bytes from sp was
- * walked to end, its last frame's sp top bytes above the copy's start.
- */
-void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, uint64_t ts, size_t len, uint64_t top,
-		      enum jt_unwind_end end);
+/* A sample of tid was walked over its copy, as w says. */
+void jt_ucopy__walked(struct jt_ucopy *u, uint32_t tid, const struct jt_ucopy_walk *w);
 /* Up to n changes since the last take into out, handed to the sampler at now: how many. */
 size_t jt_ucopy__take(struct jt_ucopy *u, struct jt_ucopy_want *out, size_t n, uint64_t now);
 

@@ -493,22 +493,22 @@ static bool on_signal(struct jt_live *l)
 	return true;
 }
 
-/* How many threads' stack copies were cut below --stack-copy, at the end. */
+/* What the samples' stack copies were, at the end: one line. */
 static void say_copies(struct jt_live *l)
 {
 	struct jt_pipeline_stats st;
 
 	jt_pipeline__stats(l->pl, &st);
-	if (st.col.copies_cut)
-		jt_err("user stack copies: cut %llu times below %u bytes to what threads' walks "
-		       "needed, grown again %llu times",
-		       (unsigned long long)st.col.copies_cut, l->o->ustack_bytes,
-		       (unsigned long long)st.col.copies_grown);
-	if (st.col.copies)
-		jt_err("user stack copies: %llu walked, %llu bytes each on average; larger than "
-		       "their thread's cut: %llu", (unsigned long long)st.col.copies,
-		       (unsigned long long)(st.col.copy_bytes / st.col.copies),
-		       (unsigned long long)st.col.copies_over);
+	if (!st.col.copies)
+		return;
+	jt_err("user stack copies: %llu walked, %llu bytes each on average, %llu with the "
+	       "kernel's frame-pointer walk; cut %llu times below %u bytes to what threads' walks "
+	       "needed, grown again %llu times; larger than their thread's cut: %llu",
+	       (unsigned long long)st.col.copies,
+	       (unsigned long long)(st.col.copy_bytes / st.col.copies),
+	       (unsigned long long)st.col.copies_fp_walks, (unsigned long long)st.col.copies_cut,
+	       l->o->ustack_bytes, (unsigned long long)st.col.copies_grown,
+	       (unsigned long long)st.col.copies_over);
 }
 
 /* What threads' stack copies were found to need since the last tick, to the sampler. */
@@ -520,7 +520,7 @@ static void hand_copy_wants(struct jt_live *l)
 	/* stamped before the sampler is told: a sample after it may be made with the old copy */
 	while ((n = jt_pipeline__copy_wants(l->pl, w, 64, jt_now_ns())) > 0)
 		for (i = 0; i < n; i++)
-			jt_bpf__ucopy(l->bpf, w[i].tid, w[i].bytes);
+			jt_bpf__ucopy(l->bpf, w[i].tid, w[i].bytes, w[i].fp_walk);
 }
 
 int jt_live__run(struct jt_live *l, jt_live_hook hook, void *ctx)

@@ -628,11 +628,12 @@ int jt_bpf__offcpu_flush(struct jt_bpf *b)
 	return 0;
 }
 
-void jt_bpf__ucopy(struct jt_bpf *b, uint32_t tid, uint32_t bytes)
+void jt_bpf__ucopy(struct jt_bpf *b, uint32_t tid, uint32_t bytes, bool fp_walk)
 {
 	/* one store the sampler reads whole; a thread sharing the slot copies the most again */
 	__atomic_store_n(&b->skel->bss->jt_ucopy_slots[tid & (JT_UCOPY_SLOTS - 1)],
-			 (uint64_t)tid << 32 | bytes, __ATOMIC_RELAXED);
+			 (uint64_t)tid << 32 | (fp_walk ? JT_UCOPY_FP_WALK : 0) |
+				 (bytes & JT_UCOPY_BYTES), __ATOMIC_RELAXED);
 }
 
 int jt_bpf__nr_samplers(const struct jt_bpf *b)

@@ -43,10 +43,11 @@ int jt_bpf__storm(struct jt_bpf *b, uint32_t pid, uint64_t count, uint64_t *drop
 int jt_bpf__offcpu_flush(struct jt_bpf *b);
 /*
  * tid's samples copy bytes of its user stack from now on (less than --stack-copy: what its
- * walks need, join/ucopy.h), unless a thread whose tid has the same low bits (the slot's,
- * JT_UCOPY_SLOTS) is set after it: then it copies --stack-copy bytes again.
+ * walks need, join/ucopy.h), and take the kernel's frame-pointer walk too if fp_walk,
+ * unless a thread whose tid has the same low bits (the slot's, JT_UCOPY_SLOTS) is set after
+ * it: then it copies --stack-copy bytes and takes the walk again.
  */
-void jt_bpf__ucopy(struct jt_bpf *b, uint32_t tid, uint32_t bytes);
+void jt_bpf__ucopy(struct jt_bpf *b, uint32_t tid, uint32_t bytes, bool fp_walk);
 /* How many per-CPU samplers are attached. */
 int jt_bpf__nr_samplers(const struct jt_bpf *b);
 /* How many libjvm.so files carry jitrace's USDT probes. */

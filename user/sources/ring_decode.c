@@ -86,6 +86,8 @@ static int decode_sample(const struct jt_ev_sample *s, size_t len, struct jt_eve
 		ev->flags |= JT_EVENT_LEAF_XOL;
 	if (s->h.flags & JT_SAMPLE_LEAF_TRAMP)
 		ev->flags |= JT_EVENT_LEAF_TRAMP;
+	if (s->h.flags & JT_SAMPLE_FP_WALK)
+		ev->flags |= JT_EVENT_FP_WALK;
 	ev->nr_kernel = s->nr_kernel;
 	ev->nr_user = s->nr_user;
 	ev->len = jt_event__size(8 * n);
