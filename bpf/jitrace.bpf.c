@@ -1280,7 +1280,8 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16
 	st->ev.sp = regs ? BPF_CORE_READ(regs, sp) : 0;
 	st->ev.bp = regs ? BPF_CORE_READ(regs, bp) : 0;
 	st->user_later = state == JT_OFF_SLEEP;
-	take_stacks(ctx, st->ev.ips, !st->user_later, true, 0, &k, &u);	/* asleep: user stack later */
+	/* asleep: the user stack later */
+	take_stacks(ctx, st->ev.ips, !st->user_later, true, 0, &k, &u);
 	st->ev.nr_kernel = (__u64)k / 8;
 	st->ev.nr_user = (__u64)u / 8;
 	st->ev.stack_len = 0;

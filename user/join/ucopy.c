@@ -51,7 +51,7 @@ static bool mark(struct jt_ucopy *u, uint32_t tid, struct thread_copy *t)
 			uint32_t *p = realloc(u->pending, cap * sizeof(*p));
 
 			if (!p)
-				return false;	/* the sampler does as it did; told at the next change */
+				return false;	/* the sampler does as it did, till the next change */
 			u->pending = p;
 			u->cap_pending = cap;
 		}
