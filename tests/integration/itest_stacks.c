@@ -70,63 +70,16 @@ static uint64_t samples_of(const struct it_log *log, uint32_t pid)
 	return n;
 }
 
-/* What jitrace said at the end of the samples' stack copies (0 each if it said nothing). */
-struct copies_said {
-	unsigned long long walked;	/* copies walked */
-	unsigned long long fp_walks;	/* of them, with the kernel's frame-pointer walk */
-	unsigned long long cuts;	/* times a thread's copy was cut */
-};
-
-/*
- * What jitrace said (err) of the samples' stack copies into *said; none may be larger than
- * its thread's copy was cut to once the sampler was told (the sampler honours the cut).
- */
-static void copies_read(const char *err, struct copies_said *said)
-{
-	unsigned long long bytes, over, grown;
-	const char *at = strstr(err, "user stack copies: ");
-
-	memset(said, 0, sizeof(*said));
-	if (!at)
-		return;
-	if (sscanf(at, "user stack copies: %llu walked, %llu bytes each on average, %llu with the "
-		   "kernel's frame-pointer walk; cut %llu times below %*u bytes to what threads' "
-		   "walks needed, grown again %llu times; larger than their thread's cut: %llu",
-		   &said->walked, &bytes, &said->fp_walks, &said->cuts, &grown, &over) != 6)
-		fail_msg("cannot read jitrace's line on the stack copies");
-	print_message("copies walked %llu (%llu bytes each on average, %llu with the kernel's "
-		      "walk), cut %llu times, %llu larger than their thread's cut\n", said->walked,
-		      bytes, said->fp_walks, said->cuts, over);
-	assert_int_equal(over, 0);
-	assert_true(said->fp_walks <= said->walked);
-}
-
-/*
- * A thread whose walks over its copy reach its stack's end (whole of them, UCOPY_QUICK at
- * least) is told to leave the kernel's frame-pointer walk out: only its first window's
- * samples, and those before the sampler is told, have it (at 999 Hz, a reorder window and a
- * tick: about 110): fewer than half of the walks.
- */
-static void fp_walk_dropped(const struct copies_said *said, uint64_t whole)
-{
-	if (whole < UCOPY_QUICK)
-		return;
-	if (said->fp_walks * 2 >= said->walked)
-		fail_msg("%llu of %llu walks had the kernel's frame-pointer walk, though %llu "
-			 "were whole by the copy", said->fp_walks, said->walked,
-			 (unsigned long long)whole);
-}
-
 /*
  * Record argv (jitrace record ... -o log_path -- EXE ...) into log (checked), and count the
  * samples of the process that ran exe whose leaf is leaf, and those whole (it_count_chains).
  * What jitrace says goes to log_path.err, shown, and what it said of the stack copies to
- * *said (copies_read: none larger than its thread's was cut to). Returns that process's pid.
+ * *said (it_copies_read: none larger than its thread's was cut to). Returns that process's pid.
  */
 static uint32_t record_chains(char *const argv[], const char *log_path, struct it_log *log,
 			      const char *exe, const char *leaf, const char *const *chain,
 			      unsigned int nr, bool adjacent, uint64_t *n, uint64_t *whole,
-			      struct copies_said *said)
+			      struct it_copies *said)
 {
 	char err_path[PATH_MAX], *err;
 	uint32_t pid;
@@ -137,7 +90,7 @@ static uint32_t record_chains(char *const argv[], const char *log_path, struct i
 	err = it_slurp(err_path);
 	print_message("%s", err);
 	assert_int_equal(status, 0);
-	copies_read(err, said);
+	it_copies_read(err, said);
 	free(err);
 	it_log_load(log_path, log);
 	it_check_promises(log);
@@ -162,7 +115,7 @@ static void c_program_chains(const char *prog, const char *log_name, bool whole_
 	char *argv[] = { IT_JITRACE, "record", "--unwind", "cfi", "-F", "999", "-f", "-o",
 			 log_path, "--", (char *)prog, it_scaled(secs, sizeof(secs), 3), NULL };
 	uint64_t n, whole, all;
-	struct copies_said said;
+	struct it_copies said;
 	struct it_log log;
 	uint32_t pid;
 
@@ -179,7 +132,7 @@ static void c_program_chains(const char *prog, const char *log_name, bool whole_
 	else if (whole >= UCOPY_QUICK)
 		assert_true(said.cuts >= 1);
 	if (whole_expected)
-		fp_walk_dropped(&said, whole);
+		it_assert_fp_walk_dropped(&said, whole);
 	print_message("log %lld bytes, %llu samples\n", (long long)file_size(log_path),
 		      (unsigned long long)all);
 	if (whole_expected)
@@ -289,7 +242,7 @@ static void test_debian_python_reaches_main(void **state)
 			 log_path, "--", PYTHON, PY_LOOP, it_scaled(secs, sizeof(secs), 3),
 			 NULL };
 	uint64_t n, whole;
-	struct copies_said said;
+	struct it_copies said;
 	struct it_log log;
 
 	(void)state;
@@ -299,7 +252,7 @@ static void test_debian_python_reaches_main(void **state)
 		      &n, &whole, &said);
 	it_assert_share_at_least("interpreter samples reaching Py_BytesMain", whole, n, 0.95,
 				 "the issue's target");
-	fp_walk_dropped(&said, whole);
+	it_assert_fp_walk_dropped(&said, whole);
 	it_log_free(&log);
 	free(log_path);
 }
@@ -378,7 +331,7 @@ static void mono_walk(const struct mono_prog *pg, const char *mono_arg, const ch
 	char *mcs[] = { MCS, "-optimize+", NULL, (char *)pg->src, NULL };
 	uint64_t n, whole, skipped;
 	unsigned int nr_exact = 0;
-	struct copies_said said;
+	struct it_copies said;
 	struct it_log log;
 	uint32_t pid;
 
@@ -468,7 +421,7 @@ static void test_dotnet_runtime_and_jit_frames_in_one_walk(void **state)
 	char *argv[] = { IT_JITRACE, "record", "--unwind", "cfi", "-F", "999", "-f", "-o",
 			 log_path, "--", hot, "split", it_scaled(ms, sizeof(ms), 3000), NULL };
 	uint64_t n, whole;
-	struct copies_said said;
+	struct it_copies said;
 	struct it_log log;
 
 	(void)state;

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "join/ucopy.h"
 #include "jt_events.h"
 #include "lib.h"
 #include "log/log.h"
@@ -672,4 +673,40 @@ void it_count_chains_of(const struct it_log *log, uint16_t type, uint32_t pid, c
 		}
 		*whole += k == nr;
 	}
+}
+
+void it_copies_read(const char *err, struct it_copies *said)
+{
+	unsigned long long bytes, over, grown;
+	const char *at = strstr(err, "user stack copies: ");
+
+	memset(said, 0, sizeof(*said));
+	if (!at)
+		return;
+	if (sscanf(at, "user stack copies: %llu walked, %llu bytes each on average, %llu with the "
+		   "kernel's frame-pointer walk; cut %llu times below %*u bytes to what threads' "
+		   "walks needed, grown again %llu times; larger than their thread's cut: %llu",
+		   &said->walked, &bytes, &said->fp_walks, &said->cuts, &grown, &over) != 6)
+		fail_msg("cannot read jitrace's line on the stack copies");
+	print_message("copies walked %llu (%llu bytes each on average, %llu with the kernel's "
+		      "walk), cut %llu times, %llu larger than their thread's cut\n", said->walked,
+		      bytes, said->fp_walks, said->cuts, over);
+	assert_int_equal(over, 0);
+	assert_true(said->fp_walks <= said->walked);
+}
+
+/*
+ * A thread whose walks over its copy reach its stack's end (whole of them, UCOPY_QUICK at
+ * least) is told to leave the kernel's frame-pointer walk out: only its first window's
+ * samples, and those before the sampler is told, have it (at 999 Hz, a reorder window and a
+ * tick: about 110): fewer than half of the walks.
+ */
+void it_assert_fp_walk_dropped(const struct it_copies *said, uint64_t whole)
+{
+	if (whole < UCOPY_QUICK)
+		return;
+	if (said->fp_walks * 2 >= said->walked)
+		fail_msg("%llu of %llu walks had the kernel's frame-pointer walk, though %llu "
+			 "were whole by the copy", said->fp_walks, said->walked,
+			 (unsigned long long)whole);
 }

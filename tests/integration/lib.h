@@ -117,6 +117,24 @@ bool it_wait_for_text(const char *file, const char *text, int timeout_ms);
 /* The whole file at path, NUL-terminated (the test fails if it cannot be read). */
 char *it_slurp(const char *path);
 
+/* What jitrace said at the end of the samples' stack copies (0 each if it said nothing). */
+struct it_copies {
+	unsigned long long walked;	/* copies walked */
+	unsigned long long fp_walks;	/* of them, with the kernel's frame-pointer walk */
+	unsigned long long cuts;	/* times a thread's copy was cut */
+};
+
+/*
+ * What jitrace said (err: its standard error) of the samples' stack copies into *said; none
+ * may be larger than its thread's copy was cut to once the sampler was told.
+ */
+void it_copies_read(const char *err, struct it_copies *said);
+/*
+ * whole walks of a recording reached their stack's end by the copy: unless fewer than a
+ * thread's first window (UCOPY_QUICK), fewer than half the walks had the kernel's walk.
+ */
+void it_assert_fp_walk_dropped(const struct it_copies *said, uint64_t whole);
+
 /* Share files of recordings left in /run/jitrace for pid's kind ("dotnet", "jvm"). */
 int it_shares_left(const char *kind, pid_t pid);
 

@@ -230,7 +230,7 @@ static void walks_whole_by_the_copy_drop_the_kernel_walk(void **state)
 	fp_walks(&u, TID, 1, MAX, JT_UNWIND_OUTERMOST, 12, true, false);
 	assert_int_equal(take_fp(&u, TID, &bytes, &fp_walk), 1);
 	assert_false(fp_walk);
-	assert_int_equal(bytes, MAX);	/* the walks ended at the most: not cut */
+	assert_int_equal(bytes, MAX);	/* their end, with room, is past the most: not cut */
 	assert_int_equal(u.fp_walks, UCOPY_QUICK);
 	fp_walks(&u, TID, 4 * UCOPY_QUICK, MAX, JT_UNWIND_OUTERMOST, 12, false, false);
 	assert_int_equal(take_fp(&u, TID, &bytes, &fp_walk), 0);	/* said once */
