@@ -65,14 +65,14 @@ static uint32_t jvm_pid(const struct it_log *log)
 /*
  * Naps under record --unwind cfi (with the agent if agent), no frame pointers in its JIT
  * code; slow() and nap() kept interpreted. The log into log, what jitrace said of the stack
- * copies into *said (it_copies_read).
+ * copies into *said (it_record_copies).
  */
 static void record_naps(bool agent, bool off_cpu, const char *name, struct it_log *log,
 			struct it_copies *said)
 {
-	char *log_path = it_path_dup(name), secs[16], err_path[PATH_MAX], *err;
+	char *log_path = it_path_dup(name), secs[16];
 	char *argv[24];
-	int n = 0, status;
+	int n = 0;
 
 	argv[n++] = IT_JITRACE;
 	argv[n++] = "record";
@@ -98,13 +98,7 @@ static void record_naps(bool agent, bool off_cpu, const char *name, struct it_lo
 	argv[n++] = "Naps";
 	argv[n++] = it_scaled(secs, sizeof(secs), 4);
 	argv[n] = NULL;
-	snprintf(err_path, sizeof(err_path), "%s.err", log_path);
-	status = it_run(argv, "/dev/null", err_path);
-	err = it_slurp(err_path);
-	print_message("%s", err);
-	assert_int_equal(status, 0);
-	it_copies_read(err, said);
-	free(err);
+	it_record_copies(argv, log_path, said);
 	it_log_load(log_path, log);
 	it_check_promises(log);
 	free(log_path);

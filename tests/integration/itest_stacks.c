@@ -74,24 +74,17 @@ static uint64_t samples_of(const struct it_log *log, uint32_t pid)
  * Record argv (jitrace record ... -o log_path -- EXE ...) into log (checked), and count the
  * samples of the process that ran exe whose leaf is leaf, and those whole (it_count_chains).
  * What jitrace says goes to log_path.err, shown, and what it said of the stack copies to
- * *said (it_copies_read: none larger than its thread's was cut to). Returns that process's pid.
+ * *said (it_record_copies: none larger than its thread's was cut to). Returns that
+ * process's pid.
  */
 static uint32_t record_chains(char *const argv[], const char *log_path, struct it_log *log,
 			      const char *exe, const char *leaf, const char *const *chain,
 			      unsigned int nr, bool adjacent, uint64_t *n, uint64_t *whole,
 			      struct it_copies *said)
 {
-	char err_path[PATH_MAX], *err;
 	uint32_t pid;
-	int status;
 
-	snprintf(err_path, sizeof(err_path), "%s.err", log_path);
-	status = it_run(argv, "/dev/null", err_path);
-	err = it_slurp(err_path);
-	print_message("%s", err);
-	assert_int_equal(status, 0);
-	it_copies_read(err, said);
-	free(err);
+	it_record_copies(argv, log_path, said);
 	it_log_load(log_path, log);
 	it_check_promises(log);
 	pid = exec_of(log, exe);

@@ -675,7 +675,8 @@ void it_count_chains_of(const struct it_log *log, uint16_t type, uint32_t pid, c
 	}
 }
 
-void it_copies_read(const char *err, struct it_copies *said)
+/* What jitrace said (err) of the samples' stack copies into *said (it_record_copies). */
+static void copies_read(const char *err, struct it_copies *said)
 {
 	unsigned long long bytes, over, grown;
 	const char *at = strstr(err, "user stack copies: ");
@@ -693,6 +694,20 @@ void it_copies_read(const char *err, struct it_copies *said)
 		      bytes, said->fp_walks, said->cuts, over);
 	assert_int_equal(over, 0);
 	assert_true(said->fp_walks <= said->walked);
+}
+
+void it_record_copies(char *const argv[], const char *log_path, struct it_copies *said)
+{
+	char err_path[PATH_MAX], *err;
+	int status;
+
+	snprintf(err_path, sizeof(err_path), "%s.err", log_path);
+	status = it_run(argv, "/dev/null", err_path);
+	err = it_slurp(err_path);
+	print_message("%s", err);
+	assert_int_equal(status, 0);
+	copies_read(err, said);
+	free(err);
 }
 
 /*

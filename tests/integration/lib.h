@@ -125,10 +125,11 @@ struct it_copies {
 };
 
 /*
- * What jitrace said (err: its standard error) of the samples' stack copies into *said; none
- * may be larger than its thread's copy was cut to once the sampler was told.
+ * Run argv, a jitrace record into log_path, which must succeed: what it says goes to
+ * log_path.err, shown, and what it said of the samples' stack copies into *said; none may be
+ * larger than its thread's copy was cut to once the sampler was told.
  */
-void it_copies_read(const char *err, struct it_copies *said);
+void it_record_copies(char *const argv[], const char *log_path, struct it_copies *said);
 /*
  * whole walks of a recording reached their stack's end by the copy: unless fewer than a
  * thread's first window (UCOPY_QUICK), fewer than half the walks had the kernel's walk.
