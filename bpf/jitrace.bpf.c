@@ -609,11 +609,23 @@ struct uregs {
 	__u64 ip, sp, bp;
 };
 
+/* The user registers task saved as it entered the kernel; false (u untouched) if none. */
+static __always_inline bool task_user_regs(struct task_struct *task, struct uregs *u)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return false;
+	u->ip = BPF_CORE_READ(regs, ip);
+	u->sp = BPF_CORE_READ(regs, sp);
+	u->bp = BPF_CORE_READ(regs, bp);
+	return true;
+}
+
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx,
 				      struct task_struct *task, struct uregs *u)
 {
 	const struct sample_regs *r = (const void *)ctx;
-	struct pt_regs *regs;
 
 	/* read whole: the context allows no narrower load */
 	if (*(volatile __u64 *)&r->cs & 3) {	/* the sample interrupted user code */
@@ -622,13 +634,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx,
 		u->bp = r->bp;
 		return true;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return false;
-	u->ip = BPF_CORE_READ(regs, ip);
-	u->sp = BPF_CORE_READ(regs, sp);
-	u->bp = BPF_CORE_READ(regs, bp);
-	return true;
+	return task_user_regs(task, u);
 }
 
 /*
@@ -1228,16 +1234,15 @@ static __always_inline void off_copy_stack(struct jt_ev_offcpu *ev, __u64 sp)
 static __always_inline void off_user_stack(void *ctx, struct off_task *st,
 					   struct task_struct *task)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u64 k = st->ev.nr_kernel;
+	struct uregs ur;
 	long u;
 
 	if (k > JT_MAX_FRAMES)
 		k = JT_MAX_FRAMES;
 	st->ev.nr_user = 0;
 	st->ev.stack_len = 0;
-	if (!regs || BPF_CORE_READ(regs, ip) != st->user_ip ||
-	    BPF_CORE_READ(regs, sp) != st->ev.sp) {
+	if (!task_user_regs(task, &ur) || ur.ip != st->user_ip || ur.sp != st->ev.sp) {
 		count_drop(JT_DROP_STACK);	/* it ran user code since: kept without it */
 		return;
 	}
@@ -1261,7 +1266,7 @@ static __always_inline void off_send(struct off_task *st)
 static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16 state,
 				      __u64 now)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	struct uregs ur = {};
 	struct off_task *st;
 	long k = 0, u;
 
@@ -1276,9 +1281,10 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u16
 	}
 	if (st->off)	/* it ran again unseen: that wait is lost, and counted */
 		count_drop(JT_DROP_OFFCPU_UNPAIRED);
-	st->user_ip = regs ? BPF_CORE_READ(regs, ip) : 0;
-	st->ev.sp = regs ? BPF_CORE_READ(regs, sp) : 0;
-	st->ev.bp = regs ? BPF_CORE_READ(regs, bp) : 0;
+	task_user_regs(prev, &ur);	/* none: all 0 */
+	st->user_ip = ur.ip;
+	st->ev.sp = ur.sp;
+	st->ev.bp = ur.bp;
 	st->user_later = state == JT_OFF_SLEEP;
 	/* asleep: the user stack later */
 	take_stacks(ctx, st->ev.ips, !st->user_later, true, 0, &k, &u);

@@ -523,7 +523,7 @@ static unsigned int copied_user_ips(struct jt_collector *c, struct proc *p,
 		struct jt_ucopy_walk w = {
 			.ts = ev->ts, .len = copy.len, .top = regs.sp - copy.base, .end = end,
 			.frames = n, .fp_taken = ev->flags & JT_EVENT_FP_WALK,
-			.fp_added = !u.mono_cut && out_n > n,
+			.fp_added = out_n > n,
 		};
 
 		jt_ucopy__walked(&c->ucopy, ev->tid, &w);
